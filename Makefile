@@ -1,0 +1,31 @@
+# Two entry points, each creating the environment it needs:
+#   make demo   run the workflow on the embedded default (results/table1.tex, results/table4.tex)
+#   make test   run the test suite
+
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.posbias-installed
+JOBS ?= 2
+
+.PHONY: demo test env clean
+
+env: $(STAMP)
+
+# torch is installed first and pinned: an unpinned torch, or one pulled in by
+# another package, would fetch the newest CUDA build (several GB).
+$(STAMP): requirements.lock pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check torch==2.13.0
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/snakemake -j $(JOBS) results/table1.tex results/table4.tex
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf results logs .snakemake

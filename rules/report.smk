@@ -1,0 +1,53 @@
+# Tables (LaTeX with booktabs, CSV and Markdown twins) and figures.
+
+
+rule table1:
+    input:
+        averaged=expand("results/eval/{qs}/seed_averaged.parquet", qs=table_querysets("table1")),
+    output:
+        tex="results/table1.tex",
+        csv="results/table1.csv",
+        md="results/table1.md",
+    params:
+        **table_params("table1"),
+    conda:
+        "../envs/posbias.yaml"
+    log:
+        "logs/report/table1.log",
+    script:
+        "../scripts/table1.py"
+
+
+rule table4:
+    input:
+        averaged=expand("results/eval/{qs}/seed_averaged.parquet", qs=table_querysets("table4")),
+    output:
+        tex="results/table4.tex",
+        csv="results/table4.csv",
+        md="results/table4.md",
+    params:
+        **table_params("table4"),
+    conda:
+        "../envs/posbias.yaml"
+    log:
+        "logs/report/table4.log",
+    script:
+        "../scripts/table4.py"
+
+
+rule farrelevant_figure:
+    input:
+        per_seed=f"results/eval/{FAR_QUERYSET}/per_seed.parquet",
+    output:
+        png=FIGURES[0],
+        pdf=FIGURES[1],
+    params:
+        models=config["tables"]["table4"]["models"],
+        labels={m: s["label"] for m, s in config["models"].items()},
+        metric=config["tables"]["table4"]["columns"][0]["metric"],
+    conda:
+        "../envs/posbias.yaml"
+    log:
+        "logs/report/farrelevant_figure.log",
+    script:
+        "../scripts/farrelevant_figure.py"

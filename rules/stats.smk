@@ -1,0 +1,15 @@
+# All systems of a query set in one table; per-query values averaged over seeds before testing.
+
+
+rule combine_seeds:
+    input:
+        values=lambda wc: systems_evaluated(wc.queryset),
+    output:
+        per_seed="results/eval/{queryset}/per_seed.parquet",
+        averaged="results/eval/{queryset}/seed_averaged.parquet",
+    conda:
+        "../envs/posbias.yaml"
+    log:
+        "logs/stats/combine_seeds/{queryset}.log",
+    script:
+        "../scripts/combine_seeds.py"

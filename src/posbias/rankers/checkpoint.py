@@ -1,0 +1,52 @@
+"""Self-describing checkpoints: load a trained ranker without the config that made it.
+
+Layout of a checkpoint directory:
+  backbone/     the fine-tuned backbone and its tokenizer (`save_pretrained`)
+  head.pt       the aggregator's weights
+  ranker.json   registry name and constructor arguments
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import torch
+
+from posbias.rankers.registry import ChunkRanker, build_ranker
+
+
+def save_checkpoint(ranker: ChunkRanker, tokenizer, directory: str, extra: dict | None = None) -> None:
+    """Write the checkpoint to a staging directory, then move it into place."""
+    target = Path(directory)
+    staging = target.with_name(target.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    ranker.encoder.backbone.save_pretrained(staging / "backbone")
+    tokenizer.save_pretrained(staging / "backbone")
+    torch.save(ranker.aggregator.state_dict(), staging / "head.pt")
+    description = {"name": ranker.registry_name, "args": ranker.args, **(extra or {})}
+    (staging / "ranker.json").write_text(json.dumps(description, indent=2) + "\n")
+    shutil.rmtree(target, ignore_errors=True)
+    staging.rename(target)
+
+
+def load_checkpoint(directory: str) -> tuple[ChunkRanker, "object"]:
+    """Return the ranker (in eval mode) and its tokenizer."""
+    from transformers import AutoTokenizer
+
+    path = Path(directory)
+    description_file = path / "ranker.json"
+    if not description_file.exists():
+        raise FileNotFoundError(f"{description_file} is missing: {directory} is not a posbias checkpoint")
+    description = json.loads(description_file.read_text())
+    args = dict(description["args"])
+    args["backbone"] = str(path / "backbone")
+    args["backbone_layers"] = None  # the saved backbone already has its layer count
+    ranker = build_ranker(description["name"], args)
+    ranker.aggregator.load_state_dict(torch.load(path / "head.pt", map_location="cpu"))
+    ranker.eval()
+    tokenizer = AutoTokenizer.from_pretrained(path / "backbone",
+                                              trust_remote_code=bool(args.get("trust_remote_code")))
+    return ranker, tokenizer

@@ -1,0 +1,54 @@
+"""The chunk encoder: a Hugging Face backbone that turns cross-encoder inputs into chunk vectors."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from posbias.backbones import resolve
+from posbias.rankers.chunking import ChunkBatch
+
+
+def load_backbone(name: str, layers: int | None = None, trust_remote_code: bool = False) -> nn.Module:
+    """Load a pretrained encoder; `layers` keeps only the first N transformer layers."""
+    from transformers import AutoModel
+    from transformers.utils import logging as hf_logging
+
+    overrides = {"num_hidden_layers": layers} if layers else {}
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # dropping layers on purpose makes a long "unexpected keys" report
+    try:
+        return AutoModel.from_pretrained(resolve(name), trust_remote_code=trust_remote_code, **overrides)
+    finally:
+        hf_logging.set_verbosity(verbosity)
+
+
+class ChunkEncoder(nn.Module):
+    """Encodes only the valid chunks of a batch and returns one vector per chunk:
+    the [CLS] vector, or the mean of the token vectors (`pooling="mean"`)."""
+
+    POOLINGS = ("cls", "mean")
+
+    def __init__(self, backbone: nn.Module, pooling: str = "cls"):
+        super().__init__()
+        if pooling not in self.POOLINGS:
+            raise ValueError(f"pooling {pooling!r} is not one of {self.POOLINGS}")
+        self.backbone = backbone
+        self.pooling = pooling
+        self.hidden_size = backbone.config.hidden_size
+
+    def forward(self, batch: ChunkBatch) -> torch.Tensor:
+        """Return chunk vectors [batch, chunks, hidden], zeros for padding-only chunks."""
+        valid = batch.chunk_mask
+        inputs = {"input_ids": batch.input_ids[valid], "attention_mask": batch.attention_mask[valid]}
+        if getattr(self.backbone.config, "type_vocab_size", 0) > 1:
+            inputs["token_type_ids"] = batch.token_type_ids[valid]
+        tokens = self.backbone(**inputs).last_hidden_state
+        if self.pooling == "cls":
+            hidden = tokens[:, 0]
+        else:
+            weights = inputs["attention_mask"].unsqueeze(-1).to(tokens.dtype)
+            hidden = (tokens * weights).sum(dim=1) / weights.sum(dim=1)
+        vectors = hidden.new_zeros((*valid.shape, hidden.shape[-1]))
+        vectors[valid] = hidden
+        return vectors

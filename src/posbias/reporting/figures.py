@@ -1,0 +1,37 @@
+"""Figures: FarRelevant effectiveness per model against the random baseline."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless: jobs run without a display
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from posbias.io import atomic_write  # noqa: E402
+
+
+def farrelevant_bars(per_seed: pd.DataFrame, labels: dict[str, str], random_system: str,
+                     metric: str, outputs: list[str]) -> None:
+    """Bar per model (mean over seeds of the per-seed mean, with min-max whiskers) and
+    a horizontal line at the random-shuffle baseline."""
+    seed_means = per_seed.groupby(["system", "seed"])["value"].mean().reset_index()
+    summary = seed_means.groupby("system")["value"].agg(["mean", "min", "max"])
+    random_level = summary.loc[random_system, "mean"]
+    systems = [s for s in labels if s in summary.index and s != random_system]
+    fig, ax = plt.subplots(figsize=(1.0 + 0.8 * len(systems), 3.2))
+    means = summary.loc[systems, "mean"]
+    errors = [means - summary.loc[systems, "min"], summary.loc[systems, "max"] - means]
+    ax.bar(range(len(systems)), means, yerr=errors, capsize=3, color="#4878a8")
+    ax.axhline(random_level, color="#c44e52", linestyle="--", label=f"random shuffle ({random_level:.3f})")
+    ax.set_xticks(range(len(systems)), [labels[s] for s in systems], rotation=30, ha="right")
+    ax.set_ylabel(metric)
+    ax.set_title("FarRelevant (zero-shot)")
+    ax.legend(loc="upper left", fontsize="small")
+    fig.tight_layout()
+    for path in outputs:
+        fmt = path.rsplit(".", 1)[-1]
+        with atomic_write(path, "wb") as handle:
+            fig.savefig(handle, format=fmt, dpi=150)
+    plt.close(fig)

@@ -1,0 +1,69 @@
+"""Pipeline steps that write collections in the standard formats."""
+
+from __future__ import annotations
+
+import logging
+import random
+from pathlib import Path
+
+from posbias.backbones import token_counter
+from posbias.data import farrelevant
+from posbias.data.synthetic import GeneratorSettings, generate
+from posbias.io import atomic_write, read_documents, read_qrels, read_queries, write_documents, write_qrels, write_queries
+
+log = logging.getLogger(__name__)
+
+
+def write_positions(path: str, starts: dict[str, int]) -> None:
+    """Token offset at which each query's relevant passage starts in its relevant document."""
+    with atomic_write(path) as out:
+        out.write("qid\tstart\n")
+        for qid, start in starts.items():
+            out.write(f"{qid}\t{start}\n")
+
+
+def generate_synthetic(settings: dict, tokenizer: str, out_dir: str, passages_dir: str) -> None:
+    """Write the embedded collection (train/dev/test) and the FarRelevant passage collection."""
+    collection = generate(GeneratorSettings.from_config(settings), token_counter(tokenizer))
+    out, pas = Path(out_dir), Path(passages_dir)
+    for name, queries in collection.queries.items():
+        write_queries(out / "queries" / f"{name}.tsv", queries)
+        write_qrels(out / "qrels" / f"{name}.txt", collection.qrels[name])
+        write_positions(out / "positions" / f"{name}.tsv", collection.answer_starts[name])
+    write_documents(pas / "docs.jsonl", collection.passages)
+    write_queries(pas / "queries" / "farrelevant.tsv", collection.passage_queries)
+    write_qrels(pas / "qrels" / "farrelevant.txt", collection.passage_qrels)
+    # The document file last: it is the output downstream rules key on.
+    write_documents(out / "docs.jsonl", ({"id": d.doc_id, "text": d.text} for d in collection.documents))
+    log.info("wrote %d documents, queries %s, and %d FarRelevant passages", len(collection.documents),
+             {k: len(v) for k, v in collection.queries.items()}, len(collection.passages))
+
+
+def build_farrelevant(passages: str, queries: str, qrels: str, settings: dict, tokenizer: str,
+                      out_dir: str, queryset: str) -> None:
+    """Build FarRelevant documents (one per query) from a passage collection."""
+    texts = read_documents(passages)
+    query_texts = read_queries(queries)
+    judged = read_qrels(qrels)
+    relevant_ids = {pid for per_query in judged.values() for pid, grade in per_query.items() if grade > 0}
+    pool = [texts[pid] for pid in sorted(texts) if pid not in relevant_ids]
+    length = token_counter(tokenizer)
+    rng = random.Random(settings["seed"])
+    documents, doc_qrels, starts = [], {}, {}
+    for qid in sorted(judged):
+        positives = sorted(pid for pid, grade in judged[qid].items() if grade > 0)
+        if not positives or qid not in query_texts:
+            continue
+        doc = farrelevant.build_document(texts[positives[0]], pool, length, rng,
+                                         settings["first_window"], settings["max_doc_tokens"])
+        doc_id = f"F{qid}"
+        documents.append({"id": doc_id, "text": doc.text})
+        doc_qrels[qid] = {doc_id: 1}
+        starts[qid] = doc.relevant_start
+    out = Path(out_dir)
+    write_queries(out / "queries" / f"{queryset}.tsv", {q: query_texts[q] for q in doc_qrels})
+    write_qrels(out / "qrels" / f"{queryset}.txt", doc_qrels)
+    write_positions(out / "positions" / f"{queryset}.tsv", starts)
+    write_documents(out / "docs.jsonl", documents)
+    log.info("built %d FarRelevant documents; relevant passages start at token %d..%d",
+             len(documents), min(starts.values()), max(starts.values()))

@@ -1,0 +1,28 @@
+"""Pipeline steps of evaluation: per-query values to Parquet, seed averaging."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from posbias.evaluation.metrics import per_query
+from posbias.evaluation.seeds import average_over_seeds
+from posbias.io import atomic_write, read_qrels, read_run
+
+
+def write_parquet(frame: pd.DataFrame, path: str) -> None:
+    with atomic_write(path, "wb") as handle:
+        frame.to_parquet(handle, index=False)
+
+
+def evaluate_run(qrels: str, run: str, metrics: list[str], out: str, system: str, seed: int,
+                 queryset: str) -> None:
+    frame = per_query(read_qrels(qrels), read_run(run), metrics)
+    frame = frame.assign(system=system, seed=seed, queryset=queryset)
+    write_parquet(frame, out)
+
+
+def combine_seeds(inputs: list[str], per_seed_out: str, averaged_out: str) -> None:
+    """Stack per-seed values of all systems on a query set, then average over seeds."""
+    frame = pd.concat([pd.read_parquet(path) for path in inputs], ignore_index=True)
+    write_parquet(frame, per_seed_out)
+    write_parquet(average_over_seeds(frame), averaged_out)

@@ -1,0 +1,38 @@
+"""Pipeline steps of the rankers: train one model with one seed, rerank candidates with it."""
+
+from __future__ import annotations
+
+import logging
+
+import torch
+
+from posbias.backbones import load_tokenizer
+from posbias.io import read_documents, read_qrels, read_queries, read_run, write_run
+from posbias.rankers.checkpoint import load_checkpoint, save_checkpoint
+from posbias.rankers.inference import rerank
+from posbias.rankers.registry import build_ranker
+from posbias.training.loop import TrainingSettings, seed_everything, train
+
+log = logging.getLogger(__name__)
+
+
+def train_model(model: dict, training: dict, seed: int, docs: str, queries: str, qrels: str,
+                candidates: str, out_dir: str, threads: int, progress: bool = True) -> None:
+    """Fine-tune the ranker described by a `models.<name>` config block; save a checkpoint."""
+    torch.set_num_threads(threads)
+    seed_everything(seed)  # before construction: the head's initial weights depend on it
+    ranker = build_ranker(model["ranker"], model["args"])
+    tokenizer = load_tokenizer(model["args"]["backbone"], bool(model["args"].get("trust_remote_code")))
+    settings = TrainingSettings(lr=model["lr"], head_lr=model["head_lr"], **training)
+    summary = train(ranker, tokenizer, read_queries(queries), read_documents(docs), read_qrels(qrels),
+                    read_run(candidates), settings, seed=seed, progress=progress)
+    save_checkpoint(ranker, tokenizer, out_dir, extra={"seed": seed, "training": summary})
+
+
+def rerank_candidates(checkpoint: str, docs: str, queries: str, candidates: str, run: str, tag: str,
+                      batch_size: int, device: str, threads: int, progress: bool = True) -> None:
+    torch.set_num_threads(threads)
+    ranker, tokenizer = load_checkpoint(checkpoint)
+    scores = rerank(ranker, tokenizer, read_queries(queries), read_documents(docs), read_run(candidates),
+                    batch_size=batch_size, device=device, progress=progress)
+    write_run(run, scores, tag=tag)

@@ -1,0 +1,32 @@
+"""Shared fixtures: a tiny random BERT with the offline MiniLM tokenizer, and small collections."""
+
+from __future__ import annotations
+
+import pytest
+
+OFFLINE = "offline:all-MiniLM-L6-v2"
+
+
+@pytest.fixture(scope="session")
+def tiny_backbone(tmp_path_factory) -> str:
+    """A 2-layer, 32-wide BERT saved as a Hugging Face directory (random weights, real tokenizer)."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from posbias.backbones import resolve
+
+    path = tmp_path_factory.mktemp("tiny-bert")
+    tokenizer = AutoTokenizer.from_pretrained(resolve(OFFLINE))
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=128)
+    BertModel(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def tokenizer():
+    from posbias.backbones import load_tokenizer
+
+    return load_tokenizer(OFFLINE)

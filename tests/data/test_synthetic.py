@@ -1,0 +1,54 @@
+import dataclasses
+
+import pytest
+
+from posbias.data.synthetic import GeneratorSettings, generate
+
+SETTINGS = GeneratorSettings(seed=5, n_entities=60, n_train_queries=60, n_dev_queries=20, n_test_queries=8,
+                             n_farrelevant_queries=10, first_window=24, min_doc_tokens=30, max_doc_tokens=72,
+                             early_fraction=0.85, literal_fraction=0.5, hard_negatives=2, pool_passages=100)
+
+
+def whitespace(text):
+    return len(text.split())
+
+
+def test_same_seed_same_collection_other_seed_differs():
+    a, b = generate(SETTINGS, whitespace), generate(SETTINGS, whitespace)
+    assert [d.text for d in a.documents] == [d.text for d in b.documents]
+    assert a.queries == b.queries and a.qrels == b.qrels and a.passages == b.passages
+    c = generate(dataclasses.replace(SETTINGS, seed=6), whitespace)
+    assert [d.text for d in c.documents] != [d.text for d in a.documents]
+
+
+def test_structure_of_the_query_sets():
+    collection = generate(SETTINGS, whitespace)
+    docs = {d.doc_id: d for d in collection.documents}
+    for name in ("train", "dev"):
+        assert all(len(judged) == 1 for judged in collection.qrels[name].values())
+        starts = collection.answer_starts[name].values()
+        early = sum(start < SETTINGS.first_window for start in starts) / len(starts)
+        assert early >= 0.7  # strong early bias, as in MS MARCO
+    for judged in collection.qrels["test"].values():
+        assert len(judged) >= 3 and set(judged.values()) == {1, 2, 3}
+    # each relevant document holds its query's answering passage, and no other document does
+    answered_by = {}
+    for doc in collection.documents:
+        for p in doc.passages:
+            if p.answers:
+                answered_by.setdefault((p.entity, p.relation), set()).add(doc.doc_id)
+    for name in ("train", "dev"):
+        for qid, judged in collection.qrels[name].items():
+            (doc_id,) = judged
+            query = collection.queries[name][qid]
+            keys = [(p.entity, p.relation) for p in docs[doc_id].passages if p.answers and p.entity in query.split()]
+            assert any(answered_by[key] == {doc_id} for key in keys), (qid, query)
+    assert len(collection.passage_qrels) == SETTINGS.n_farrelevant_queries
+    assert len(collection.passages) == SETTINGS.n_farrelevant_queries + SETTINGS.pool_passages
+
+
+def test_settings_reject_unknown_and_missing_keys():
+    section = dataclasses.asdict(SETTINGS)
+    section["n_entites"] = section.pop("n_entities")
+    with pytest.raises(ValueError, match=r"unknown keys \['n_entites'\], missing keys \['n_entities'\]"):
+        GeneratorSettings.from_config(section)

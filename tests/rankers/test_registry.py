@@ -1,0 +1,56 @@
+import pytest
+import torch
+
+from posbias.rankers.chunking import Chunker
+from posbias.rankers.checkpoint import load_checkpoint, save_checkpoint
+from posbias.rankers.registry import RANKERS, build_ranker
+
+
+def args(backbone, name):
+    geometry = dict(max_query_tokens=6, chunk_tokens=8, stride=8, max_doc_tokens=8 if name == "firstp" else 24)
+    return dict(backbone=backbone, **geometry)
+
+
+def test_registry_has_the_study_models():
+    assert {"firstp", "maxp", "sump", "avgp", "parade_avg", "parade_max", "parade_attn"} <= set(RANKERS)
+
+
+def test_schema_lists_exactly_the_registered_rankers():
+    import yaml
+
+    schema = yaml.safe_load(open("schemas/config.schema.yaml"))
+    enum = schema["properties"]["models"]["additionalProperties"]["properties"]["ranker"]["enum"]
+    assert sorted(enum) == sorted(RANKERS)
+
+
+def test_strict_arguments(tiny_backbone):
+    with pytest.raises(ValueError, match=r"unknown arguments \['chunk_len'\]"):
+        build_ranker("maxp", {**args(tiny_backbone, "maxp"), "chunk_len": 5})
+    with pytest.raises(ValueError, match=r"missing arguments \['stride'\]"):
+        build_ranker("maxp", {k: v for k, v in args(tiny_backbone, "maxp").items() if k != "stride"})
+    with pytest.raises(ValueError, match="unknown ranker 'maxq'"):
+        build_ranker("maxq", args(tiny_backbone, "maxp"))
+    with pytest.raises(ValueError, match="firstp reads one chunk"):
+        build_ranker("firstp", args(tiny_backbone, "maxp"))
+
+
+@pytest.mark.parametrize("name", sorted(RANKERS))
+def test_every_ranker_scores_deterministically_ignores_padding_and_round_trips(name, tiny_backbone, tokenizer,
+                                                                               tmp_path):
+    torch.manual_seed(0)
+    ranker = build_ranker(name, args(tiny_backbone, name)).eval()
+    chunker = Chunker(tokenizer, ranker.geometry)
+    query = tokenizer("capital of zorvia", add_special_tokens=False)["input_ids"]
+    short = tokenizer("the capital of zorvia is mendal", add_special_tokens=False)["input_ids"]
+    long = tokenizer(" ".join(["filler words here"] * 12), add_special_tokens=False)["input_ids"]
+    with torch.no_grad():
+        alone = ranker(chunker.batch([(query, short)]))
+        batched = ranker(chunker.batch([(query, short), (query, long)]))
+        again = ranker(chunker.batch([(query, short), (query, long)]))
+    assert torch.allclose(alone, batched[:1], atol=1e-5)  # padding to a longer neighbour changes nothing
+    assert torch.equal(batched, again)
+    save_checkpoint(ranker, tokenizer, str(tmp_path / "ckpt"))
+    loaded, _ = load_checkpoint(str(tmp_path / "ckpt"))
+    assert loaded.registry_name == name
+    with torch.no_grad():
+        assert torch.allclose(loaded(chunker.batch([(query, short), (query, long)])), batched, atol=1e-5)

@@ -1,0 +1,47 @@
+import bz2
+import gzip
+import lzma
+
+import pytest
+
+from posbias.io import FormatError, read_documents, read_qrels, read_queries, read_run, write_run
+
+
+def test_run_round_trip_orders_by_score_then_docid(tmp_path):
+    path = tmp_path / "a.run"
+    write_run(path, {"q1": {"d2": 1.0, "d1": 1.0, "d3": 2.5}}, tag="t")
+    lines = path.read_text().splitlines()
+    assert lines == ["q1 Q0 d3 1 2.500000 t", "q1 Q0 d1 2 1.000000 t", "q1 Q0 d2 3 1.000000 t"]
+    assert read_run(path) == {"q1": {"d3": 2.5, "d1": 1.0, "d2": 1.0}}
+
+
+@pytest.mark.parametrize("suffix,opener", [(".gz", gzip.open), (".bz2", bz2.open), (".xz", lzma.open)])
+def test_compressed_inputs_are_read_transparently(tmp_path, suffix, opener):
+    path = tmp_path / f"qrels.txt{suffix}"
+    with opener(path, "wt") as handle:
+        handle.write("q1 0 d1 2\nq1 0 d2 0\n")
+    assert read_qrels(path) == {"q1": {"d1": 2, "d2": 0}}
+
+
+def test_malformed_lines_name_file_and_line(tmp_path):
+    run = tmp_path / "bad.run"
+    run.write_text("q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 high t\n")
+    with pytest.raises(FormatError, match=r"bad.run:2: score 'high'"):
+        read_run(run)
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text('{"id": "a", "text": "x"}\n{"id": "b"}\n')
+    with pytest.raises(FormatError, match=r"docs.jsonl:2"):
+        read_documents(docs)
+    queries = tmp_path / "q.tsv"
+    queries.write_text("q1\tfine\nq2 no tab\n")
+    with pytest.raises(FormatError, match=r"q.tsv:2"):
+        read_queries(queries)
+
+
+def test_failed_write_leaves_nothing_behind(tmp_path):
+    path = tmp_path / "x.run"
+    with pytest.raises(ValueError):
+        write_run(path, {"q": {"d": 1.0}}, tag="has space")
+    with pytest.raises(TypeError):
+        write_run(path, {"q": {"d": "not a number"}}, tag="t")
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,87 @@
+import math
+import random
+
+import pytest
+import torch
+
+from posbias.rankers.registry import build_ranker
+from posbias.training.device import autocast_dtype, pick_device
+from posbias.training.loop import TrainingSettings, seed_everything, train, warmup_then_constant
+from posbias.training.loss import pairwise_margin_loss
+from posbias.training.sampler import PairSampler
+
+QUERIES = {f"q{i}": f"capital of land{i}" for i in range(6)}
+DOCS = {**{f"pos{i}": f"the capital of land{i} is city{i} and it lies by the sea" for i in range(6)},
+        **{f"neg{i}": f"land{i} has green hills and quiet rivers" for i in range(6)}}
+QRELS = {f"q{i}": {f"pos{i}": 1} for i in range(6)}
+CANDIDATES = {f"q{i}": {f"pos{i}": 2.0, f"neg{i}": 1.0, f"neg{(i + 1) % 6}": 0.5} for i in range(6)}
+
+
+def settings(**overrides):
+    base = dict(lr=1e-3, head_lr=1e-2, epochs=1, batch_size=2, grad_accum=1, margin=1.0, warmup_fraction=0.2,
+                weight_decay=0.0, freeze_embeddings=False, device="cpu", precision="auto", max_grad_norm=1.0)
+    return TrainingSettings(**{**base, **overrides})
+
+
+def test_pairwise_margin_loss_by_hand():
+    pos, neg = torch.tensor([2.0, 0.0, 1.0]), torch.tensor([0.5, 0.5, 1.0])
+    # max(0, 1 - 1.5) = 0, max(0, 1 + 0.5) = 1.5, max(0, 1 - 0) = 1
+    assert pairwise_margin_loss(pos, neg, margin=1.0).item() == pytest.approx((0 + 1.5 + 1) / 3)
+
+
+def test_warmup_is_linear_then_constant():
+    schedule = warmup_then_constant(4)
+    assert [schedule(s) for s in range(6)] == [0.25, 0.5, 0.75, 1.0, 1.0, 1.0]
+    assert warmup_then_constant(0)(0) == 1.0
+
+
+def test_sampler_draws_positive_and_hard_negative_from_candidates():
+    sampler = PairSampler(QRELS, CANDIDATES, DOCS)
+    triples = sampler.epoch(random.Random(0))
+    assert sorted(q for q, _, _ in triples) == sorted(QUERIES)
+    for qid, pos, neg in triples:
+        assert QRELS[qid].get(pos) == 1 and neg in CANDIDATES[qid] and neg not in QRELS[qid]
+
+
+def test_two_steps_finite_loss_parameters_change_and_seeded_runs_agree(tiny_backbone, tokenizer):
+    args = dict(backbone=tiny_backbone, max_query_tokens=8, chunk_tokens=8, stride=8, max_doc_tokens=16)
+
+    def run(seed):
+        seed_everything(seed)
+        ranker = build_ranker("parade_attn", args)
+        before = {n: p.detach().clone() for n, p in ranker.named_parameters()}
+        summary = train(ranker, tokenizer, QUERIES, DOCS, QRELS, CANDIDATES,
+                        settings(batch_size=3, grad_accum=1), seed=seed, progress=False)
+        return ranker, before, summary
+
+    ranker, before, summary = run(7)
+    assert summary["steps"] == 2 and len(summary["losses"]) == 2
+    assert all(math.isfinite(loss) for loss in summary["losses"])
+    # Every weight matrix on the scoring path moved. (BERT's pooler is not on it, and biases that shift
+    # all scores alike get no gradient from a pairwise loss.)
+    unchanged = [n for n, p in ranker.named_parameters()
+                 if torch.equal(before[n], p) and ".pooler." not in n and not n.endswith("bias")]
+    assert unchanged == []
+    assert any(n.startswith("aggregator.") for n in before) and any(".encoder.layer.1." in n for n in before)
+    again, _, summary_again = run(7)
+    assert summary_again["losses"] == summary["losses"]
+    assert all(torch.equal(a, b) for a, b in zip(ranker.parameters(), again.parameters()))
+
+
+def test_frozen_embeddings_stay_put(tiny_backbone, tokenizer):
+    seed_everything(1)
+    ranker = build_ranker("maxp", dict(backbone=tiny_backbone, max_query_tokens=8, chunk_tokens=8, stride=8,
+                                       max_doc_tokens=16))
+    embeddings = ranker.encoder.backbone.get_input_embeddings().weight.detach().clone()
+    train(ranker, tokenizer, QUERIES, DOCS, QRELS, CANDIDATES, settings(freeze_embeddings=True), 1, progress=False)
+    assert torch.equal(embeddings, ranker.encoder.backbone.get_input_embeddings().weight)
+
+
+def test_device_choice():
+    assert pick_device("cpu").type == "cpu"
+    assert autocast_dtype(torch.device("cpu"), "auto") is None
+    with pytest.raises(ValueError, match="needs a CUDA device"):
+        autocast_dtype(torch.device("cpu"), "bf16")
+    if not torch.cuda.is_available():
+        with pytest.raises(RuntimeError, match="CUDA is not available"):
+            pick_device("cuda")

@@ -1,0 +1,175 @@
+"""The workflow itself: schema validation, a tiny end-to-end run, and incremental reruns."""
+
+from __future__ import annotations
+
+import copy
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+
+
+def default_config() -> dict:
+    return yaml.safe_load((ROOT / "config.yaml").read_text())
+
+
+def tiny_config(backbone: str) -> dict:
+    """The default config scaled down: two seeds, three rankers, a tiny random BERT."""
+    config = default_config()
+    config["generator"]["tokenizer"] = "whitespace"
+    config["farrelevant"].update(tokenizer="whitespace", first_window=16, max_doc_tokens=48)
+    config["generator"]["settings"].update(
+        n_entities=40, n_train_queries=24, n_dev_queries=8, n_test_queries=4, n_farrelevant_queries=8,
+        first_window=16, min_doc_tokens=20, max_doc_tokens=48, pool_passages=60, hard_negatives=2)
+    for spec in config["querysets"].values():
+        spec["depth"] = 6
+    config["training"].update(seeds=[1, 2], epochs=1, batch_size=4)
+    args = dict(backbone=backbone, max_query_tokens=8, chunk_tokens=16, stride=16, max_doc_tokens=48)
+    config["models"] = {
+        "firstp": {"label": "FirstP", "ranker": "firstp", "baseline": "firstp", "lr": 1e-4, "head_lr": 1e-3,
+                   "args": {**args, "max_doc_tokens": 16}},
+        "maxp": {"label": "MaxP", "ranker": "maxp", "baseline": "firstp", "lr": 1e-4, "head_lr": 1e-3,
+                 "args": dict(args)},
+        "parade_attn": {"label": "PARADE Attn", "ranker": "parade_attn", "baseline": "firstp", "lr": 1e-4,
+                        "head_lr": 1e-3, "args": dict(args)},
+    }
+    config["tables"]["table1"]["models"] = ["firstp", "maxp", "parade_attn"]
+    config["tables"]["table4"]["models"] = ["firstp", "maxp", "parade_attn"]
+    return config
+
+
+def run_snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    result = subprocess.run([*SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "-d", str(workdir), *args],
+                            capture_output=True, text=True, timeout=900)
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    return result
+
+
+def write_config(workdir: Path, config: dict) -> Path:
+    path = workdir / "config.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def scheduled_jobs(dry_run_output: str) -> list[tuple[str, str]]:
+    """(rule, wildcards) for each job a dry run would execute."""
+    jobs, rule = [], None
+    for line in dry_run_output.splitlines():
+        match = re.match(r"^(?:local)?rule (\w+):", line.strip())
+        if match:
+            rule = match.group(1)
+            jobs.append([rule, ""])
+        elif line.strip().startswith("wildcards:") and jobs:
+            jobs[-1][1] = line.strip()[len("wildcards:"):].strip()
+    return [tuple(job) for job in jobs]
+
+
+# --- validation when the graph is built --------------------------------------------------------
+
+
+@pytest.mark.parametrize("mutate,expected", [
+    (lambda c: c["models"]["maxp"].update(ranker="maxq"), r"'maxq' is not one of"),
+    (lambda c: c["models"]["maxp"].update(lr=-1e-5), r"-1e-05 is less than or equal to the minimum of 0"),
+    (lambda c: c["models"]["maxp"].pop("head_lr"), r"'head_lr' is a required property"),
+    (lambda c: c["models"]["maxp"].update(baseline="nofirstp"), r"models\.maxp\.baseline"),
+])
+def test_malformed_config_fails_when_the_graph_is_built(tmp_path, mutate, expected):
+    config = default_config()
+    mutate(config)
+    write_config(tmp_path, config)
+    result = run_snakemake(tmp_path, "-n", "results/table1.tex", check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert re.search(expected, output), output[-2000:]
+    if "maxp" in expected or "baseline" not in expected:
+        assert "maxp" in output  # the message names the offending key
+    assert not (tmp_path / "results").exists()
+
+
+def test_default_config_builds_the_full_graph(tmp_path):
+    write_config(tmp_path, default_config())
+    output = run_snakemake(tmp_path, "-n", "results/table1.tex", "results/table4.tex").stdout
+    jobs = scheduled_jobs(output)
+    trained = {w for r, w in jobs if r == "train"}
+    assert len(trained) == 7 * 3  # seven rankers, three seeds each
+    assert {r for r, _ in jobs} >= {"generate_synthetic", "build_farrelevant", "bm25_index", "bm25_retrieve",
+                                    "train", "rerank", "evaluate_run", "combine_seeds", "table1", "table4"}
+
+
+# --- a tiny end-to-end run ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory, tiny_backbone):
+    workdir = tmp_path_factory.mktemp("workflow")
+    write_config(workdir, tiny_config(tiny_backbone))
+    run_snakemake(workdir, "-j", "2", "results/table1.tex", "results/table4.tex")
+    return workdir
+
+
+def test_end_to_end_writes_tables_runs_and_logs(finished_run):
+    work = finished_run
+    for name in ("table1", "table4"):
+        for ext in ("tex", "csv", "md"):
+            assert (work / "results" / f"{name}.{ext}").stat().st_size > 0
+    for ext in ("png", "pdf"):
+        assert (work / "results" / "figures" / f"farrelevant.{ext}").stat().st_size > 0
+    table1 = pd.read_csv(work / "results" / "table1.csv")
+    assert set(table1["system"]) == {"retriever", "firstp", "maxp", "parade_attn"}
+    run_lines = (work / "results/runs/dev/maxp/seed1.run").read_text().splitlines()
+    fields = run_lines[0].split()
+    assert len(fields) == 6 and fields[1] == "Q0" and fields[3] == "1" and fields[5] == "maxp-seed1"
+    assert (work / "logs/train/maxp/seed2.log").read_text().count("training maxp") >= 1
+    assert (work / "results/benchmarks/train/maxp/seed1.tsv").exists()
+    assert (work / "results/benchmarks/rerank/dev/maxp/seed1.tsv").exists()
+    checkpoint = work / "results/models/maxp/seed1"
+    assert {"ranker.json", "head.pt", "backbone"} <= {p.name for p in checkpoint.iterdir()}
+    # per-query values are averaged over both seeds before testing
+    averaged = pd.read_parquet(work / "results/eval/dev/seed_averaged.parquet")
+    assert set(averaged[averaged.system == "maxp"]["n_seeds"]) == {2}
+    assert "2 seeds" in (work / "results" / "table1.tex").read_text()
+
+
+def test_changing_one_learning_rate_reruns_only_that_model(finished_run):
+    work = finished_run
+    config = yaml.safe_load((work / "config.yaml").read_text())
+    assert scheduled_jobs(run_snakemake(work, "-n", "results/table1.tex", "results/table4.tex").stdout) == []
+    changed = copy.deepcopy(config)
+    changed["models"]["maxp"]["lr"] = 2e-4
+    other = work / "changed.yaml"
+    other.write_text(yaml.safe_dump(changed, sort_keys=False))
+    jobs = scheduled_jobs(run_snakemake(work, "-n", "--configfile", str(other),
+                                        "results/table1.tex", "results/table4.tex").stdout)
+    rules = {rule for rule, _ in jobs}
+    assert rules == {"train", "rerank", "evaluate_run", "combine_seeds", "table1", "table4", "farrelevant_figure"}
+    for rule, wildcards in jobs:
+        if rule in ("train", "rerank", "evaluate_run"):
+            assert "maxp" in wildcards, (rule, wildcards)
+    assert sum(rule == "train" for rule, _ in jobs) == 2  # both seeds of maxp, nothing else
+
+
+def test_changing_the_generator_reruns_everything_downstream(finished_run):
+    work = finished_run
+    changed = yaml.safe_load((work / "config.yaml").read_text())
+    changed["generator"]["settings"]["seed"] += 1
+    other = work / "generator.yaml"
+    other.write_text(yaml.safe_dump(changed, sort_keys=False))
+    jobs = scheduled_jobs(run_snakemake(work, "-n", "--configfile", str(other),
+                                        "results/table1.tex", "results/table4.tex").stdout)
+    rules = [rule for rule, _ in jobs]
+    assert "generate_synthetic" in rules and rules.count("train") == 3 * 2
+
+
+def test_lint_is_clean():
+    result = subprocess.run([*SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "-d", str(ROOT), "--lint"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -32,7 +32,7 @@ rule build_farrelevant:
         positions=f"results/data/farrelevant/positions/{FAR_QUERYSET}.tsv",
         docs="results/data/farrelevant/docs.jsonl",
     params:
-        settings={k: config["farrelevant"][k] for k in ("seed", "first_window", "max_doc_tokens")},
+        settings={k: config["farrelevant"][k] for k in ("seed", "n_queries", "first_window", "max_doc_tokens")},
         tokenizer=config["farrelevant"]["tokenizer"],
         queryset=FAR_QUERYSET,
     conda:

@@ -1,35 +1,38 @@
 # Per-query metric values (trec_eval semantics via ir_measures), one Parquet file per run.
+# One job per system and seed evaluates its runs on every reranked query set.
 
 
-rule evaluate_run:
+rule evaluate_system:
     input:
-        qrels=lambda wc: qrels_of(wc.queryset),
-        run="results/runs/{queryset}/{system}/seed{seed}.run",
+        qrels=[qrels_of(qs) for qs in RERANK_QUERYSETS],
+        runs=expand("results/runs/{qs}/{{system}}/seed{{seed}}.run", qs=RERANK_QUERYSETS),
     output:
-        values="results/eval/{queryset}/{system}/seed{seed}.parquet",
+        values=expand("results/eval/{qs}/{{system}}/seed{{seed}}.parquet", qs=RERANK_QUERYSETS),
     params:
-        metrics=lambda wc: config["querysets"][wc.queryset]["metrics"],
+        metrics=[config["querysets"][qs]["metrics"] for qs in RERANK_QUERYSETS],
+        querysets=RERANK_QUERYSETS,
     wildcard_constraints:
         system="|".join(["random", *MODELS]),
     conda:
         "../envs/posbias.yaml"
     log:
-        "logs/evaluate/{queryset}/{system}/seed{seed}.log",
+        "logs/evaluate/{system}/seed{seed}.log",
     script:
         "../scripts/evaluate.py"
 
 
 rule evaluate_retriever:
     input:
-        qrels=lambda wc: qrels_of(wc.queryset),
-        run=lambda wc: candidates_of(wc.queryset),
+        qrels=[qrels_of(qs) for qs in RERANK_QUERYSETS],
+        runs=[candidates_of(qs) for qs in RERANK_QUERYSETS],
     output:
-        values="results/eval/{queryset}/retriever/seed0.parquet",
+        values=expand("results/eval/{qs}/retriever/seed0.parquet", qs=RERANK_QUERYSETS),
     params:
-        metrics=lambda wc: config["querysets"][wc.queryset]["metrics"],
+        metrics=[config["querysets"][qs]["metrics"] for qs in RERANK_QUERYSETS],
+        querysets=RERANK_QUERYSETS,
     conda:
         "../envs/posbias.yaml"
     log:
-        "logs/evaluate/{queryset}/retriever/seed0.log",
+        "logs/evaluate/retriever/seed0.log",
     script:
         "../scripts/evaluate.py"

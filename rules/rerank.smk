@@ -1,24 +1,25 @@
-# Reranking the first-stage candidates of a query set with a trained checkpoint.
+# Reranking: one job per checkpoint reranks the candidates of every query set in
+# `rerank.querysets` (the model is loaded once; run files stay one per query set).
 
 
 rule rerank:
     input:
         checkpoint="results/models/{model}/seed{seed}",
-        docs=docs_of,
-        queries=lambda wc: queries_of(wc.queryset),
-        candidates=lambda wc: candidates_of(wc.queryset),
+        docs=[f"results/data/{collection_of(qs)}/docs.jsonl" for qs in RERANK_QUERYSETS],
+        queries=[queries_of(qs) for qs in RERANK_QUERYSETS],
+        candidates=[candidates_of(qs) for qs in RERANK_QUERYSETS],
     output:
-        run="results/runs/{queryset}/{model}/seed{seed}.run",
+        runs=expand("results/runs/{qs}/{{model}}/seed{{seed}}.run", qs=RERANK_QUERYSETS),
     params:
         batch_size=config["rerank"]["batch_size"],
         device=config["rerank"]["device"],
         tag=lambda wc: f"{wc.model}-seed{wc.seed}",
     threads: 1
     benchmark:
-        "results/benchmarks/rerank/{queryset}/{model}/seed{seed}.tsv"
+        "results/benchmarks/rerank/{model}/seed{seed}.tsv"
     conda:
         "../envs/posbias.yaml"
     log:
-        "logs/rerank/{queryset}/{model}/seed{seed}.log",
+        "logs/rerank/{model}/seed{seed}.log",
     script:
         "../scripts/rerank.py"

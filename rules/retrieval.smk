@@ -36,14 +36,14 @@ rule bm25_retrieve:
 
 rule random_shuffle:
     input:
-        candidates=lambda wc: candidates_of(wc.queryset),
+        candidates=[candidates_of(qs) for qs in RERANK_QUERYSETS],
     output:
-        run="results/runs/{queryset}/random/seed{seed}.run",
+        runs=expand("results/runs/{qs}/random/seed{{seed}}.run", qs=RERANK_QUERYSETS),
     params:
         seed=lambda wc: int(wc.seed),
     conda:
         "../envs/posbias.yaml"
     log:
-        "logs/retrieval/random_shuffle/{queryset}/seed{seed}.log",
+        "logs/retrieval/random_shuffle/seed{seed}.log",
     script:
         "../scripts/random_shuffle.py"

@@ -1,8 +1,10 @@
-"""Snakemake entry: per-query metric values of one run."""
+"""Snakemake entry: per-query metric values of one system's runs on each query set."""
 from posbias.logs import job_log
 from posbias.steps.evaluate import evaluate_run
 
+system = snakemake.wildcards.get("system", "retriever")
+seed = int(snakemake.wildcards.get("seed", 0))
 with job_log(snakemake.log[0]):
-    evaluate_run(snakemake.input.qrels, snakemake.input.run, snakemake.params.metrics, snakemake.output.values,
-                 system=snakemake.wildcards.get("system", "retriever"), seed=int(snakemake.wildcards.get("seed", 0)),
-                 queryset=snakemake.wildcards.queryset)
+    for qrels, run, out, metrics, queryset in zip(snakemake.input.qrels, snakemake.input.runs, snakemake.output.values,
+                                                  snakemake.params.metrics, snakemake.params.querysets):
+        evaluate_run(qrels, run, metrics, out, system=system, seed=seed, queryset=queryset)

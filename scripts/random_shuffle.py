@@ -1,6 +1,7 @@
-"""Snakemake entry: the random-shuffle baseline run."""
+"""Snakemake entry: the random-shuffle baseline run of each query set."""
 from posbias.logs import job_log
 from posbias.steps.retrieval import random_shuffle
 
 with job_log(snakemake.log[0]):
-    random_shuffle(snakemake.input.candidates, snakemake.output.run, snakemake.params.seed)
+    for candidates, run in zip(snakemake.input.candidates, snakemake.output.runs):
+        random_shuffle(candidates, run, snakemake.params.seed)

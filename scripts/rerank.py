@@ -1,8 +1,8 @@
-"""Snakemake entry: rerank a query set's candidates with a checkpoint."""
+"""Snakemake entry: rerank every configured query set's candidates with one checkpoint."""
 from posbias.logs import job_log
 from posbias.steps.training import rerank_candidates
 
 with job_log(snakemake.log[0]):
-    rerank_candidates(snakemake.input.checkpoint, snakemake.input.docs, snakemake.input.queries,
-                      snakemake.input.candidates, snakemake.output.run, snakemake.params.tag,
+    rerank_candidates(snakemake.input.checkpoint, list(snakemake.input.docs), list(snakemake.input.queries),
+                      list(snakemake.input.candidates), list(snakemake.output.runs), snakemake.params.tag,
                       snakemake.params.batch_size, snakemake.params.device, snakemake.threads)

@@ -118,7 +118,7 @@ def _dispatch(args) -> int:
     elif args.command == "rerank":
         from posbias.steps.training import rerank_candidates
 
-        rerank_candidates(args.checkpoint, args.docs, args.queries, args.candidates, args.run, args.tag,
+        rerank_candidates(args.checkpoint, [args.docs], [args.queries], [args.candidates], [args.run], args.tag,
                           args.batch_size, args.device, args.threads)
     elif args.command == "evaluate":
         from posbias.evaluation.metrics import per_query

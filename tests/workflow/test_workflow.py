@@ -102,7 +102,7 @@ def test_default_config_builds_the_full_graph(tmp_path):
     trained = {w for r, w in jobs if r == "train"}
     assert len(trained) == 7 * 3  # seven rankers, three seeds each
     assert {r for r, _ in jobs} >= {"generate_synthetic", "build_farrelevant", "bm25_index", "bm25_retrieve",
-                                    "train", "rerank", "evaluate_run", "combine_seeds", "table1", "table4"}
+                                    "train", "rerank", "evaluate_system", "combine_seeds", "table1", "table4"}
 
 
 # --- a tiny end-to-end run ------------------------------------------------------------------
@@ -130,7 +130,7 @@ def test_end_to_end_writes_tables_runs_and_logs(finished_run):
     assert len(fields) == 6 and fields[1] == "Q0" and fields[3] == "1" and fields[5] == "maxp-seed1"
     assert (work / "logs/train/maxp/seed2.log").read_text().count("training maxp") >= 1
     assert (work / "results/benchmarks/train/maxp/seed1.tsv").exists()
-    assert (work / "results/benchmarks/rerank/dev/maxp/seed1.tsv").exists()
+    assert (work / "results/benchmarks/rerank/maxp/seed1.tsv").exists()
     checkpoint = work / "results/models/maxp/seed1"
     assert {"ranker.json", "head.pt", "backbone"} <= {p.name for p in checkpoint.iterdir()}
     # per-query values are averaged over both seeds before testing
@@ -150,9 +150,9 @@ def test_changing_one_learning_rate_reruns_only_that_model(finished_run):
     jobs = scheduled_jobs(run_snakemake(work, "-n", "--configfile", str(other),
                                         "results/table1.tex", "results/table4.tex").stdout)
     rules = {rule for rule, _ in jobs}
-    assert rules == {"train", "rerank", "evaluate_run", "combine_seeds", "table1", "table4", "farrelevant_figure"}
+    assert rules == {"train", "rerank", "evaluate_system", "combine_seeds", "table1", "table4", "farrelevant_figure"}
     for rule, wildcards in jobs:
-        if rule in ("train", "rerank", "evaluate_run"):
+        if rule in ("train", "rerank", "evaluate_system"):
             assert "maxp" in wildcards, (rule, wildcards)
     assert sum(rule == "train" for rule, _ in jobs) == 2  # both seeds of maxp, nothing else
 

@@ -97,16 +97,21 @@ class SyntheticCollection:
 class _World:
     """Entities, their facts, and the passages that talk about them."""
 
-    def __init__(self, settings: GeneratorSettings, rng: random.Random):
+    def __init__(self, settings: GeneratorSettings, rng: random.Random, entity_words: list[str] | None):
         self.rng = rng
         self.literal_fraction = settings.literal_fraction
-        names: list[str] = []
-        seen: set[str] = set()
-        while len(names) < settings.n_entities:
-            name = random_name(rng)
-            if name not in seen:
-                seen.add(name)
-                names.append(name)
+        if entity_words is not None:
+            if len(entity_words) < settings.n_entities:
+                raise ValueError(f"generator: n_entities={settings.n_entities} but only "
+                                 f"{len(entity_words)} entity words are available")
+            names = rng.sample(sorted(entity_words), settings.n_entities)
+        else:
+            names, seen = [], set()
+            while len(names) < settings.n_entities:
+                name = random_name(rng)
+                if name not in seen:
+                    seen.add(name)
+                    names.append(name)
         self.entities = names
         self.facts = {(e, r.name): random_value(r.values, rng) for e in names for r in RELATIONS}
 
@@ -126,10 +131,10 @@ class _World:
 
 
 class _Builder:
-    def __init__(self, settings: GeneratorSettings, length: Callable[[str], int]):
+    def __init__(self, settings: GeneratorSettings, length: Callable[[str], int], entity_words):
         self.s = settings
         self.rng = random.Random(settings.seed)
-        self.world = _World(settings, self.rng)
+        self.world = _World(settings, self.rng, entity_words)
         self._length_cache: dict[str, int] = {}
         self._length = length
         pairs = [(e, r.name) for e in self.world.entities for r in RELATIONS]
@@ -225,8 +230,8 @@ class _Builder:
     def hard_negatives(self, entity, relation) -> list[str]:
         doc_ids = []
         for i in range(self.s.hard_negatives):
-            # Alternate between documents about the entity and documents using the question's words.
-            weights = (0.7, 0.1, 0.2) if i % 2 == 0 else (0.2, 0.5, 0.3)
+            # One document about the entity, then documents using the question's words.
+            weights = (0.7, 0.1, 0.2) if i % 3 == 0 else (0.1, 0.5, 0.4)
             doc_ids.append(self._add(self._fill(entity, relation, weights, self._target_length())))
         return doc_ids
 
@@ -284,6 +289,12 @@ class _Builder:
         return passages, passage_queries, passage_qrels
 
 
-def generate(settings: GeneratorSettings, length: Callable[[str], int]) -> SyntheticCollection:
-    """Generate the embedded collection; the same settings give the same collection."""
-    return _Builder(settings, length).build()
+def generate(settings: GeneratorSettings, length: Callable[[str], int],
+             entity_words: list[str] | None = None) -> SyntheticCollection:
+    """Generate the embedded collection; the same settings and words give the same collection.
+
+    Entity names are drawn from `entity_words` when given (single tokens of the
+    ranker's vocabulary make entity matching learnable for a small model),
+    otherwise made up from syllables.
+    """
+    return _Builder(settings, length, entity_words).build()

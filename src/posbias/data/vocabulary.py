@@ -149,3 +149,18 @@ def filler_sentence(rng: random.Random) -> str:
 
 def mention_sentence(entity: str, rng: random.Random) -> str:
     return rng.choice(_MENTION_TEMPLATES).format(e=entity, adj=rng.choice(_ADJECTIVES), noun=rng.choice(_NOUNS)) + "."
+
+
+def template_words() -> set[str]:
+    """Every word the templates use: entity names must not collide with them."""
+    texts = [t for r in RELATIONS for group in (r.questions, r.literal, r.paraphrase, r.partial) for t in group]
+    texts += [*_FIRST_NAMES, *_NUMBER_WORDS, *_SCALES, *_GOODS, *_FILLER_SUBJECTS, *_FILLER_VERBS, *_FILLER_TIMES,
+              *_FILLER_TAILS, *_MENTION_TEMPLATES, *_ADJECTIVES, *_NOUNS]
+    return {word.strip(".{}") for text in texts for word in text.split()}
+
+
+def vocabulary_entity_words(tokenizer, min_len: int = 5, max_len: int = 9) -> list[str]:
+    """Whole lowercase words of a WordPiece vocabulary that are one token each, minus template words."""
+    reserved = template_words()
+    return sorted(w for w in tokenizer.get_vocab() if w.isascii() and w.isalpha() and w.islower()
+                  and min_len <= len(w) <= max_len and w not in reserved)

@@ -25,9 +25,9 @@ def load_backbone(name: str, layers: int | None = None, trust_remote_code: bool 
 
 class ChunkEncoder(nn.Module):
     """Encodes only the valid chunks of a batch and returns one vector per chunk:
-    the [CLS] vector, or the mean of the token vectors (`pooling="mean"`)."""
+    the [CLS] vector, or the element-wise mean or max of the token vectors."""
 
-    POOLINGS = ("cls", "mean")
+    POOLINGS = ("cls", "mean", "max")
 
     def __init__(self, backbone: nn.Module, pooling: str = "cls"):
         super().__init__()
@@ -44,10 +44,13 @@ class ChunkEncoder(nn.Module):
         if getattr(self.backbone.config, "type_vocab_size", 0) > 1:
             inputs["token_type_ids"] = batch.token_type_ids[valid]
         tokens = self.backbone(**inputs).last_hidden_state
+        real = inputs["attention_mask"].unsqueeze(-1).bool()
         if self.pooling == "cls":
             hidden = tokens[:, 0]
+        elif self.pooling == "max":
+            hidden = tokens.masked_fill(~real, float("-inf")).max(dim=1).values
         else:
-            weights = inputs["attention_mask"].unsqueeze(-1).to(tokens.dtype)
+            weights = real.to(tokens.dtype)
             hidden = (tokens * weights).sum(dim=1) / weights.sum(dim=1)
         vectors = hidden.new_zeros((*valid.shape, hidden.shape[-1]))
         vectors[valid] = hidden

@@ -56,8 +56,12 @@ class ChunkRanker(nn.Module):
         super().__init__()
         self.args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self.geometry = ChunkGeometry(max_query_tokens, chunk_tokens, stride, max_doc_tokens)
+        self.check_geometry(self.geometry)
         self.encoder = ChunkEncoder(load_backbone(backbone, backbone_layers, trust_remote_code), pooling)
         self.aggregator = self.make_aggregator(self.encoder.hidden_size)
+
+    def check_geometry(self, geometry: ChunkGeometry) -> None:
+        """Rankers with geometry constraints of their own refuse other geometries here."""
 
     def make_aggregator(self, hidden_size: int) -> nn.Module:
         raise NotImplementedError
@@ -74,14 +78,10 @@ class ChunkRanker(nn.Module):
 class FirstP(ChunkRanker):
     """Scores the first chunk only (Dai & Callan): the truncation baseline."""
 
-    def __init__(self, backbone: str, max_query_tokens: int, chunk_tokens: int, stride: int,
-                 max_doc_tokens: int, pooling: str = "cls", backbone_layers: int | None = None,
-                 trust_remote_code: bool = False):
-        if max_doc_tokens != chunk_tokens:
-            raise ValueError(f"firstp reads one chunk: max_doc_tokens ({max_doc_tokens}) must equal "
-                             f"chunk_tokens ({chunk_tokens}), or chunks would be encoded and ignored")
-        super().__init__(backbone, max_query_tokens, chunk_tokens, stride, max_doc_tokens,
-                         pooling, backbone_layers, trust_remote_code)
+    def check_geometry(self, geometry: ChunkGeometry) -> None:
+        if geometry.max_doc_tokens != geometry.chunk_tokens:
+            raise ValueError(f"firstp reads one chunk: max_doc_tokens ({geometry.max_doc_tokens}) must equal "
+                             f"chunk_tokens ({geometry.chunk_tokens}), or chunks would be encoded and ignored")
 
     def make_aggregator(self, hidden_size):
         return ScoreAggregator(hidden_size, "first")

@@ -6,9 +6,10 @@ import logging
 import random
 from pathlib import Path
 
-from posbias.backbones import token_counter
+from posbias.backbones import load_tokenizer, token_counter
 from posbias.data import farrelevant
 from posbias.data.synthetic import GeneratorSettings, generate
+from posbias.data.vocabulary import vocabulary_entity_words
 from posbias.io import atomic_write, read_documents, read_qrels, read_queries, write_documents, write_qrels, write_queries
 
 log = logging.getLogger(__name__)
@@ -24,7 +25,8 @@ def write_positions(path: str, starts: dict[str, int]) -> None:
 
 def generate_synthetic(settings: dict, tokenizer: str, out_dir: str, passages_dir: str) -> None:
     """Write the embedded collection (train/dev/test) and the FarRelevant passage collection."""
-    collection = generate(GeneratorSettings.from_config(settings), token_counter(tokenizer))
+    words = None if tokenizer == "whitespace" else vocabulary_entity_words(load_tokenizer(tokenizer))
+    collection = generate(GeneratorSettings.from_config(settings), token_counter(tokenizer), words)
     out, pas = Path(out_dir), Path(passages_dir)
     for name, queries in collection.queries.items():
         write_queries(out / "queries" / f"{name}.tsv", queries)
@@ -41,7 +43,12 @@ def generate_synthetic(settings: dict, tokenizer: str, out_dir: str, passages_di
 
 def build_farrelevant(passages: str, queries: str, qrels: str, settings: dict, tokenizer: str,
                       out_dir: str, queryset: str) -> None:
-    """Build FarRelevant documents (one per query) from a passage collection."""
+    """Build FarRelevant documents (one per query) from a passage collection.
+
+    As in the study, documents are built for every query of the passage collection
+    (they make up the corpus the first stage searches), and the first
+    `settings["n_queries"]` queries form the test set.
+    """
     texts = read_documents(passages)
     query_texts = read_queries(queries)
     judged = read_qrels(qrels)
@@ -60,10 +67,11 @@ def build_farrelevant(passages: str, queries: str, qrels: str, settings: dict, t
         documents.append({"id": doc_id, "text": doc.text})
         doc_qrels[qid] = {doc_id: 1}
         starts[qid] = doc.relevant_start
+    test = sorted(doc_qrels)[: settings["n_queries"]]
     out = Path(out_dir)
-    write_queries(out / "queries" / f"{queryset}.tsv", {q: query_texts[q] for q in doc_qrels})
-    write_qrels(out / "qrels" / f"{queryset}.txt", doc_qrels)
-    write_positions(out / "positions" / f"{queryset}.tsv", starts)
+    write_queries(out / "queries" / f"{queryset}.tsv", {q: query_texts[q] for q in test})
+    write_qrels(out / "qrels" / f"{queryset}.txt", {q: doc_qrels[q] for q in test})
+    write_positions(out / "positions" / f"{queryset}.tsv", {q: starts[q] for q in test})
     write_documents(out / "docs.jsonl", documents)
-    log.info("built %d FarRelevant documents; relevant passages start at token %d..%d",
-             len(documents), min(starts.values()), max(starts.values()))
+    log.info("built %d FarRelevant documents (%d test queries); relevant passages start at token %d..%d",
+             len(documents), len(test), min(starts.values()), max(starts.values()))

@@ -29,10 +29,14 @@ def train_model(model: dict, training: dict, seed: int, docs: str, queries: str,
     save_checkpoint(ranker, tokenizer, out_dir, extra={"seed": seed, "training": summary})
 
 
-def rerank_candidates(checkpoint: str, docs: str, queries: str, candidates: str, run: str, tag: str,
-                      batch_size: int, device: str, threads: int, progress: bool = True) -> None:
+def rerank_candidates(checkpoint: str, docs: list[str], queries: list[str], candidates: list[str],
+                      runs: list[str], tag: str, batch_size: int, device: str, threads: int,
+                      progress: bool = True) -> None:
+    """Load a checkpoint once and rerank each (documents, queries, candidates) triple into its run file."""
     torch.set_num_threads(threads)
     ranker, tokenizer = load_checkpoint(checkpoint)
-    scores = rerank(ranker, tokenizer, read_queries(queries), read_documents(docs), read_run(candidates),
-                    batch_size=batch_size, device=device, progress=progress)
-    write_run(run, scores, tag=tag)
+    for docs_path, queries_path, candidates_path, run in zip(docs, queries, candidates, runs, strict=True):
+        log.info("reranking %s", candidates_path)
+        scores = rerank(ranker, tokenizer, read_queries(queries_path), read_documents(docs_path),
+                        read_run(candidates_path), batch_size=batch_size, device=device, progress=progress)
+        write_run(run, scores, tag=tag)

@@ -1,0 +1,42 @@
+"""Lucene BM25 through pyserini, on a small collection written in the real formats."""
+
+import pytest
+
+from posbias.io import read_run, write_documents, write_queries
+from posbias.steps.retrieval import index, random_shuffle, retrieve
+
+
+@pytest.fixture(scope="module")
+def collection(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bm25")
+    docs = [{"id": "d1", "text": "the capital of zorvia is mendal"},
+            {"id": "d2", "text": "zorvia zorvia zorvia has green hills"},
+            {"id": "d3", "text": "the bakery opens early on sundays"},
+            {"id": "d4", "text": "mount kel is the tallest mountain of brel"}]
+    write_documents(root / "docs.jsonl", docs)
+    write_queries(root / "queries.tsv", {"q1": "capital of zorvia", "q2": "tallest mountain brel",
+                                         "q3": "nothing matches xyzzy"})
+    index(str(root / "docs.jsonl"), str(root / "index"), threads=1)
+    return root
+
+
+def test_bm25_ranks_lexical_matches_and_respects_depth(collection):
+    run_path = collection / "bm25.run"
+    retrieve(str(collection / "index"), str(collection / "queries.tsv"), str(run_path), k=2, k1=0.9, b=0.4,
+             threads=1)
+    run = read_run(run_path)
+    assert list(run["q1"])[0] in {"d1", "d2"} and set(run["q1"]) == {"d1", "d2"}
+    assert max(run["q2"], key=run["q2"].get) == "d4"
+    assert all(len(scores) <= 2 for scores in run.values())
+    assert "q3" not in run  # no match, no lines
+
+
+def test_random_shuffle_keeps_candidates_and_is_seeded(collection):
+    candidates = collection / "cand.run"
+    candidates.write_text("".join(f"q1 Q0 d{i} {i} {10 - i}.0 bm25\n" for i in range(1, 9)))
+    random_shuffle(str(candidates), str(collection / "r1.run"), seed=1)
+    random_shuffle(str(candidates), str(collection / "r1b.run"), seed=1)
+    random_shuffle(str(candidates), str(collection / "r2.run"), seed=2)
+    r1, r1b, r2 = (read_run(collection / n) for n in ("r1.run", "r1b.run", "r2.run"))
+    assert set(r1["q1"]) == {f"d{i}" for i in range(1, 9)}
+    assert r1 == r1b and r1 != r2

@@ -22,7 +22,7 @@ $(STAMP): requirements.lock pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/snakemake -j $(JOBS) results/table1.tex results/table4.tex
+	$(BIN)/snakemake -j $(JOBS) results/table1.tex results/table4.tex results/figures/farrelevant.png
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -54,12 +54,14 @@ class GeneratorSettings:
     literal_fraction: float  # share of answering passages that reuse the question's words
     hard_negatives: int  # documents per query that mention the entity or relation only
     pool_passages: int  # non-relevant passages in the FarRelevant passage pool
+    n_relations: int = len(RELATIONS)  # use the first N relations of the vocabulary
 
     @classmethod
     def from_config(cls, section: dict) -> "GeneratorSettings":
         names = {field.name for field in dataclasses.fields(cls)}
+        optional = {f.name for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING}
         unknown = sorted(set(section) - names)
-        missing = sorted(names - set(section))
+        missing = sorted(names - optional - set(section))
         if unknown or missing:
             raise ValueError(f"generator settings: unknown keys {unknown}, missing keys {missing}")
         return cls(**section)
@@ -113,7 +115,8 @@ class _World:
                     seen.add(name)
                     names.append(name)
         self.entities = names
-        self.facts = {(e, r.name): random_value(r.values, rng) for e in names for r in RELATIONS}
+        self.relations = RELATIONS[: settings.n_relations]
+        self.facts = {(e, r.name): random_value(r.values, rng) for e in names for r in self.relations}
 
     def answer(self, entity: str, relation: str, literal: bool | None = None) -> Passage:
         rel = RELATION_BY_NAME[relation]
@@ -137,7 +140,7 @@ class _Builder:
         self.world = _World(settings, self.rng, entity_words)
         self._length_cache: dict[str, int] = {}
         self._length = length
-        pairs = [(e, r.name) for e in self.world.entities for r in RELATIONS]
+        pairs = [(e, r.name) for e in self.world.entities for r in self.world.relations]
         self.rng.shuffle(pairs)
         sizes = [settings.n_train_queries, settings.n_dev_queries, settings.n_test_queries,
                  settings.n_farrelevant_queries]

@@ -1,0 +1,37 @@
+"""The data steps write the standard formats, and FarRelevant keeps its placement rule end to end."""
+
+from posbias.backbones import token_counter
+from posbias.io import read_documents, read_qrels, read_queries
+from posbias.steps.data import build_farrelevant, generate_synthetic
+
+SETTINGS = dict(seed=3, n_entities=60, n_train_queries=20, n_dev_queries=6, n_test_queries=4,
+                n_farrelevant_queries=30, first_window=16, min_doc_tokens=20, max_doc_tokens=48,
+                early_fraction=0.85, literal_fraction=0.5, hard_negatives=2, pool_passages=80)
+
+
+def test_generate_then_build_farrelevant(tmp_path):
+    generate_synthetic(SETTINGS, "whitespace", str(tmp_path / "syn"), str(tmp_path / "pas"))
+    docs = read_documents(tmp_path / "syn" / "docs.jsonl")
+    for name in ("train", "dev", "test"):
+        qrels = read_qrels(tmp_path / "syn" / "qrels" / f"{name}.txt")
+        assert set(qrels) == set(read_queries(tmp_path / "syn" / "queries" / f"{name}.tsv"))
+        assert all(doc in docs for judged in qrels.values() for doc in judged)
+    far = tmp_path / "far"
+    build_farrelevant(str(tmp_path / "pas" / "docs.jsonl"), str(tmp_path / "pas" / "queries" / "farrelevant.tsv"),
+                      str(tmp_path / "pas" / "qrels" / "farrelevant.txt"),
+                      {"seed": 1, "n_queries": 10, "first_window": 16, "max_doc_tokens": 48}, "whitespace",
+                      str(far), "farrelevant")
+    far_docs = read_documents(far / "docs.jsonl")
+    qrels = read_qrels(far / "qrels" / "farrelevant.txt")
+    assert len(far_docs) == 30 and len(qrels) == 10  # a corpus for every query, a test set of ten
+    passages = read_documents(tmp_path / "pas" / "docs.jsonl")
+    passage_qrels = read_qrels(tmp_path / "pas" / "qrels" / "farrelevant.txt")
+    count = token_counter("whitespace")
+    for line in (far / "positions" / "farrelevant.tsv").read_text().splitlines()[1:]:
+        qid, start = line.split("\t")
+        (doc_id,) = qrels[qid]
+        (pid,) = passage_qrels[qid]
+        text, relevant = far_docs[doc_id], passages[pid]
+        assert int(start) > 16 and count(text) <= 48
+        assert " ".join(text.split()[int(start):]).startswith(relevant)
+        assert text.count(relevant) == 1

@@ -52,3 +52,17 @@ def test_settings_reject_unknown_and_missing_keys():
     section["n_entites"] = section.pop("n_entities")
     with pytest.raises(ValueError, match=r"unknown keys \['n_entites'\], missing keys \['n_entities'\]"):
         GeneratorSettings.from_config(section)
+
+
+def test_query_relations_and_pool_focus():
+    settings = dataclasses.replace(SETTINGS, n_entities=120, query_relations=("definition",),
+                                   pool_mention_entities=3)
+    collection = generate(settings, whitespace)
+    questions = [q for qs in collection.queries.values() for q in qs.values()]
+    assert all(q.startswith(("what is", "define")) or q.endswith("meaning") for q in questions)
+    focus = {q.split()[-1] if not q.endswith("meaning") else q.split()[0]
+             for q in list(collection.passage_queries.values())[:3]}
+    mentions = [p["text"] for p in collection.passages if any(w in p["text"].split() for w in focus)]
+    assert len(mentions) >= 10  # the pool keeps naming the first test entities
+    with pytest.raises(ValueError, match="not among the relations in use"):
+        generate(dataclasses.replace(SETTINGS, query_relations=("colour",)), whitespace)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from posbias.data.vocabulary import (
+    DEFINITION,
     RELATION_BY_NAME,
     RELATIONS,
     filler_sentence,
@@ -55,6 +56,10 @@ class GeneratorSettings:
     hard_negatives: int  # documents per query that mention the entity or relation only
     pool_passages: int  # non-relevant passages in the FarRelevant passage pool
     n_relations: int = len(RELATIONS)  # use the first N relations of the vocabulary
+    query_relations: tuple[str, ...] | None = None  # relations queries ask for (default: all in use)
+    # Pool mentions name the entities of the first N FarRelevant queries (the test set), so that
+    # BM25 candidate lists hold many documents that mention the query's entity; 0 = any entity.
+    pool_mention_entities: int = 0
 
     @classmethod
     def from_config(cls, section: dict) -> "GeneratorSettings":
@@ -116,6 +121,8 @@ class _World:
                     names.append(name)
         self.entities = names
         self.relations = RELATIONS[: settings.n_relations]
+        if settings.query_relations and "definition" in settings.query_relations:
+            self.relations = (*self.relations, DEFINITION)
         self.facts = {(e, r.name): random_value(r.values, rng) for e in names for r in self.relations}
 
     def answer(self, entity: str, relation: str, literal: bool | None = None) -> Passage:
@@ -142,12 +149,20 @@ class _Builder:
         self._length = length
         pairs = [(e, r.name) for e in self.world.entities for r in self.world.relations]
         self.rng.shuffle(pairs)
+        if settings.query_relations:
+            unknown = sorted(set(settings.query_relations) - {r.name for r in self.world.relations})
+            if unknown:
+                raise ValueError(f"generator: query_relations {unknown} are not among the relations in use")
+            # Queries ask only for these relations; the other pairs stay background facts.
+            asked = [p for p in pairs if p[1] in settings.query_relations]
+            pairs = asked + [p for p in pairs if p[1] not in settings.query_relations]
         sizes = [settings.n_train_queries, settings.n_dev_queries, settings.n_test_queries,
                  settings.n_farrelevant_queries]
-        if sum(sizes) > len(pairs) // 2:
+        askable = sum(1 for p in pairs if not settings.query_relations or p[1] in settings.query_relations)
+        if sum(sizes) > askable or sum(sizes) > len(pairs) // 2:
             raise ValueError(
-                f"generator: {sum(sizes)} queries need more than half of the {len(pairs)} "
-                f"(entity, relation) pairs; raise n_entities"
+                f"generator: {sum(sizes)} queries need more (entity, relation) pairs than the "
+                f"{askable} askable of {len(pairs)}; raise n_entities"
             )
         self.query_pairs: dict[str, list[tuple[str, str]]] = {}
         start = 0
@@ -285,7 +300,9 @@ class _Builder:
             if draw < 0.4:
                 passage = self.world.answer(*self.rng.choice(self.background))
             elif draw < 0.6:
-                passage = Passage(mention_sentence(self.rng.choice(self.world.entities), self.rng))
+                focus = self.query_pairs["farrelevant"][: self.s.pool_mention_entities]
+                entity = self.rng.choice(focus)[0] if focus else self.rng.choice(self.world.entities)
+                passage = Passage(mention_sentence(entity, self.rng))
             else:
                 passage = Passage(filler_sentence(self.rng))
             passages.append({"id": f"P{len(passages):06d}", "text": passage.text})

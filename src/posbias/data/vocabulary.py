@@ -91,7 +91,18 @@ RELATIONS = (
     ),
 )
 
-RELATION_BY_NAME = {relation.name: relation for relation in RELATIONS}
+# "What is X" questions: BM25 sees only the entity name, so documents that
+# mention the entity often outrank the one that defines it.
+DEFINITION = Relation(
+    "definition",
+    ("what is {e}", "define {e}", "{e} meaning"),
+    ("{e} is a {v}", "{e} is known as a {v}"),
+    ("the name {e} refers to a {v}", "{e} , a {v} , was first described long ago"),
+    ("many people wonder what {e} is", "{e} is hard to define"),
+    "kind",
+)
+
+RELATION_BY_NAME = {relation.name: relation for relation in (*RELATIONS, DEFINITION)}
 
 _ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "dr", "kr", "st", "th", "tr")
 _VOWELS = ("a", "e", "i", "o", "u", "ia", "ei", "ou")
@@ -101,6 +112,8 @@ _FIRST_NAMES = ("anna", "boris", "clara", "david", "elena", "felix", "greta", "h
 _NUMBER_WORDS = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "twelve", "fifteen",
                  "twenty", "thirty", "forty", "fifty", "sixty", "eighty")
 _SCALES = ("thousand", "hundred thousand", "million")
+_KINDS = ("island nation", "mountain kingdom", "river city", "desert republic", "coastal town", "forest province",
+          "trading port", "lake district", "border county", "valley settlement")
 _GOODS = ("copper", "wool", "timber", "salt", "coffee", "rice", "silver", "cotton", "tea", "fish",
           "glass", "olive oil", "marble", "leather", "spices", "wheat", "tin", "silk", "honey", "cork")
 
@@ -139,6 +152,8 @@ def random_value(kind: str, rng: random.Random) -> str:
         return random_name(rng, (2, 2)) + "ish"
     if kind == "goods":
         return rng.choice(_GOODS)
+    if kind == "kind":
+        return f"{rng.choice(_ADJECTIVES)} {rng.choice(_KINDS)}"
     raise ValueError(f"unknown value kind {kind!r}")
 
 
@@ -153,8 +168,9 @@ def mention_sentence(entity: str, rng: random.Random) -> str:
 
 def template_words() -> set[str]:
     """Every word the templates use: entity names must not collide with them."""
-    texts = [t for r in RELATIONS for group in (r.questions, r.literal, r.paraphrase, r.partial) for t in group]
-    texts += [*_FIRST_NAMES, *_NUMBER_WORDS, *_SCALES, *_GOODS, *_FILLER_SUBJECTS, *_FILLER_VERBS, *_FILLER_TIMES,
+    texts = [t for r in RELATION_BY_NAME.values() for group in (r.questions, r.literal, r.paraphrase, r.partial)
+             for t in group]
+    texts += [*_KINDS, *_FIRST_NAMES, *_NUMBER_WORDS, *_SCALES, *_GOODS, *_FILLER_SUBJECTS, *_FILLER_VERBS, *_FILLER_TIMES,
               *_FILLER_TAILS, *_MENTION_TEMPLATES, *_ADJECTIVES, *_NOUNS]
     return {word.strip(".{}") for text in texts for word in text.split()}
 

@@ -27,7 +27,7 @@ def _columns(spec: list[dict], querysets: dict) -> list[Column]:
 
 
 def _alphas(columns: list[Column]) -> str:
-    return ", ".join(f"{c.header}: p < {c.alpha}" for c in columns)
+    return ", ".join(f"{c.header}: $p < {c.alpha}$" for c in columns)
 
 
 def table1(averaged: list[str], spec: dict, models: dict, querysets: dict, n_seeds: int,

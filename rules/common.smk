@@ -108,5 +108,6 @@ def table_params(table):
     }
 
 
-FAR_QUERYSET = table_querysets("table4")[0]
+# The query set of the FarRelevant collection (check_config allows at most one).
+FAR_QUERYSET = next((q for q, s in config["querysets"].items() if s["collection"] == "farrelevant"), "farrelevant")
 FIGURES = ["results/figures/farrelevant.png", "results/figures/farrelevant.pdf"]

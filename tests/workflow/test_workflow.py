@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path

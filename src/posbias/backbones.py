@@ -33,8 +33,11 @@ def load_tokenizer(name: str, trust_remote_code: bool = False):
 
 
 def token_counter(name: str):
-    """A function counting a text's tokens (no special tokens); `whitespace` splits on spaces."""
+    """A function counting a text's tokens (no special tokens); `whitespace` splits on spaces.
+
+    Counts are cached: generators and the FarRelevant builder measure the same passages many times.
+    """
     if name == "whitespace":
-        return lambda text: len(text.split())
+        return functools.lru_cache(maxsize=None)(lambda text: len(text.split()))
     tokenizer = load_tokenizer(name)
-    return lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"])
+    return functools.lru_cache(maxsize=None)(lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]))

@@ -145,8 +145,7 @@ class _Builder:
         self.s = settings
         self.rng = random.Random(settings.seed)
         self.world = _World(settings, self.rng, entity_words)
-        self._length_cache: dict[str, int] = {}
-        self._length = length
+        self.length = length
         pairs = [(e, r.name) for e in self.world.entities for r in self.world.relations]
         self.rng.shuffle(pairs)
         if settings.query_relations:
@@ -177,11 +176,6 @@ class _Builder:
             self.background_by_entity.setdefault(e, []).append((e, r))
             self.background_by_relation.setdefault(r, []).append((e, r))
         self.documents: list[Document] = []
-
-    def length(self, text: str) -> int:
-        if text not in self._length_cache:
-            self._length_cache[text] = self._length(text)
-        return self._length_cache[text]
 
     # -- distractor passages ------------------------------------------------
 

@@ -54,3 +54,15 @@ def test_every_ranker_scores_deterministically_ignores_padding_and_round_trips(n
     assert loaded.registry_name == name
     with torch.no_grad():
         assert torch.allclose(loaded(chunker.batch([(query, short), (query, long)])), batched, atol=1e-5)
+
+
+def test_dropout_argument_replaces_every_dropout_probability(tiny_backbone, tmp_path, tokenizer):
+    ranker = build_ranker("maxp", {**args(tiny_backbone, "maxp"), "dropout": 0.0})
+    config = ranker.encoder.backbone.config
+    assert config.hidden_dropout_prob == 0.0 and config.attention_probs_dropout_prob == 0.0
+    assert all(m.p == 0.0 for m in ranker.modules() if isinstance(m, torch.nn.Dropout))
+    default = build_ranker("maxp", args(tiny_backbone, "maxp"))
+    assert default.encoder.backbone.config.hidden_dropout_prob > 0.0  # untouched without the argument
+    save_checkpoint(ranker, tokenizer, tmp_path / "ckpt")
+    reloaded, _ = load_checkpoint(tmp_path / "ckpt")
+    assert reloaded.args["dropout"] == 0.0 and reloaded.encoder.backbone.config.hidden_dropout_prob == 0.0

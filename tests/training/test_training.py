@@ -6,6 +6,7 @@ import torch
 
 from posbias.rankers.registry import build_ranker
 from posbias.training.device import autocast_dtype, pick_device
+from posbias.training.freezing import freeze_lower, transformer_layers
 from posbias.training.loop import TrainingSettings, seed_everything, train, warmup_then_constant
 from posbias.training.loss import pairwise_margin_loss
 from posbias.training.sampler import PairSampler
@@ -68,13 +69,28 @@ def test_two_steps_finite_loss_parameters_change_and_seeded_runs_agree(tiny_back
     assert all(torch.equal(a, b) for a, b in zip(ranker.parameters(), again.parameters()))
 
 
-def test_frozen_embeddings_stay_put(tiny_backbone, tokenizer):
+def test_frozen_embeddings_and_layers_stay_put_and_the_rest_trains(tiny_backbone, tokenizer):
     seed_everything(1)
     ranker = build_ranker("maxp", dict(backbone=tiny_backbone, max_query_tokens=8, chunk_tokens=8, stride=8,
                                        max_doc_tokens=16))
-    embeddings = ranker.encoder.backbone.get_input_embeddings().weight.detach().clone()
-    train(ranker, tokenizer, QUERIES, DOCS, QRELS, CANDIDATES, settings(freeze_embeddings=True), 1, progress=False)
-    assert torch.equal(embeddings, ranker.encoder.backbone.get_input_embeddings().weight)
+    before = {n: p.detach().clone() for n, p in ranker.named_parameters()}
+    train(ranker, tokenizer, QUERIES, DOCS, QRELS, CANDIDATES,
+          settings(freeze_embeddings=True, freeze_layers=1), 1, progress=False)
+    after = dict(ranker.named_parameters())
+    frozen = [n for n in before if ".embeddings." in n or ".encoder.layer.0." in n]
+    assert frozen and all(torch.equal(before[n], after[n]) for n in frozen)
+    assert not torch.equal(before["encoder.backbone.encoder.layer.1.output.dense.weight"],
+                           after["encoder.backbone.encoder.layer.1.output.dense.weight"])
+
+
+def test_freezing_refuses_impossible_settings(tiny_backbone):
+    backbone = build_ranker("maxp", dict(backbone=tiny_backbone, max_query_tokens=8, chunk_tokens=8, stride=8,
+                                         max_doc_tokens=16)).encoder.backbone
+    assert len(transformer_layers(backbone)) == 2
+    with pytest.raises(ValueError, match="freeze_layers=2 leaves none"):
+        freeze_lower(backbone, embeddings=True, layers=2)
+    with pytest.raises(ValueError, match="needs training.freeze_embeddings"):
+        freeze_lower(backbone, embeddings=False, layers=1)
 
 
 def test_device_choice():

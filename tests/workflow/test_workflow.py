@@ -31,7 +31,7 @@ def tiny_config(backbone: str) -> dict:
         first_window=16, min_doc_tokens=20, max_doc_tokens=48, pool_passages=60, hard_negatives=2)
     for spec in config["querysets"].values():
         spec["depth"] = 6
-    config["training"].update(seeds=[1, 2], epochs=1, batch_size=4)
+    config["training"].update(seeds=[1, 2], epochs=1, batch_size=4, freeze_layers=1)  # the tiny BERT has 2 layers
     args = dict(backbone=backbone, max_query_tokens=8, chunk_tokens=16, stride=16, max_doc_tokens=48)
     config["models"] = {
         "firstp": {"label": "FirstP", "ranker": "firstp", "baseline": "firstp", "lr": 1e-4, "head_lr": 1e-3,

@@ -12,10 +12,13 @@ graded) documents. The structure mirrors the real benchmarks:
 * a passage collection (answering passages plus a non-relevant pool) for
   separate queries, from which `posbias.data.farrelevant` builds FarRelevant.
 
-Each query gets hard negatives that mention its entity many times or use its
-question words about other entities, and answering passages are often
-paraphrases that share only the entity name with the query, so BM25 does not
-solve the task and a reranker has something to learn.
+Each query gets hard negatives that hold all of its words, the entity often
+repeated, but never within one window of each other (see `hard_negatives`):
+BM25 ranks them above the answer, while a ranker that reads passages can learn
+that the answer is where the query's words meet. Answering passages reuse the
+question's words, or with probability 1 - `literal_fraction` paraphrase them so
+that they share only the entity name with the query (a harder, lexical-gap
+variant that the CPU-sized default does not use).
 """
 
 from __future__ import annotations
@@ -96,6 +99,7 @@ class SyntheticCollection:
     queries: dict[str, dict[str, str]]  # query set -> {qid: text}
     qrels: dict[str, dict[str, dict[str, int]]]  # query set -> {qid: {doc_id: grade}}
     answer_starts: dict[str, dict[str, int]]  # query set -> {qid: token offset of the answer in its relevant doc}
+    hard_negatives: dict[str, dict[str, list[str]]]  # query set -> {qid: doc ids of its hard negatives}
     passages: list[dict]  # FarRelevant passage collection: {"id", "text"}
     passage_queries: dict[str, str]
     passage_qrels: dict[str, dict[str, int]]
@@ -240,20 +244,36 @@ class _Builder:
         return self._add(passages), start
 
     def hard_negatives(self, entity, relation) -> list[str]:
+        """Documents that use every query word, but never within one window of each other.
+
+        An entity zone (mentions of the entity, its other facts) and a relation zone
+        (the queried relation stated for other entities, in the question's words) sit
+        at least `first_window` tokens of filler apart, in random order. BM25 sees all
+        query terms, the entity often repeated, so these documents outrank the answer;
+        what tells them apart is proximity, which a passage-level ranker can see.
+        Documents alternate between entity-heavy and relation-heavy.
+        """
         doc_ids = []
         for i in range(self.s.hard_negatives):
-            # One document about the entity, then documents using the question's words.
-            weights = (0.7, 0.1, 0.2) if i % 3 == 0 else (0.1, 0.5, 0.4)
-            doc_ids.append(self._add(self._fill(entity, relation, weights, self._target_length())))
+            n_entity, n_relation = (2, 1) if i % 2 == 0 else (1, 2)
+            entity_zone = [self._about_entity(entity) for _ in range(n_entity)]
+            relation_zone = [self._on_relation(relation) for _ in range(n_relation)]
+            gap, gap_tokens = [], 0
+            while gap_tokens < self.s.first_window:
+                gap.append(Passage(filler_sentence(self.rng)))
+                gap_tokens += self.length(gap[-1].text)
+            first, last = (entity_zone, relation_zone) if self.rng.random() < 0.5 else (relation_zone, entity_zone)
+            doc_ids.append(self._add(first + gap + last))
         return doc_ids
 
     def build(self) -> SyntheticCollection:
         queries: dict[str, dict[str, str]] = {}
         qrels: dict[str, dict[str, dict[str, int]]] = {}
         starts: dict[str, dict[str, int]] = {}
+        negatives: dict[str, dict[str, list[str]]] = {}
         mixed = (0.25, 0.15, 0.6)
         for name in QUERY_SETS:
-            queries[name], qrels[name], starts[name] = {}, {}, {}
+            queries[name], qrels[name], starts[name], negatives[name] = {}, {}, {}, {}
             for i, (entity, relation) in enumerate(self.query_pairs[name]):
                 qid = f"{name}{i:04d}"
                 queries[name][qid] = self.world.question(entity, relation)
@@ -264,10 +284,10 @@ class _Builder:
                 starts[name][qid] = start
                 if name == "test":
                     judged = self._graded(entity, relation, doc_id)
-                self.hard_negatives(entity, relation)
+                negatives[name][qid] = self.hard_negatives(entity, relation)
                 qrels[name][qid] = judged
         passages, passage_queries, passage_qrels = self._passage_collection()
-        return SyntheticCollection(self.documents, queries, qrels, starts, passages, passage_queries, passage_qrels)
+        return SyntheticCollection(self.documents, queries, qrels, starts, negatives, passages, passage_queries, passage_qrels)
 
     def _graded(self, entity, relation, answer_doc) -> dict[str, int]:
         """TREC-DL-like judgments: several documents per query, three grades."""

@@ -9,16 +9,26 @@ from posbias.backbones import resolve
 from posbias.rankers.chunking import ChunkBatch
 
 
-def load_backbone(name: str, layers: int | None = None, trust_remote_code: bool = False) -> nn.Module:
-    """Load a pretrained encoder; `layers` keeps only the first N transformer layers."""
-    from transformers import AutoModel
+def load_backbone(name: str, layers: int | None = None, trust_remote_code: bool = False,
+                  dropout: float | None = None) -> nn.Module:
+    """Load a pretrained encoder; `layers` keeps only the first N transformer layers, and
+    `dropout` (when given) replaces every dropout probability of the backbone's config."""
+    from transformers import AutoConfig, AutoModel
     from transformers.utils import logging as hf_logging
 
-    overrides = {"num_hidden_layers": layers} if layers else {}
+    path = resolve(name)
+    config = AutoConfig.from_pretrained(path, trust_remote_code=trust_remote_code)
+    if layers:
+        config.num_hidden_layers = layers
+    if dropout is not None:
+        # Names differ between architectures (hidden_dropout_prob, attention_dropout, ...).
+        for key, value in config.to_dict().items():
+            if "dropout" in key and isinstance(value, float):
+                setattr(config, key, dropout)
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # dropping layers on purpose makes a long "unexpected keys" report
     try:
-        return AutoModel.from_pretrained(resolve(name), trust_remote_code=trust_remote_code, **overrides)
+        return AutoModel.from_pretrained(path, config=config, trust_remote_code=trust_remote_code)
     finally:
         hf_logging.set_verbosity(verbosity)
 

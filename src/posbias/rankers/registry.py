@@ -52,12 +52,12 @@ class ChunkRanker(nn.Module):
 
     def __init__(self, backbone: str, max_query_tokens: int, chunk_tokens: int, stride: int,
                  max_doc_tokens: int, pooling: str = "cls", backbone_layers: int | None = None,
-                 trust_remote_code: bool = False):
+                 trust_remote_code: bool = False, dropout: float | None = None):
         super().__init__()
         self.args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self.geometry = ChunkGeometry(max_query_tokens, chunk_tokens, stride, max_doc_tokens)
         self.check_geometry(self.geometry)
-        self.encoder = ChunkEncoder(load_backbone(backbone, backbone_layers, trust_remote_code), pooling)
+        self.encoder = ChunkEncoder(load_backbone(backbone, backbone_layers, trust_remote_code, dropout), pooling)
         self.aggregator = self.make_aggregator(self.encoder.hidden_size)
 
     def check_geometry(self, geometry: ChunkGeometry) -> None:

@@ -20,6 +20,7 @@ from tqdm import tqdm
 from posbias.rankers.chunking import Chunker
 from posbias.rankers.registry import ChunkRanker
 from posbias.training.device import autocast, autocast_dtype, pick_device
+from posbias.training.freezing import freeze_lower
 from posbias.training.loss import pairwise_margin_loss
 from posbias.training.sampler import PairSampler
 
@@ -36,10 +37,11 @@ class TrainingSettings:
     margin: float
     warmup_fraction: float
     weight_decay: float
-    freeze_embeddings: bool  # keep the word embedding matrix fixed (saves most optimizer work on CPU)
+    freeze_embeddings: bool  # keep the embedding block fixed (saves most optimizer work on CPU)
     device: str
     precision: str
     max_grad_norm: float
+    freeze_layers: int = 0  # also keep the first N transformer layers fixed (no backward through them)
 
 
 def seed_everything(seed: int) -> None:
@@ -67,8 +69,7 @@ def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], documents: di
     doc_ids = dict(zip(needed, chunker.tokenize_documents([documents[d] for d in needed])))
     query_ids = dict(zip(sampler.qids, chunker.tokenize_queries([queries[q] for q in sampler.qids])))
 
-    if settings.freeze_embeddings:
-        ranker.encoder.backbone.get_input_embeddings().weight.requires_grad_(False)
+    freeze_lower(ranker.encoder.backbone, settings.freeze_embeddings, settings.freeze_layers)
     head = {id(p) for p in ranker.head_parameters()}
     backbone_params = [p for p in ranker.parameters() if p.requires_grad and id(p) not in head]
     optimizer = torch.optim.AdamW([

@@ -5,7 +5,7 @@ import pytest
 from posbias.data.synthetic import GeneratorSettings, generate
 from posbias.data.vocabulary import RELATION_BY_NAME
 
-SETTINGS = GeneratorSettings(seed=5, n_entities=60, n_train_queries=60, n_dev_queries=20, n_test_queries=8,
+SETTINGS = GeneratorSettings(seed=5, n_entities=60, n_train_queries=60, n_dev_queries=40, n_test_queries=8,
                              n_farrelevant_queries=10, first_window=24, min_doc_tokens=30, max_doc_tokens=72,
                              early_fraction=0.85, literal_fraction=0.5, hard_negatives=2, pool_passages=100)
 
@@ -27,9 +27,9 @@ def test_structure_of_the_query_sets():
     docs = {d.doc_id: d for d in collection.documents}
     for name in ("train", "dev"):
         assert all(len(judged) == 1 for judged in collection.qrels[name].values())
-    starts = [*collection.answer_starts["train"].values(), *collection.answer_starts["dev"].values()]
-    early = sum(start < SETTINGS.first_window for start in starts) / len(starts)
-    assert early >= 0.7  # strong early bias, as in MS MARCO (early_fraction 0.85)
+        starts = collection.answer_starts[name].values()
+        early = sum(start < SETTINGS.first_window for start in starts) / len(starts)
+        assert early >= 0.7  # strong early bias, as in MS MARCO
     for judged in collection.qrels["test"].values():
         assert len(judged) >= 3 and set(judged.values()) == {1, 2, 3}
     # each relevant document holds its query's answering passage, and no other document does
@@ -86,7 +86,8 @@ def test_hard_negatives_hold_the_query_words_only_far_apart():
                     offsets.append(offsets[-1] + whitespace(p.text))
                 spans = [(offsets[i], offsets[i + 1]) for i in range(len(passages))]
                 on_entity = [spans[i] for i, p in enumerate(passages) if p.entity == entity]
-                on_relation = [spans[i] for i, p in enumerate(passages) if p.relation == relation and p.entity != entity]
+                on_relation = [spans[i] for i, p in enumerate(passages)
+                               if p.relation == relation and p.entity != entity]
                 assert on_entity and on_relation  # every query word is there for BM25 ...
                 assert not any(p.answers and (p.entity, p.relation) == (entity, relation) for p in passages)
                 for a in on_entity:  # ... but never within one window of W tokens
@@ -94,4 +95,5 @@ def test_hard_negatives_hold_the_query_words_only_far_apart():
                         gap = max(b[0] - a[1], a[0] - b[1])
                         assert gap >= SETTINGS.first_window, (qid, doc_id, docs[doc_id].text)
                 checked += 1
-    assert checked == (60 + 20 + 8) * SETTINGS.hard_negatives
+    n_queries = SETTINGS.n_train_queries + SETTINGS.n_dev_queries + SETTINGS.n_test_queries
+    assert checked == n_queries * SETTINGS.hard_negatives

@@ -53,10 +53,10 @@ class GeneratorSettings:
     n_farrelevant_queries: int
     first_window: int  # W, in tokens of the length function
     min_doc_tokens: int
-    max_doc_tokens: int  # documents are drawn up to this length (about 3W)
+    max_doc_tokens: int  # relevant documents are drawn up to this length (about 3W); hard negatives are 3 zones long
     early_fraction: float  # share of train/dev answers starting inside the first window
     literal_fraction: float  # share of answering passages that reuse the question's words
-    hard_negatives: int  # documents per query that mention the entity or relation only
+    hard_negatives: int  # documents per query holding its words, never within W tokens of each other
     pool_passages: int  # non-relevant passages in the FarRelevant passage pool
     n_relations: int = len(RELATIONS)  # use the first N relations of the vocabulary
     query_relations: tuple[str, ...] | None = None  # relations queries ask for (default: all in use)
@@ -287,7 +287,8 @@ class _Builder:
                 negatives[name][qid] = self.hard_negatives(entity, relation)
                 qrels[name][qid] = judged
         passages, passage_queries, passage_qrels = self._passage_collection()
-        return SyntheticCollection(self.documents, queries, qrels, starts, negatives, passages, passage_queries, passage_qrels)
+        return SyntheticCollection(self.documents, queries, qrels, starts, negatives,
+                                   passages, passage_queries, passage_qrels)
 
     def _graded(self, entity, relation, answer_doc) -> dict[str, int]:
         """TREC-DL-like judgments: several documents per query, three grades."""

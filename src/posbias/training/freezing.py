@@ -30,6 +30,7 @@ def freeze_lower(backbone: nn.Module, embeddings: bool, layers: int) -> None:
     if layers:
         stack = transformer_layers(backbone)
         if layers >= len(stack):
-            raise ValueError(f"training.freeze_layers={layers} leaves none of the backbone's {len(stack)} layers to train")
+            raise ValueError(f"training.freeze_layers={layers} leaves none of the backbone's "
+                             f"{len(stack)} layers to train")
         for layer in stack[:layers]:
             layer.requires_grad_(False)

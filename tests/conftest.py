@@ -1,8 +1,18 @@
-"""Shared fixtures: a tiny random BERT with the offline MiniLM tokenizer, and small collections."""
+"""Shared fixtures: a tiny random BERT with the offline MiniLM tokenizer, small collections, a test IR_DATASETS_HOME."""
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
+
 import pytest
+
+# ir_datasets fixes its data directory when its dataset modules are imported, so the
+# tests' directory is set before anything imports it; no test reads or writes ~/.ir_datasets.
+IR_DATASETS_HOME = os.environ["IR_DATASETS_HOME"] = tempfile.mkdtemp(prefix="posbias-test-irds-")
+atexit.register(shutil.rmtree, IR_DATASETS_HOME, ignore_errors=True)
 
 OFFLINE = "offline:all-MiniLM-L6-v2"
 

@@ -1,43 +1,115 @@
 # Collections in the standard formats: documents JSONL, queries TSV, TREC qrels.
+# Generated collections (the embedded default and FarRelevant) come first; then collections
+# read from a source (ir_datasets, Hugging Face datasets, local files) and their truncation.
 
 
-rule generate_synthetic:
+if "generator" in config:
+
+    rule generate_synthetic:
+        output:
+            queries=expand("results/data/synthetic/queries/{qs}.tsv", qs=SYNTHETIC_QUERYSETS),
+            qrels=expand("results/data/synthetic/qrels/{qs}.txt", qs=SYNTHETIC_QUERYSETS),
+            positions=expand("results/data/synthetic/positions/{qs}.tsv", qs=SYNTHETIC_QUERYSETS),
+            passages="results/data/synthetic-passages/docs.jsonl",
+            passage_queries="results/data/synthetic-passages/queries/farrelevant.tsv",
+            passage_qrels="results/data/synthetic-passages/qrels/farrelevant.txt",
+            docs="results/data/synthetic/docs.jsonl",
+        params:
+            settings=config["generator"]["settings"],
+            tokenizer=config["generator"]["tokenizer"],
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/data/generate_synthetic.log",
+        script:
+            "../scripts/generate_synthetic.py"
+
+
+if "generator" in config and "farrelevant" in config:
+
+    rule build_farrelevant:
+        input:
+            passages="results/data/synthetic-passages/docs.jsonl",
+            queries="results/data/synthetic-passages/queries/farrelevant.tsv",
+            qrels="results/data/synthetic-passages/qrels/farrelevant.txt",
+        output:
+            queries=f"results/data/farrelevant/queries/{FAR_QUERYSET}.tsv",
+            qrels=f"results/data/farrelevant/qrels/{FAR_QUERYSET}.txt",
+            positions=f"results/data/farrelevant/positions/{FAR_QUERYSET}.tsv",
+            docs="results/data/farrelevant/docs.jsonl",
+        params:
+            settings={k: config["farrelevant"][k] for k in ("seed", "n_queries", "first_window", "max_doc_tokens")},
+            tokenizer=config["farrelevant"]["tokenizer"],
+            queryset=FAR_QUERYSET,
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/data/build_farrelevant.log",
+        script:
+            "../scripts/build_farrelevant.py"
+
+
+rule fetch_documents:
     output:
-        queries=expand("results/data/synthetic/queries/{qs}.tsv", qs=SYNTHETIC_QUERYSETS),
-        qrels=expand("results/data/synthetic/qrels/{qs}.txt", qs=SYNTHETIC_QUERYSETS),
-        positions=expand("results/data/synthetic/positions/{qs}.tsv", qs=SYNTHETIC_QUERYSETS),
-        passages="results/data/synthetic-passages/docs.jsonl",
-        passage_queries="results/data/synthetic-passages/queries/farrelevant.tsv",
-        passage_qrels="results/data/synthetic-passages/qrels/farrelevant.txt",
-        docs="results/data/synthetic/docs.jsonl",
+        docs="results/data/{collection}/source/docs.jsonl",
     params:
-        settings=config["generator"]["settings"],
-        tokenizer=config["generator"]["tokenizer"],
+        source=lambda wc: COLLECTIONS[wc.collection]["documents"],
+    wildcard_constraints:
+        collection=alternatives(COLLECTIONS),
     conda:
         "../envs/posbias.yaml"
     log:
-        "logs/data/generate_synthetic.log",
+        "logs/data/fetch_documents/{collection}.log",
     script:
-        "../scripts/generate_synthetic.py"
+        "../scripts/fetch_documents.py"
 
 
-rule build_farrelevant:
+rule fetch_queryset:
+    output:
+        queries="results/data/{collection}/queries/{queryset}.tsv",
+        qrels="results/data/{collection}/qrels/{queryset}.txt",
+    params:
+        source=lambda wc: QUERYSETS[wc.queryset]["source"],
+    wildcard_constraints:
+        collection=alternatives(COLLECTIONS),
+    conda:
+        "../envs/posbias.yaml"
+    log:
+        "logs/data/fetch_queryset/{collection}/{queryset}.log",
+    script:
+        "../scripts/fetch_queryset.py"
+
+
+rule fetch_folds:
+    output:
+        folds="results/data/{collection}/folds/{queryset}.tsv",
+    params:
+        folds=lambda wc: QUERYSETS[wc.queryset]["folds"],
+    wildcard_constraints:
+        collection=alternatives(COLLECTIONS),
+    conda:
+        "../envs/posbias.yaml"
+    log:
+        "logs/data/fetch_folds/{collection}/{queryset}.log",
+    script:
+        "../scripts/fetch_folds.py"
+
+
+# The rankers read documents cut to N tokens of a named tokenizer (paper: 1431 BERT tokens);
+# first-stage retrieval indexes the full documents.
+rule truncate_documents:
     input:
-        passages="results/data/synthetic-passages/docs.jsonl",
-        queries="results/data/synthetic-passages/queries/farrelevant.tsv",
-        qrels="results/data/synthetic-passages/qrels/farrelevant.txt",
+        docs="results/data/{collection}/source/docs.jsonl",
     output:
-        queries=f"results/data/farrelevant/queries/{FAR_QUERYSET}.tsv",
-        qrels=f"results/data/farrelevant/qrels/{FAR_QUERYSET}.txt",
-        positions=f"results/data/farrelevant/positions/{FAR_QUERYSET}.tsv",
-        docs="results/data/farrelevant/docs.jsonl",
+        docs="results/data/{collection}/docs.truncated.jsonl",
     params:
-        settings={k: config["farrelevant"][k] for k in ("seed", "n_queries", "first_window", "max_doc_tokens")},
-        tokenizer=config["farrelevant"]["tokenizer"],
-        queryset=FAR_QUERYSET,
+        tokenizer=lambda wc: COLLECTIONS[wc.collection]["truncate"]["tokenizer"],
+        max_tokens=lambda wc: COLLECTIONS[wc.collection]["truncate"]["max_tokens"],
+    wildcard_constraints:
+        collection=alternatives([c for c, s in COLLECTIONS.items() if "truncate" in s]),
     conda:
         "../envs/posbias.yaml"
     log:
-        "logs/data/build_farrelevant.log",
+        "logs/data/truncate_documents/{collection}.log",
     script:
-        "../scripts/build_farrelevant.py"
+        "../scripts/truncate_documents.py"

@@ -36,3 +36,21 @@ rule evaluate_retriever:
         "logs/evaluate/retriever/seed0.log",
     script:
         "../scripts/evaluate.py"
+
+
+rule evaluate_first_stage:
+    input:
+        qrels=lambda wc: [qrels_of(wc.queryset)],
+        runs=lambda wc: [retrieval_run(wc.retriever, wc.queryset, wc.depth)],
+    output:
+        values=["results/eval-first-stage/{retriever}/{queryset}/top{depth}.parquet"],
+    params:
+        metrics=lambda wc: [config["tables"]["first_stage"]["metrics"]],
+        querysets=lambda wc: [wc.queryset],
+        system=lambda wc: wc.retriever,
+    conda:
+        "../envs/posbias.yaml"
+    log:
+        "logs/evaluate/first_stage/{retriever}/{queryset}/top{depth}.log",
+    script:
+        "../scripts/evaluate.py"

@@ -1,11 +1,15 @@
-# First stage: Lucene BM25 through pyserini, and the random-shuffle baseline.
+# First stage: Lucene BM25 through pyserini, hybrid dense (FAISS) + BM25 fusion, runs given by the
+# user, and the random-shuffle baseline. Candidate runs: results/candidates/{retriever}/{queryset}/top{depth}.run
 
 
 rule bm25_index:
     input:
-        docs="results/data/{collection}/docs.jsonl",
+        unpack(expansions_input),
+        docs=lambda wc: source_docs_of(wc.collection),
     output:
-        index=directory("results/index/{collection}"),
+        index=directory("results/index/{collection}/lucene"),
+    params:
+        expansions=expansions_param,
     threads: 2
     conda:
         "../envs/posbias.yaml"
@@ -17,21 +21,84 @@ rule bm25_index:
 
 rule bm25_retrieve:
     input:
-        index="results/index/{collection}",
-        queries="results/data/{collection}/queries/{queryset}.tsv",
+        index=lambda wc: lucene_index_of(collection_of(wc.queryset)),
+        queries=lambda wc: queries_of(wc.queryset),
     output:
-        run="results/candidates/{collection}/{queryset}.run",
+        run="results/candidates/{retriever}/{queryset}/top{depth}.run",
     params:
-        depth=lambda wc: config["querysets"][wc.queryset]["depth"],
-        k1=config["bm25"]["k1"],
-        b=config["bm25"]["b"],
+        depth=lambda wc: int(wc.depth),
+        k1=lambda wc: RETRIEVERS[wc.retriever]["k1"],
+        b=lambda wc: RETRIEVERS[wc.retriever]["b"],
+    wildcard_constraints:
+        retriever=alternatives(BM25_RETRIEVERS),
     threads: 2
     conda:
         "../envs/posbias.yaml"
     log:
-        "logs/retrieval/bm25_retrieve/{collection}/{queryset}.log",
+        "logs/retrieval/bm25_retrieve/{retriever}/{queryset}/top{depth}.log",
     script:
         "../scripts/bm25_retrieve.py"
+
+
+rule dense_index:
+    input:
+        docs=lambda wc: source_docs_of(wc.collection),
+    output:
+        index=directory("results/index/{collection}/dense/{retriever}"),
+    params:
+        encoder=lambda wc: RETRIEVERS[wc.retriever]["encoder"],
+        faiss=lambda wc: RETRIEVERS[wc.retriever]["faiss"],
+    wildcard_constraints:
+        retriever=alternatives(HYBRID_RETRIEVERS),
+    threads: 2
+    conda:
+        "../envs/posbias.yaml"
+    log:
+        "logs/retrieval/dense_index/{collection}/{retriever}.log",
+    script:
+        "../scripts/dense_index.py"
+
+
+rule hybrid_retrieve:
+    input:
+        dense=lambda wc: f"results/index/{collection_of(wc.queryset)}/dense/{wc.retriever}",
+        lucene=lambda wc: lucene_index_of(collection_of(wc.queryset)),
+        queries=lambda wc: queries_of(wc.queryset),
+    output:
+        run="results/candidates/{retriever}/{queryset}/top{depth}.run",
+    params:
+        depth=lambda wc: int(wc.depth),
+        encoder=lambda wc: RETRIEVERS[wc.retriever]["encoder"],
+        weight=lambda wc: RETRIEVERS[wc.retriever]["weight"],
+        bm25=lambda wc: {k: RETRIEVERS[RETRIEVERS[wc.retriever]["bm25"]][k] for k in ("k1", "b")},
+        tag=lambda wc: wc.retriever,
+    wildcard_constraints:
+        retriever=alternatives(HYBRID_RETRIEVERS),
+    threads: 2
+    conda:
+        "../envs/posbias.yaml"
+    log:
+        "logs/retrieval/hybrid_retrieve/{retriever}/{queryset}/top{depth}.log",
+    script:
+        "../scripts/hybrid_retrieve.py"
+
+
+rule import_run:
+    input:
+        run=lambda wc: QUERYSETS[wc.queryset]["candidates"],
+        queries=lambda wc: queries_of(wc.queryset),
+    output:
+        run="results/candidates/given/{queryset}/top{depth}.run",
+    params:
+        depth=lambda wc: int(wc.depth),
+    wildcard_constraints:
+        queryset=alternatives([q for q, s in QUERYSETS.items() if "candidates" in s]),
+    conda:
+        "../envs/posbias.yaml"
+    log:
+        "logs/retrieval/import_run/{queryset}/top{depth}.log",
+    script:
+        "../scripts/import_run.py"
 
 
 rule random_shuffle:

@@ -3,7 +3,7 @@
 
 rule train:
     input:
-        docs=lambda wc: f"results/data/{collection_of(TRAIN_QUERYSET)}/docs.jsonl",
+        docs=docs_of(collection_of(TRAIN_QUERYSET)),
         queries=queries_of(TRAIN_QUERYSET),
         qrels=qrels_of(TRAIN_QUERYSET),
         candidates=candidates_of(TRAIN_QUERYSET),

@@ -2,7 +2,7 @@
 from posbias.logs import job_log
 from posbias.steps.evaluate import evaluate_run
 
-system = snakemake.wildcards.get("system", "retriever")
+system = snakemake.params.get("system") or snakemake.wildcards.get("system", "retriever")
 seed = int(snakemake.wildcards.get("seed", 0))
 with job_log(snakemake.log[0]):
     for qrels, run, out, metrics, queryset in zip(snakemake.input.qrels, snakemake.input.runs, snakemake.output.values,

@@ -2,7 +2,7 @@
 
 Formats (see DESIGN.md): documents JSONL (`{"id", "text"}`), queries TSV
 (`qid<TAB>text`), TREC qrels (`qid 0 docid grade`) and TREC runs
-(`qid Q0 docid rank score tag`). Readers accept `.gz`, `.bz2` and `.xz`
+(`qid Q0 docid rank score tag`), and folds TSV (`qid<TAB>fold`). Readers accept `.gz`, `.bz2` and `.xz`
 transparently and report malformed lines with the file name and line number.
 Writers are atomic: they write a temporary file in the target directory and
 rename it, so a killed job never leaves a file that looks complete.
@@ -65,9 +65,8 @@ def atomic_write(path: str | os.PathLike, mode: str = "w"):
 
 # --- documents -------------------------------------------------------------
 
-def read_documents(path: str | os.PathLike) -> dict[str, str]:
-    """Read a JSONL document file into `{doc_id: text}` (title prepended if present)."""
-    docs: dict[str, str] = {}
+def iter_documents(path: str | os.PathLike) -> Iterator[tuple[str, str]]:
+    """Stream `(doc_id, text)` from a JSONL document file (title prepended if present)."""
     for line_no, line in _lines(path):
         try:
             record = json.loads(line)
@@ -78,14 +77,21 @@ def read_documents(path: str | os.PathLike) -> dict[str, str]:
         text = record["text"]
         if record.get("title"):
             text = f"{record['title']} {text}"
-        docs[str(record["id"])] = text
-    return docs
+        yield str(record["id"]), text
 
 
-def write_documents(path: str | os.PathLike, docs: Iterable[Mapping]) -> None:
+def read_documents(path: str | os.PathLike) -> dict[str, str]:
+    """Read a JSONL document file into `{doc_id: text}` (title prepended if present)."""
+    return dict(iter_documents(path))
+
+
+def write_documents(path: str | os.PathLike, docs: Iterable[Mapping]) -> int:
+    """Write (possibly streamed) documents as JSONL; returns how many were written."""
+    count = 0
     with atomic_write(path) as out:
-        for doc in docs:
+        for count, doc in enumerate(docs, start=1):
             out.write(json.dumps(dict(doc), ensure_ascii=False) + "\n")
+    return count
 
 
 # --- queries ---------------------------------------------------------------
@@ -132,6 +138,27 @@ def write_qrels(path: str | os.PathLike, qrels: Mapping[str, Mapping[str, int]])
         for qid, judged in qrels.items():
             for doc_id, grade in judged.items():
                 out.write(f"{qid} 0 {doc_id} {int(grade)}\n")
+
+
+# --- cross-validation folds --------------------------------------------------
+
+def read_folds(path: str | os.PathLike) -> dict[str, int]:
+    """`qid<TAB>fold` lines (fold a positive integer) into `{qid: fold}`."""
+    folds: dict[str, int] = {}
+    for line_no, line in _lines(path):
+        parts = line.split("\t")
+        if len(parts) != 2 or not parts[1].strip().isdigit() or int(parts[1]) < 1:
+            raise FormatError(path, line_no, "expected 'qid<TAB>fold' with a fold number from 1")
+        if parts[0] in folds:
+            raise FormatError(path, line_no, f"query {parts[0]} is already in fold {folds[parts[0]]}")
+        folds[parts[0]] = int(parts[1])
+    return folds
+
+
+def write_folds(path: str | os.PathLike, folds: Mapping[str, int]) -> None:
+    with atomic_write(path) as out:
+        for qid, fold in folds.items():
+            out.write(f"{qid}\t{int(fold)}\n")
 
 
 # --- runs ------------------------------------------------------------------

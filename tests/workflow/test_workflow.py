@@ -14,7 +14,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-TARGETS = ("results/table1.tex", "results/table4.tex", "results/figures/farrelevant.png")  # what `make demo` asks for
+TARGETS = ("results/table1.tex", "results/table4.tex", "results/figures/farrelevant.png",
+           "results/first_stage.tex")  # what `make demo` asks for
 
 
 def default_config() -> dict:
@@ -32,6 +33,8 @@ def tiny_config(backbone: str) -> dict:
     for spec in config["querysets"].values():
         spec["depth"] = 6
     config["training"].update(seeds=[1, 2], epochs=1, batch_size=4, freeze_layers=1)  # the tiny BERT has 2 layers
+    config["retrievers"]["hybrid"]["encoder"] = {"model": backbone, "pooling": "mean", "max_passage_tokens": 64}
+    config["tables"]["first_stage"]["depth"] = 20
     args = dict(backbone=backbone, max_query_tokens=8, chunk_tokens=16, stride=16, max_doc_tokens=48)
     config["models"] = {
         "firstp": {"label": "FirstP", "ranker": "firstp", "baseline": "firstp", "lr": 1e-4, "head_lr": 1e-3,
@@ -97,11 +100,12 @@ def test_malformed_config_fails_when_the_graph_is_built(tmp_path, mutate, expect
 
 def test_default_config_builds_the_full_graph(tmp_path):
     write_config(tmp_path, default_config())
-    output = run_snakemake(tmp_path, "-n", "results/table1.tex", "results/table4.tex").stdout
+    output = run_snakemake(tmp_path, "-n", *TARGETS).stdout
     jobs = scheduled_jobs(output)
     trained = {w for r, w in jobs if r == "train"}
     assert len(trained) == 7 * 3  # seven rankers, three seeds each
     assert {r for r, _ in jobs} >= {"generate_synthetic", "build_farrelevant", "bm25_index", "bm25_retrieve",
+                                    "dense_index", "hybrid_retrieve", "first_stage_table",
                                     "train", "rerank", "evaluate_system", "combine_seeds", "table1", "table4"}
 
 
@@ -123,6 +127,9 @@ def test_end_to_end_writes_tables_runs_and_logs(finished_run):
             assert (work / "results" / f"{name}.{ext}").stat().st_size > 0
     for ext in ("png", "pdf"):
         assert (work / "results" / "figures" / f"farrelevant.{ext}").stat().st_size > 0
+    first_stage = pd.read_csv(work / "results" / "first_stage.csv")
+    assert set(first_stage["system"]) == {"bm25", "hybrid"}
+    assert set(first_stage["metric"]) == {"R@100", "nDCG@10"}
     table1 = pd.read_csv(work / "results" / "table1.csv")
     assert set(table1["system"]) == {"retriever", "firstp", "maxp", "parade_attn"}
     run_lines = (work / "results/runs/dev/maxp/seed1.run").read_text().splitlines()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 from pathlib import Path
@@ -9,34 +10,48 @@ from typing import Mapping
 
 from tqdm import tqdm
 
-from posbias.io import read_documents
+from posbias.data.sources.expansions import expand
+from posbias.io import iter_documents
 from posbias.retrieval.jvm import prepare_jvm
 
 log = logging.getLogger(__name__)
 
 
-def build_index(docs_path: str, index_dir: str, threads: int = 1) -> int:
+def build_index(docs_path: str, index_dir: str, threads: int = 1, expansions: Mapping[str, str] | None = None,
+                batch_size: int = 10_000) -> int:
     """Index a JSONL document file with Lucene; returns the number of documents.
 
-    The index is built in a temporary sibling directory and renamed when
-    complete, so an interrupted job never leaves an index that looks finished.
+    Documents are streamed in batches to Anserini's indexer, which spreads each batch
+    over `threads` Java threads, so a collection never has to fit in memory.
+    `expansions` (doc2query text by doc id) are appended to their documents'
+    indexed text only. The index is built in a temporary sibling directory and
+    renamed when complete, so an interrupted job never leaves an index that looks finished.
     """
     prepare_jvm()
     from pyserini.index.lucene import LuceneIndexer
 
-    docs = read_documents(docs_path)
     target = Path(index_dir)
     staging = target.with_name(target.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     indexer = LuceneIndexer(str(staging), threads=threads)
-    for doc_id, text in tqdm(docs.items(), desc="indexing", unit="doc", mininterval=5):
-        indexer.add_doc_dict({"id": doc_id, "contents": text})
+    documents = ({"id": doc_id, "text": text} for doc_id, text in iter_documents(docs_path))
+    if expansions is not None:
+        documents = expand(documents, expansions)
+    count, batch = 0, []
+    for doc in tqdm(documents, desc="indexing", unit="doc", mininterval=10):
+        batch.append(json.dumps({"id": doc["id"], "contents": doc["text"]}))
+        if len(batch) == batch_size:
+            indexer.add_batch_raw(batch)
+            count, batch = count + len(batch), []
+    if batch:
+        indexer.add_batch_raw(batch)
+        count += len(batch)
     indexer.close()
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
-    log.info("indexed %d documents from %s into %s", len(docs), docs_path, index_dir)
-    return len(docs)
+    log.info("indexed %d documents from %s into %s with %d threads", count, docs_path, index_dir, threads)
+    return count
 
 
 def search(index_dir: str, queries: Mapping[str, str], k: int, k1: float, b: float,

@@ -1,4 +1,4 @@
-"""Pipeline steps that write collections in the standard formats."""
+"""Pipeline steps that write collections in the standard formats: generated ones and those read from a source."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from posbias.backbones import load_tokenizer, token_counter
 from posbias.data import farrelevant
 from posbias.data.synthetic import GeneratorSettings, generate
 from posbias.data.vocabulary import vocabulary_entity_words
-from posbias.io import atomic_write, read_documents, read_qrels, read_queries, write_documents, write_qrels, write_queries
+from posbias.data.sources import SourceError
+from posbias.io import (atomic_write, read_documents, read_folds, read_qrels, read_queries, write_documents, write_folds,
+                        write_qrels, write_queries)
 
 log = logging.getLogger(__name__)
 
@@ -75,3 +77,67 @@ def build_farrelevant(passages: str, queries: str, qrels: str, settings: dict, t
     write_documents(out / "docs.jsonl", documents)
     log.info("built %d FarRelevant documents (%d test queries); relevant passages start at token %d..%d",
              len(documents), len(test), min(starts.values()), max(starts.values()))
+
+
+# --- collections read from a source --------------------------------------------------------------
+
+def _source_module(kind: str):
+    from posbias.data.sources import hf, irds, local
+
+    return {"ir_datasets": irds, "hf": hf, "local": local}[kind]
+
+
+def _hf_options(source: dict) -> dict:
+    options = {k: source[k] for k in ("name", "context_lengths", "revision", "cache_dir", "data_files") if k in source}
+    return {"path": source["path"], **options}
+
+
+def fetch_documents(source: dict, out: str) -> None:
+    """Write a source's documents as JSONL (`source` is a `collections.<name>.documents` block)."""
+    kind = source["kind"]
+    if kind == "ir_datasets":
+        docs = _source_module(kind).documents(source["id"], source.get("fields"))
+    elif kind == "hf":
+        docs = _source_module(kind).documents(**_hf_options(source))
+    else:
+        docs = _source_module(kind).documents(source["path"])
+    count = write_documents(out, docs)
+    log.info("wrote %d documents from %s source to %s", count, kind, out)
+
+
+def fetch_queryset(source: dict, queries_out: str, qrels_out: str) -> None:
+    """Write a query set's queries TSV and qrels; queries without judgments are kept out (nothing to evaluate)."""
+    kind = source["kind"]
+    module = _source_module(kind)
+    if kind == "ir_datasets":
+        texts, judged = module.queries(source["id"], source.get("fields")), module.qrels(source["id"])
+    elif kind == "hf":
+        texts, judged = module.queries(**_hf_options(source)), module.qrels(**_hf_options(source))
+    else:
+        texts, judged = module.queries(source["queries"]), module.qrels(source["qrels"])
+    unknown = sorted(set(judged) - set(texts))
+    if unknown:
+        log.warning("%d judged queries have no text and are left out (first: %s)", len(unknown), unknown[:5])
+    kept = {q: texts[q] for q in texts if q in judged}
+    if not kept:
+        raise SourceError(f"{kind} source {source}: no query has both a text and judgments")
+    log.info("query set: %d of %d queries have judgments", len(kept), len(texts))
+    write_qrels(qrels_out, {q: judged[q] for q in kept})
+    write_queries(queries_out, kept)
+
+
+def fetch_folds(folds: list[str] | str, out: str) -> None:
+    """Write `qid<TAB>fold` from ir_datasets fold subsets (one id per fold) or a user's file."""
+    from posbias.data.sources import irds
+
+    assignment = irds.folds(folds) if isinstance(folds, list) else read_folds(folds)
+    write_folds(out, assignment)
+    sizes = {f: sum(1 for v in assignment.values() if v == f) for f in sorted(set(assignment.values()))}
+    log.info("folds (queries per fold): %s", sizes)
+
+
+def truncate_documents(docs: str, out: str, tokenizer: str, max_tokens: int) -> None:
+    """The rankers' copy of a collection: each document cut to its first `max_tokens` tokens."""
+    from posbias.data.truncation import truncate_documents as truncate
+
+    truncate(docs, out, tokenizer, max_tokens)

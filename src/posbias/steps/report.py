@@ -1,4 +1,4 @@
-"""Pipeline steps of reporting: Table 1, Table 4 and the FarRelevant figure."""
+"""Pipeline steps of reporting: Table 1, Table 4, the first-stage table and the FarRelevant figure."""
 
 from __future__ import annotations
 
@@ -77,3 +77,16 @@ def farrelevant_figure(per_seed: str, models: list[str], labels: dict, metric: s
     frame = pd.read_parquet(per_seed)
     frame = frame[frame["metric"] == metric]
     farrelevant_bars(frame, {m: labels[m] for m in models}, RANDOM, metric, outputs)
+
+
+def first_stage_table(values: list[str], spec: dict, querysets: dict, tex: str, csv: str, md: str) -> None:
+    """Each first-stage retriever on each query set; the first retriever listed is the reference."""
+    per_query = pd.concat([pd.read_parquet(p) for p in values], ignore_index=True)
+    columns = [Column(qs, metric, querysets[qs]["alpha"], f"{qs} {metric}")
+               for qs in spec["querysets"] for metric in spec["metrics"]]
+    reference, *others = spec["retrievers"]
+    rows = [Row(reference, reference)] + [Row(r, r, gain_over=reference, tests={"a": reference}) for r in others]
+    table = build_table(per_query, rows, columns)
+    caption = (f"First-stage retrievers, top {spec['depth']} candidates per query. Gains are over {reference}; "
+               f"superscript a: two-sided paired t-test against {reference} ({_alphas(columns)}).")
+    _write_outputs(table, columns, caption, "tab:first-stage", tex, csv, md)

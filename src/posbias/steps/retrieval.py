@@ -1,19 +1,44 @@
-"""Pipeline steps of the first stage: index, retrieve, and the random-shuffle baseline."""
+"""Pipeline steps of the first stage: index, retrieve (BM25 or hybrid), import a given run,
+and the random-shuffle baseline."""
 
 from __future__ import annotations
 
+import logging
 import random
+from pathlib import Path
 
 from posbias.io import read_queries, read_run, write_run
 from posbias.retrieval import bm25
 
+log = logging.getLogger(__name__)
 
-def index(docs: str, index_dir: str, threads: int) -> None:
-    bm25.build_index(docs, index_dir, threads)
+
+def index(docs: str, index_dir: str, threads: int, expansions: str | None = None) -> None:
+    """Build a Lucene index; doc2query expansions (a file) are joined to the documents first."""
+    from posbias.data.sources.expansions import read_expansions
+
+    if expansions and not Path(expansions).exists():
+        raise FileNotFoundError(f"doc2query expansions {expansions} (collections.<name>.expansions) do not exist")
+    bm25.build_index(docs, index_dir, threads, read_expansions(expansions) if expansions else None)
 
 
 def retrieve(index_dir: str, queries: str, run: str, k: int, k1: float, b: float, threads: int) -> None:
     write_run(run, bm25.search(index_dir, read_queries(queries), k, k1, b, threads), tag="bm25")
+
+
+def import_run(given: str, queries: str, run: str, depth: int) -> None:
+    """Use a precomputed TREC run as candidates: each query's top `depth`, checked against the query set."""
+    known = read_queries(queries)
+    candidates = read_run(given)
+    unknown = sorted(set(candidates) - set(known))
+    if unknown:
+        raise ValueError(f"{given}: {len(unknown)} queries are not in {queries} (first: {unknown[:5]})")
+    missing = len(known) - len(set(candidates) & set(known))
+    if missing:
+        log.warning("%s: %d of %d queries have no candidates", given, missing, len(known))
+    top = {q: dict(sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:depth])
+           for q, scores in candidates.items()}
+    write_run(run, top, tag="given")
 
 
 def random_shuffle(candidates: str, run: str, seed: int) -> None:
@@ -25,3 +50,26 @@ def random_shuffle(candidates: str, run: str, seed: int) -> None:
         rng.shuffle(docs)
         shuffled[qid] = {doc: float(len(docs) - rank) for rank, doc in enumerate(docs)}
     write_run(run, shuffled, tag=f"random{seed}")
+
+
+def dense_index(docs: str, index_dir: str, encoder: dict, faiss: dict, threads: int) -> None:
+    """Encode a collection with a dense encoder and store its FAISS index."""
+    import torch
+
+    from posbias.retrieval.hybrid import build_dense_index
+
+    torch.set_num_threads(threads)
+    build_dense_index(docs, index_dir, encoder, faiss)
+
+
+def hybrid_retrieve(dense_index_dir: str, lucene_index_dir: str, queries: str, run: str, k: int, encoder: dict,
+                    weight: float, bm25_params: dict, tag: str, threads: int) -> None:
+    """Dense k-NN candidates re-scored by the linear fusion of BM25 and cosine scores."""
+    import torch
+
+    from posbias.retrieval.hybrid import hybrid_search
+
+    torch.set_num_threads(threads)
+    fused = hybrid_search(read_queries(queries), dense_index_dir, lucene_index_dir, encoder, k,
+                          bm25_params["k1"], bm25_params["b"], weight)
+    write_run(run, fused, tag=tag)

@@ -16,17 +16,46 @@ from posbias.training.loop import TrainingSettings, seed_everything, train
 log = logging.getLogger(__name__)
 
 
+def fit(model: dict, training: dict, seed: int, docs: str, queries: str, qrels: dict, candidates: str,
+        threads: int, progress: bool = True, init_checkpoint: str | None = None):
+    """Fine-tune the ranker of a `models.<name>` block on the judged queries in `qrels`.
+
+    `init_checkpoint` starts from a trained checkpoint instead of the pretrained backbone
+    (Robust04 fine-tuning of MS MARCO models). Returns the ranker, its tokenizer and a summary.
+    """
+    torch.set_num_threads(threads)
+    seed_everything(seed)  # before construction: the head's initial weights depend on it
+    if init_checkpoint:
+        ranker, tokenizer = load_checkpoint(init_checkpoint)
+    else:
+        ranker = build_ranker(model["ranker"], model["args"])
+        tokenizer = load_tokenizer(model["args"]["backbone"], bool(model["args"].get("trust_remote_code")))
+    settings = TrainingSettings(lr=model["lr"], head_lr=model["head_lr"], **training)
+    summary = train(ranker, tokenizer, read_queries(queries), read_documents(docs), qrels,
+                    read_run(candidates), settings, seed=seed, progress=progress)
+    return ranker, tokenizer, summary
+
+
 def train_model(model: dict, training: dict, seed: int, docs: str, queries: str, qrels: str,
                 candidates: str, out_dir: str, threads: int, progress: bool = True) -> None:
     """Fine-tune the ranker described by a `models.<name>` config block; save a checkpoint."""
-    torch.set_num_threads(threads)
-    seed_everything(seed)  # before construction: the head's initial weights depend on it
-    ranker = build_ranker(model["ranker"], model["args"])
-    tokenizer = load_tokenizer(model["args"]["backbone"], bool(model["args"].get("trust_remote_code")))
-    settings = TrainingSettings(lr=model["lr"], head_lr=model["head_lr"], **training)
-    summary = train(ranker, tokenizer, read_queries(queries), read_documents(docs), read_qrels(qrels),
-                    read_run(candidates), settings, seed=seed, progress=progress)
+    ranker, tokenizer, summary = fit(model, training, seed, docs, queries, read_qrels(qrels), candidates,
+                                     threads, progress)
     save_checkpoint(ranker, tokenizer, out_dir, extra={"seed": seed, "training": summary})
+
+
+def rerank_with(ranker, tokenizer, docs: list[str], queries: list[str], candidates: list[str], runs: list[str],
+                tag: str, batch_size: int, device: str, progress: bool = True,
+                keep_qids: set[str] | None = None) -> None:
+    """Rerank each (documents, queries, candidates) triple into its run file; `keep_qids` limits the queries."""
+    for docs_path, queries_path, candidates_path, run in zip(docs, queries, candidates, runs, strict=True):
+        log.info("reranking %s", candidates_path)
+        pool = read_run(candidates_path)
+        if keep_qids is not None:
+            pool = {q: scores for q, scores in pool.items() if q in keep_qids}
+        scores = rerank(ranker, tokenizer, read_queries(queries_path), read_documents(docs_path),
+                        pool, batch_size=batch_size, device=device, progress=progress)
+        write_run(run, scores, tag=tag)
 
 
 def rerank_candidates(checkpoint: str, docs: list[str], queries: list[str], candidates: list[str],
@@ -35,8 +64,4 @@ def rerank_candidates(checkpoint: str, docs: list[str], queries: list[str], cand
     """Load a checkpoint once and rerank each (documents, queries, candidates) triple into its run file."""
     torch.set_num_threads(threads)
     ranker, tokenizer = load_checkpoint(checkpoint)
-    for docs_path, queries_path, candidates_path, run in zip(docs, queries, candidates, runs, strict=True):
-        log.info("reranking %s", candidates_path)
-        scores = rerank(ranker, tokenizer, read_queries(queries_path), read_documents(docs_path),
-                        read_run(candidates_path), batch_size=batch_size, device=device, progress=progress)
-        write_run(run, scores, tag=tag)
+    rerank_with(ranker, tokenizer, docs, queries, candidates, runs, tag, batch_size, device, progress)

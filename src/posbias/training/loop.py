@@ -42,6 +42,7 @@ class TrainingSettings:
     precision: str
     max_grad_norm: float
     freeze_layers: int = 0  # also keep the first N transformer layers fixed (no backward through them)
+    queries_per_epoch: int | None = None  # short epochs (Robust04 fine-tuning): this many sampled queries each
 
 
 def seed_everything(seed: int) -> None:
@@ -77,7 +78,8 @@ def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], documents: di
         {"params": ranker.head_parameters(), "lr": settings.head_lr},
     ], weight_decay=settings.weight_decay)
     pairs_per_step = settings.batch_size * settings.grad_accum
-    steps_per_epoch = math.ceil(len(sampler.qids) / pairs_per_step)
+    per_epoch = min(settings.queries_per_epoch or len(sampler.qids), len(sampler.qids))
+    steps_per_epoch = math.ceil(per_epoch / pairs_per_step)
     total_steps = steps_per_epoch * settings.epochs
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, warmup_then_constant(round(settings.warmup_fraction * total_steps)))
@@ -87,7 +89,7 @@ def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], documents: di
     bar = tqdm(total=total_steps, desc=f"training {ranker.registry_name}", unit="step",
                disable=not progress, mininterval=5)
     for _ in range(settings.epochs):
-        triples = sampler.epoch(rng)
+        triples = sampler.epoch(rng)[:per_epoch]
         for step_start in range(0, len(triples), pairs_per_step):
             step_triples = triples[step_start:step_start + pairs_per_step]
             step_loss = 0.0

@@ -11,6 +11,7 @@ fields to join, such as `[description]` for Robust04 description queries.
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -45,7 +46,12 @@ def _text(record: Any, fields: Sequence[str] | None, what: str) -> str:
 
 def _file_of(handler: Any, kind: str) -> str:
     """The local file behind a docs/queries/qrels handler, when ir_datasets exposes it."""
+    inner = getattr(handler, f"_{kind}_handler", None)  # a filtered subset such as ".../judged" wraps the reader
+    if inner is not None:
+        return f"{_file_of(inner, kind)} (filtered to the subset's ids, which a judged subset takes from its qrels)"
     getter = getattr(handler, f"{kind}_path", None)
+    if getter is None and hasattr(handler, "_dlc"):  # MS MARCO v2 documents know their file only via their download
+        getter = functools.partial(handler._dlc.path, force=False)  # force=False: name the file rather than fetch it
     if getter is None:
         return "its files under IR_DATASETS_HOME"
     try:
@@ -63,8 +69,22 @@ def _guarded(records: Iterable, dataset_id: str, kind: str, handler: Any) -> Ite
     except SourceError:
         raise
     except Exception as err:
-        raise SourceError(f"{dataset_id}: {kind} record {number + 1} could not be read from "
+        raise SourceError(f"{dataset_id}: {_where(kind, number, err)} could not be read from "
                           f"{_file_of(handler, kind)}: {type(err).__name__}: {err}") from err
+
+
+def _where(kind: str, number: int, err: Exception) -> str:
+    """The failing record by number and, where the error keeps it (JSON errors do), by its line."""
+    where = f"{kind} record {number + 1}"
+    if kind == "docs" and not number:  # ir_datasets may read every document first (BEIR builds its docstore so)
+        where += " (or a later one, if ir_datasets read them all first to build a docstore)"
+    line = getattr(err, "doc", None)
+    return where + (f", at {line.strip()[:80]!r}," if isinstance(line, str) else "")
+
+
+def _iterate_docs(dataset: Any) -> Iterator:
+    # Called lazily, inside _guarded: BEIR's docs_iter() reads (and may fail on) the whole corpus at once.
+    yield from dataset.docs_iter()
 
 
 def documents(dataset_id: str, fields: Sequence[str] | None = None, progress: bool = True) -> Iterator[dict]:
@@ -78,7 +98,7 @@ def documents(dataset_id: str, fields: Sequence[str] | None = None, progress: bo
         total = dataset.docs_count()
     except Exception:  # a count needs metadata some datasets only have after a download
         pass
-    records = tqdm(dataset.docs_iter(), desc=f"{dataset_id} docs", unit="doc", total=total, mininterval=10,
+    records = tqdm(_iterate_docs(dataset), desc=f"{dataset_id} docs", unit="doc", total=total, mininterval=10,
                    disable=not progress)
     for doc in _guarded(records, dataset_id, "docs", handler):
         yield {"id": doc.doc_id, "text": _text(doc, fields, f"{dataset_id} docs")}

@@ -1,0 +1,55 @@
+# Cross-validation (Robust04 in the study): for each fold of a query set, every trained
+# checkpoint is fine-tuned on the other folds and reranks the held-out fold in one job (the fold
+# models are not kept); the fold runs are merged into results/runs/{queryset}/{model}/seed{seed}.run.
+
+
+if CV_QUERYSETS:
+
+    rule cross_validate_fold:
+        input:
+            init="results/models/{model}/seed{seed}",
+            docs=lambda wc: docs_of(collection_of(wc.queryset)),
+            queries=lambda wc: queries_of(wc.queryset),
+            qrels=lambda wc: qrels_of(wc.queryset),
+            candidates=lambda wc: candidates_of(wc.queryset),
+            folds=lambda wc: folds_of(wc.queryset),
+        output:
+            run="results/runs-cv/{queryset}/{model}/seed{seed}/fold{fold}.run",
+        params:
+            model=lambda wc: {k: config["models"][wc.model][k] for k in ("ranker", "args", "lr", "head_lr")},
+            training={**{k: v for k, v in config["training"].items() if k not in ("seeds", "queryset")},
+                      **config["cross_validation"]["training"]},
+            seed=lambda wc: int(wc.seed),
+            fold=lambda wc: int(wc.fold),
+            batch_size=config["rerank"]["batch_size"],
+            device=config["rerank"]["device"],
+            tag=lambda wc: f"{wc.model}-seed{wc.seed}",
+        wildcard_constraints:
+            queryset=alternatives(CV_QUERYSETS),
+        threads: 1
+        benchmark:
+            "results/benchmarks/cross_validate_fold/{queryset}/{model}/seed{seed}/fold{fold}.tsv"
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/cross_validate_fold/{queryset}/{model}/seed{seed}/fold{fold}.log",
+        script:
+            "../scripts/cross_validate_fold.py"
+
+    rule merge_folds:
+        input:
+            runs=lambda wc: expand("results/runs-cv/{qs}/{model}/seed{seed}/fold{fold}.run", qs=wc.queryset,
+                                   model=wc.model, seed=wc.seed, fold=range(1, n_folds(wc.queryset) + 1)),
+            folds=lambda wc: folds_of(wc.queryset),
+        output:
+            run="results/runs/{queryset}/{model}/seed{seed}.run",
+        params:
+            tag=lambda wc: f"{wc.model}-seed{wc.seed}",
+        wildcard_constraints:
+            queryset=alternatives(CV_QUERYSETS),
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/merge_folds/{queryset}/{model}/seed{seed}.log",
+        script:
+            "../scripts/merge_folds.py"

@@ -1,0 +1,30 @@
+"""The rankers of the long-document study, by registry name, and which of them exist here.
+
+This module imports nothing heavy, so the workflow can sort configured models into
+runnable and not-yet-implemented ones when it builds the graph, without loading
+torch. `tests/rankers/test_catalog.py` keeps `IMPLEMENTED` equal to the registry.
+"""
+
+from __future__ import annotations
+
+IMPLEMENTED = frozenset({"firstp", "maxp", "sump", "avgp", "parade_avg", "parade_max", "parade_attn"})
+
+# Study rankers that arrive with the model-zoo issue; a config may list them already.
+PLANNED = {
+    "cedr_drmm": "CEDR-DRMM (kernel features over chunk token interactions)",
+    "cedr_knrm": "CEDR-KNRM",
+    "cedr_pacrr": "CEDR-PACRR",
+    "neural_model1": "Neural Model 1 (lexical translation over token embeddings)",
+    "parade_transf_rand": "PARADE Transformer, aggregator initialised at random",
+    "parade_transf_pretr": "PARADE Transformer, aggregator from pretrained layers",
+    "longp": "LongP: the whole (truncated) document in one long-context encoder (Longformer, Big-Bird, JINA, "
+             "MOSAIC, TinyLLAMA)",
+    "biencoder": "bi-encoder ranker (E5-4K), zero-shot",
+    "rankgpt": "RankGPT listwise LLM ranker (API key from the environment)",
+}
+
+ALL = IMPLEMENTED | frozenset(PLANNED)
+
+
+def not_implemented_message(model: str, ranker: str) -> str:
+    return f"models.{model}: ranker {ranker!r} is not implemented yet (model-zoo issue); skipped"

@@ -1,0 +1,147 @@
+"""Dense encoder: a Hugging Face model that turns queries and passages into unit vectors.
+
+Vectors are L2-normalised float32, so an inner product is a cosine similarity.
+Texts are sorted by length into batches padded to the longest in the batch, and
+returned in the caller's order: a text gets the same vector whatever its batch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from posbias.backbones import load_tokenizer, resolve
+from posbias.training.device import autocast, pick_device
+
+POOLINGS = ("cls", "mean")
+SORT_BLOCK = 8192  # texts tokenised and sorted by length together: bounds the memory held by token ids
+
+
+@dataclass(frozen=True)
+class EncoderSettings:
+    """What an encoder is made of; the config's `encoder` section maps onto these fields."""
+
+    model: str
+    pooling: str = "cls"
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    max_query_tokens: int = 64
+    max_passage_tokens: int = 512
+    batch_size: int = 64
+    device: str = "auto"
+    trust_remote_code: bool = False
+
+    # Fields that change the vectors; an index must be queried with an encoder agreeing on all of them.
+    VECTOR_FIELDS = ("model", "pooling", "query_prefix", "passage_prefix", "max_query_tokens", "max_passage_tokens")
+
+    def __post_init__(self):
+        if self.pooling not in POOLINGS:
+            raise ValueError(f"encoder settings: pooling must be one of {POOLINGS}, got {self.pooling!r}")
+        for key in ("max_query_tokens", "max_passage_tokens", "batch_size"):
+            if not isinstance(getattr(self, key), int) or getattr(self, key) < 1:
+                raise ValueError(f"encoder settings: {key} must be a positive integer, got {getattr(self, key)!r}")
+
+    @classmethod
+    def from_config(cls, section: Mapping) -> "EncoderSettings":
+        names = {field.name for field in dataclasses.fields(cls)}
+        unknown = sorted(set(section) - names)
+        if unknown:
+            raise ValueError(f"encoder settings: unknown keys {unknown}; known: {sorted(names)}")
+        if "model" not in section:
+            raise ValueError("encoder settings: missing key 'model'")
+        return cls(**section)
+
+    def vector_identity(self) -> dict:
+        return {key: getattr(self, key) for key in self.VECTOR_FIELDS}
+
+
+class DenseEncoder:
+    """Encodes queries and passages into L2-normalised float32 vectors (one row per text)."""
+
+    def __init__(self, model: str, pooling: str = "cls", query_prefix: str = "", passage_prefix: str = "",
+                 max_query_tokens: int = 64, max_passage_tokens: int = 512, batch_size: int = 64,
+                 device: str = "auto", trust_remote_code: bool = False):
+        from transformers import AutoModel
+
+        self.settings = EncoderSettings(model, pooling, query_prefix, passage_prefix, max_query_tokens,
+                                        max_passage_tokens, batch_size, device, trust_remote_code)
+        self.device = pick_device(device)
+        self.tokenizer = load_tokenizer(model, trust_remote_code)
+        self.model = AutoModel.from_pretrained(resolve(model), trust_remote_code=trust_remote_code)
+        self.model.eval().to(self.device)
+        self._check_lengths_fit()
+
+    @classmethod
+    def from_config(cls, section: Mapping) -> "DenseEncoder":
+        """Build from a config section; unknown keys are an error that names them."""
+        return cls(**dataclasses.asdict(EncoderSettings.from_config(section)))
+
+    @property
+    def dim(self) -> int:
+        return int(self.model.config.hidden_size)
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        prefix = self.settings.query_prefix
+        return self._encode([prefix + text for text in texts], self.settings.max_query_tokens, progress=False)
+
+    def encode_passages(self, texts: Sequence[str], progress: bool = True) -> np.ndarray:
+        prefix = self.settings.passage_prefix
+        return self._encode([prefix + text for text in texts], self.settings.max_passage_tokens, progress)
+
+    def _check_lengths_fit(self) -> None:
+        positions = getattr(self.model.config, "max_position_embeddings", None)
+        for key in ("max_query_tokens", "max_passage_tokens"):
+            if positions is not None and getattr(self.settings, key) > positions:
+                raise ValueError(f"encoder settings: {key}={getattr(self.settings, key)} exceeds the "
+                                 f"{positions} positions of model {self.settings.model!r}")
+
+    def _encode(self, texts: list[str], max_tokens: int, progress: bool) -> np.ndarray:
+        vectors = np.empty((len(texts), self.dim), dtype=np.float32)
+        with tqdm(total=len(texts), desc="encoding", unit="text", disable=not progress, mininterval=5) as bar:
+            for start in range(0, len(texts), SORT_BLOCK):
+                block = texts[start:start + SORT_BLOCK]
+                vectors[start:start + len(block)] = self._encode_block(block, max_tokens, bar)
+        return vectors
+
+    def _encode_block(self, texts: list[str], max_tokens: int, bar: tqdm) -> np.ndarray:
+        token_ids = self.tokenizer(texts, truncation=True, max_length=max_tokens)["input_ids"]
+        # Longest first: similar lengths share a batch (little padding), and memory trouble shows at once.
+        order = sorted(range(len(texts)), key=lambda i: -len(token_ids[i]))
+        vectors = np.empty((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(order), self.settings.batch_size):
+            batch = order[start:start + self.settings.batch_size]
+            vectors[batch] = self._encode_batch([token_ids[i] for i in batch])
+            bar.update(len(batch))
+        return vectors
+
+    def _encode_batch(self, token_ids: list[list[int]]) -> np.ndarray:
+        input_ids, attention_mask = self._pad(token_ids)
+        with torch.inference_mode(), self._autocast():
+            hidden = self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        pooled = self._pool(hidden.float(), attention_mask)
+        return torch.nn.functional.normalize(pooled, dim=-1).cpu().numpy()
+
+    def _pad(self, token_ids: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        longest = max(len(ids) for ids in token_ids)
+        pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0  # masked anyway
+        input_ids = torch.full((len(token_ids), longest), pad_id, dtype=torch.long)
+        attention_mask = torch.zeros((len(token_ids), longest), dtype=torch.long)
+        for row, ids in enumerate(token_ids):
+            input_ids[row, :len(ids)] = torch.tensor(ids)
+            attention_mask[row, :len(ids)] = 1
+        return input_ids.to(self.device), attention_mask.to(self.device)
+
+    def _pool(self, hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        if self.settings.pooling == "cls":
+            return hidden[:, 0]
+        mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+        return (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
+
+    def _autocast(self):
+        # fp16 on CUDA only: on CPU, reduced precision is slow on most processors and changes the vectors.
+        return autocast(self.device, torch.float16 if self.device.type == "cuda" else None)

@@ -1,0 +1,111 @@
+"""The hybrid first stage: dense k-NN candidates re-scored by a fusion of BM25 and cosine scores.
+
+For each query: encode it, take the top-k documents of the FAISS index by
+cosine, compute the exact Lucene BM25(k1, b) score of each of those
+(query, document) pairs, and fuse the two lists (`posbias.retrieval.fusion`).
+The FAISS index records the encoder that made its vectors, and searching it
+with an encoder that would make different vectors is an error.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Mapping
+
+import faiss
+from tqdm import tqdm
+
+from posbias.io import read_documents
+from posbias.retrieval import faiss_index
+from posbias.retrieval.dense import DenseEncoder, EncoderSettings
+from posbias.retrieval.faiss_index import FaissSettings
+from posbias.retrieval.fusion import check_weight, fuse
+from posbias.retrieval.jvm import prepare_jvm
+
+log = logging.getLogger(__name__)
+
+Run = dict[str, dict[str, float]]
+
+
+def build_dense_index(docs_path: str, index_dir: str, encoder_settings: Mapping, faiss_settings: Mapping) -> int:
+    """Encode a documents JSONL and save a FAISS index over it; returns the number of documents.
+
+    All vectors are held in memory while the index is built (documents x dimension x 4 bytes).
+    """
+    index_config = FaissSettings.from_config(faiss_settings)
+    encoder = DenseEncoder.from_config(encoder_settings)
+    docs = read_documents(docs_path)
+    if not docs:
+        raise ValueError(f"{docs_path}: no documents to index")
+    faiss_index.check_trainable(len(docs), index_config)  # before hours of encoding, not after
+    vectors = encoder.encode_passages(list(docs.values()), progress=True)
+    index = faiss_index.build(vectors, index_config, progress=True)
+    metadata = {"encoder": encoder.settings.vector_identity()}
+    faiss_index.save(index_dir, index, list(docs), index_config, metadata=metadata)
+    log.info("encoded %d documents from %s into a %s index at %s", len(docs), docs_path, index_config.index, index_dir)
+    return len(docs)
+
+
+def hybrid_search(queries: Mapping[str, str], dense_index_dir: str, lucene_index_dir: str,
+                  encoder_settings: Mapping, k: int, k1: float, b: float, weight: float) -> Run:
+    """`{qid: {doc_id: fused score}}` over each query's k nearest documents; `weight` is BM25's share."""
+    check_weight(weight)
+    encoder = DenseEncoder.from_config(encoder_settings)
+    check_same_encoder(dense_index_dir, encoder.settings)
+    index, doc_ids = faiss_index.load(dense_index_dir)
+    cosine = dense_candidates(encoder, index, doc_ids, queries, k)
+    bm25 = bm25_scores(lucene_index_dir, queries, cosine, k1, b)
+    return fuse(bm25, cosine, weight)
+
+
+def check_same_encoder(dense_index_dir: str, encoder_config: EncoderSettings) -> None:
+    recorded = faiss_index.load_metadata(dense_index_dir).get("encoder", {})
+    wanted = encoder_config.vector_identity()
+    differing = sorted(key for key in wanted if recorded.get(key) != wanted[key])
+    if differing:
+        details = ", ".join(f"{key}: index {recorded.get(key)!r} vs query {wanted[key]!r}" for key in differing)
+        raise ValueError(f"{dense_index_dir} was built with a different encoder ({details}); rebuild it or "
+                         "use the same encoder settings")
+
+
+def dense_candidates(encoder: DenseEncoder, index: faiss.Index, doc_ids: list[str],
+                     queries: Mapping[str, str], k: int) -> Run:
+    """`{qid: {doc_id: cosine}}` for the k nearest documents of each query."""
+    qids = list(queries)
+    if not qids:
+        return {}
+    vectors = encoder.encode_queries([queries[qid] for qid in qids])
+    scores, positions = faiss_index.search(index, vectors, k)
+    return {qid: {doc_ids[pos]: float(score) for score, pos in zip(scores[row], positions[row]) if pos >= 0}
+            for row, qid in enumerate(qids)}
+
+
+def bm25_scores(lucene_index_dir: str, queries: Mapping[str, str], candidates: Mapping[str, Mapping],
+                k1: float, b: float) -> Run:
+    """Exact Lucene BM25(k1, b) scores of each query's candidate documents (0 where no query term occurs).
+
+    pyserini scores one (query, document) pair per call; one reader and one similarity serve all calls.
+    """
+    if not Path(lucene_index_dir).is_dir():
+        raise FileNotFoundError(f"Lucene index {lucene_index_dir} does not exist")
+    prepare_jvm()
+    from pyserini.index.lucene import LuceneIndexReader
+    from pyserini.pyclass import autoclass
+
+    reader = LuceneIndexReader(str(lucene_index_dir))
+    # What pyserini.search.lucene.LuceneSimilarities.bm25 builds, without that module's ~10 s of imports.
+    similarity = autoclass("org.apache.lucene.search.similarities.BM25Similarity")(float(k1), float(b))
+    run: Run = {}
+    for qid, docs in tqdm(candidates.items(), desc="BM25 scores", unit="query", mininterval=5):
+        run[qid] = {doc_id: _pair_score(reader, similarity, queries[qid], doc_id, lucene_index_dir)
+                    for doc_id in docs}
+    return run
+
+
+def _pair_score(reader, similarity, query: str, doc_id: str, lucene_index_dir: str) -> float:
+    score = float(reader.compute_query_document_score(doc_id, query, similarity))
+    # pyserini returns 0 both for "no query term in the document" and "no such document": tell them apart.
+    if score == 0.0 and reader.convert_collection_docid_to_internal_docid(doc_id) < 0:
+        raise ValueError(f"document {doc_id!r} is a dense candidate but is not in the Lucene index {lucene_index_dir}")
+    return score

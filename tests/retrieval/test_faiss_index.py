@@ -1,0 +1,131 @@
+"""FAISS indexes over unit vectors: exactness of flat, recall of IVF and HNSW, save/load, settings."""
+
+import json
+
+import numpy as np
+import pytest
+
+from posbias.retrieval import faiss_index
+from posbias.retrieval.faiss_index import FaissSettings
+
+DIM = 32
+
+
+def unit_vectors(n: int, seed: int) -> np.ndarray:
+    vectors = np.random.default_rng(seed).standard_normal((n, DIM)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+@pytest.fixture(scope="module")
+def docs():
+    return unit_vectors(2000, seed=0)
+
+
+@pytest.fixture(scope="module")
+def queries():
+    return unit_vectors(50, seed=1)
+
+
+def recall_at(k: int, positions: np.ndarray, exact: np.ndarray) -> float:
+    return np.mean([len(set(row) & set(truth)) / k for row, truth in zip(positions[:, :k], exact[:, :k])])
+
+
+def test_flat_search_equals_brute_force_inner_products(docs, queries):
+    index = faiss_index.build(docs, FaissSettings(index="flat", use_gpu=False), progress=False)
+    scores, positions = faiss_index.search(index, queries, k=10)
+    brute = queries @ docs.T
+    expected = np.argsort(-brute, axis=1)[:, :10]
+    np.testing.assert_array_equal(positions, expected)
+    np.testing.assert_allclose(scores, np.take_along_axis(brute, expected, axis=1), rtol=1e-5, atol=1e-6)
+
+
+APPROXIMATE = [FaissSettings(index="hnsw", m=16, ef_construction=80, ef_search=64, use_gpu=False),
+               FaissSettings(index="ivf", nlist=16, nprobe=8, use_gpu=False)]
+
+
+@pytest.mark.parametrize("settings", APPROXIMATE, ids=["hnsw", "ivf"])
+def test_approximate_indexes_recall_most_exact_neighbours(docs, queries, settings):
+    exact = np.argsort(-(queries @ docs.T), axis=1)
+    _, positions = faiss_index.search(faiss_index.build(docs, settings, progress=False), queries, k=10)
+    assert recall_at(10, positions, exact) >= 0.8
+
+
+def test_ivf_nprobe_all_lists_is_exact(docs, queries):
+    settings = FaissSettings(index="ivf", nlist=8, nprobe=8, use_gpu=False)
+    _, positions = faiss_index.search(faiss_index.build(docs, settings, progress=False), queries, k=10)
+    assert recall_at(10, positions, np.argsort(-(queries @ docs.T), axis=1)) == 1.0
+
+
+def test_save_load_round_trip_keeps_results_ids_and_search_parameters(tmp_path, docs, queries):
+    settings = FaissSettings(index="ivf", nlist=16, nprobe=3, use_gpu=False)
+    index = faiss_index.build(docs, settings, progress=False)
+    doc_ids = [f"doc{i}" for i in range(len(docs))]
+    faiss_index.save(tmp_path / "dense", index, doc_ids, settings, metadata={"encoder": {"model": "m"}})
+    loaded, loaded_ids = faiss_index.load(tmp_path / "dense")
+    assert loaded_ids == doc_ids and loaded.nprobe == 3  # nprobe is not in FAISS's file: it comes from settings
+    for got, want in zip(faiss_index.search(loaded, queries, 10), faiss_index.search(index, queries, 10)):
+        np.testing.assert_array_equal(got, want)
+    assert faiss_index.load_metadata(tmp_path / "dense") == {"encoder": {"model": "m"}}
+    assert not (tmp_path / "dense.partial").exists()
+
+
+def test_save_replaces_an_old_index_and_refuses_mismatched_ids(tmp_path, docs):
+    settings = FaissSettings(use_gpu=False)
+    five, three = (faiss_index.build(docs[:n], settings, progress=False) for n in (5, 3))
+    faiss_index.save(tmp_path / "dense", five, list("abcde"), settings)
+    faiss_index.save(tmp_path / "dense", three, list("xyz"), settings)
+    assert faiss_index.load(tmp_path / "dense")[1] == list("xyz")
+    with pytest.raises(ValueError, match="2 doc ids for an index of 3"):
+        faiss_index.save(tmp_path / "other", three, ["a", "b"], settings)
+
+
+def test_load_names_the_missing_file(tmp_path, docs):
+    settings = FaissSettings(use_gpu=False)
+    faiss_index.save(tmp_path / "dense", faiss_index.build(docs[:3], settings, progress=False), list("abc"), settings)
+    (tmp_path / "dense" / "doc_ids.json").unlink()
+    with pytest.raises(FileNotFoundError, match="doc_ids.json"):
+        faiss_index.load(tmp_path / "dense")
+
+
+def test_ivf_with_fewer_vectors_than_clusters_errors_clearly(docs):
+    with pytest.raises(ValueError, match="nlist=64 .* got 20"):
+        faiss_index.build(docs[:20], FaissSettings(index="ivf", nlist=64, use_gpu=False), progress=False)
+
+
+def test_settings_from_config_reject_unknown_and_bad_keys():
+    assert FaissSettings.from_config({"index": "hnsw", "m": 8}).m == 8
+    with pytest.raises(ValueError, match=r"unknown keys \['nprob'\]"):
+        FaissSettings.from_config({"index": "ivf", "nlist": 4, "nprob": 2})
+    with pytest.raises(ValueError, match="needs 'nlist'"):
+        FaissSettings.from_config({"index": "ivf"})
+    with pytest.raises(ValueError, match="index must be one of"):
+        FaissSettings.from_config({"index": "lsh"})
+    with pytest.raises(ValueError, match="ef_search must be a positive integer"):
+        FaissSettings.from_config({"index": "hnsw", "ef_search": 0})
+    with pytest.raises(ValueError, match="use_gpu"):
+        FaissSettings.from_config({"use_gpu": "yes"})
+
+
+def test_gpu_choice(monkeypatch):
+    monkeypatch.setattr(faiss_index, "gpu_available", lambda: False)
+    assert not faiss_index.wants_gpu(FaissSettings(use_gpu="auto"))
+    with pytest.raises(RuntimeError, match="use_gpu is true"):
+        faiss_index.wants_gpu(FaissSettings(use_gpu=True))
+    monkeypatch.setattr(faiss_index, "gpu_available", lambda: True)
+    assert faiss_index.wants_gpu(FaissSettings(use_gpu="auto"))
+    assert not faiss_index.wants_gpu(FaissSettings(use_gpu=False))
+    assert not faiss_index.wants_gpu(FaissSettings(index="hnsw", use_gpu="auto"))  # FAISS has no GPU HNSW
+
+
+def test_search_checks_dimension(docs):
+    index = faiss_index.build(docs, FaissSettings(use_gpu=False), progress=False)
+    with pytest.raises(ValueError, match="dimension 16, the index has 32"):
+        faiss_index.search(index, np.zeros((1, 16), dtype=np.float32), k=3)
+
+
+def test_settings_file_is_plain_json(tmp_path, docs):
+    settings = FaissSettings(index="hnsw", ef_search=77, use_gpu=False)
+    index = faiss_index.build(docs[:10], settings, progress=False)
+    faiss_index.save(tmp_path / "d", index, list("abcdefghij"), settings)
+    assert json.loads((tmp_path / "d" / "settings.json").read_text())["ef_search"] == 77
+    assert faiss_index.load(tmp_path / "d")[0].hnsw.efSearch == 77

@@ -1,8 +1,13 @@
 """The `posbias` command line: every step the workflow runs, runnable by hand.
 
     posbias generate --config config.yaml --out results/data/synthetic --passages results/data/synthetic-passages
-    posbias index --docs docs.jsonl --index idx/
+    posbias fetch --config config/paper/robust04.yaml --collection robust04 --out docs.jsonl
+    posbias fetch --config config/paper/robust04.yaml --queryset robust04_desc --out q.tsv --qrels qrels.txt
+    posbias truncate --docs docs.jsonl --out docs.truncated.jsonl --tokenizer bert-base-uncased --max-tokens 1431
+    posbias index --docs docs.jsonl --index idx/ [--expansions d2q.jsonl.gz] --threads 8
     posbias retrieve --index idx/ --queries q.tsv --run cand.run --depth 100
+    posbias dense-index --config config.yaml --retriever hybrid --docs docs.jsonl --index dense/
+    posbias hybrid --config config.yaml --retriever hybrid --dense dense/ --index idx/ --queries q.tsv --run cand.run
     posbias train --config config.yaml --model maxp --seed 1 --docs ... --queries ... --qrels ... --candidates ... --out ckpt/
     posbias rerank --checkpoint ckpt/ --docs ... --queries ... --candidates ... --run out.run
     posbias evaluate --qrels qrels.txt --run out.run --metric RR@10 --metric nDCG@10
@@ -13,19 +18,39 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 import yaml
 
 
+SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
+
+
 def _load_config(path: str) -> dict:
+    """The config file, validated against the workflow's schema with its defaults filled in."""
+    from snakemake.utils import validate
+
     with open(path, encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
+        config = yaml.safe_load(handle)
+    validate(config, str(SCHEMA))
+    return config
+
+
+def _block(config: dict, section: str, name: str) -> dict:
+    if name not in config.get(section, {}):
+        raise SystemExit(f"{section}.{name}: not in the config; known: {sorted(config.get(section, {}))}")
+    return config[section][name]
 
 
 def _model_block(config: dict, name: str) -> dict:
-    if name not in config.get("models", {}):
-        raise SystemExit(f"models.{name}: not in the config; known: {sorted(config.get('models', {}))}")
-    return config["models"][name]
+    return _block(config, "models", name)
+
+
+def _hybrid_retriever(config: dict, name: str) -> dict:
+    spec = _block(config, "retrievers", name)
+    if spec.get("kind") != "hybrid":
+        raise SystemExit(f"retrievers.{name}: not a hybrid retriever")
+    return spec
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,10 +70,40 @@ def main(argv: list[str] | None = None) -> int:
     far.add_argument("--out", required=True)
     far.add_argument("--queryset", default="farrelevant")
 
+    fetch = commands.add_parser("fetch", help="write a configured collection's documents, or a query set")
+    fetch.add_argument("--config", required=True)
+    what = fetch.add_mutually_exclusive_group(required=True)
+    what.add_argument("--collection", help="write this collection's documents (JSONL) to --out")
+    what.add_argument("--queryset", help="write this query set's queries to --out and qrels to --qrels")
+    fetch.add_argument("--out", required=True)
+    fetch.add_argument("--qrels")
+
+    trunc = commands.add_parser("truncate", help="cut documents to their first N tokens of a tokenizer")
+    trunc.add_argument("--docs", required=True)
+    trunc.add_argument("--out", required=True)
+    trunc.add_argument("--tokenizer", required=True)
+    trunc.add_argument("--max-tokens", type=int, required=True)
+
     idx = commands.add_parser("index", help="build a Lucene index of a JSONL document file")
     idx.add_argument("--docs", required=True)
     idx.add_argument("--index", required=True)
     idx.add_argument("--threads", type=int, default=1)
+    idx.add_argument("--expansions", help="doc2query file joined to the documents before indexing")
+
+    dense = commands.add_parser("dense-index", help="encode documents into a FAISS index (a hybrid retriever's)")
+    dense.add_argument("--config", required=True)
+    dense.add_argument("--retriever", required=True)
+    dense.add_argument("--docs", required=True)
+    dense.add_argument("--index", required=True)
+    dense.add_argument("--threads", type=int, default=1)
+
+    hyb = commands.add_parser("hybrid", help="hybrid candidates: dense k-NN re-scored by BM25 + cosine fusion")
+    hyb.add_argument("--config", required=True)
+    hyb.add_argument("--retriever", required=True)
+    for name in ("dense", "index", "queries", "run"):
+        hyb.add_argument(f"--{name}", required=True)
+    hyb.add_argument("--depth", type=int, default=100)
+    hyb.add_argument("--threads", type=int, default=1)
 
     ret = commands.add_parser("retrieve", help="BM25 top-k candidates as a TREC run")
     ret.add_argument("--index", required=True)
@@ -100,10 +155,37 @@ def _dispatch(args) -> int:
         config = _load_config(args.config)["farrelevant"]
         build_farrelevant(args.passages, args.queries, args.qrels, config, config["tokenizer"], args.out,
                           args.queryset)
+    elif args.command == "fetch":
+        from posbias.steps import data
+
+        config = _load_config(args.config)
+        if args.collection:
+            data.fetch_documents(_block(config, "collections", args.collection)["documents"], args.out)
+        else:
+            if not args.qrels:
+                raise SystemExit("fetch --queryset also needs --qrels")
+            data.fetch_queryset(_block(config, "querysets", args.queryset)["source"], args.out, args.qrels)
+    elif args.command == "truncate":
+        from posbias.steps.data import truncate_documents
+
+        truncate_documents(args.docs, args.out, args.tokenizer, args.max_tokens)
     elif args.command == "index":
         from posbias.steps.retrieval import index
 
-        index(args.docs, args.index, args.threads)
+        index(args.docs, args.index, args.threads, args.expansions)
+    elif args.command == "dense-index":
+        from posbias.steps.retrieval import dense_index
+
+        spec = _hybrid_retriever(_load_config(args.config), args.retriever)
+        dense_index(args.docs, args.index, spec["encoder"], spec["faiss"], args.threads)
+    elif args.command == "hybrid":
+        from posbias.steps.retrieval import hybrid_retrieve
+
+        config = _load_config(args.config)
+        spec = _hybrid_retriever(config, args.retriever)
+        partner = _block(config, "retrievers", spec["bm25"])
+        hybrid_retrieve(args.dense, args.index, args.queries, args.run, args.depth, spec["encoder"],
+                        spec["weight"], {"k1": partner["k1"], "b": partner["b"]}, args.retriever, args.threads)
     elif args.command == "retrieve":
         from posbias.steps.retrieval import retrieve
 

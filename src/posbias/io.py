@@ -39,7 +39,8 @@ def open_text(path: str | os.PathLike) -> io.TextIOBase:
     return opener(path, "rt", encoding="utf-8")
 
 
-def _lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+def numbered_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+    """`(line number, line)` for the non-blank lines of a (possibly compressed) text file."""
     with open_text(path) as handle:
         for line_no, line in enumerate(handle, start=1):
             line = line.rstrip("\n").rstrip("\r")
@@ -67,7 +68,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "w"):
 
 def iter_documents(path: str | os.PathLike) -> Iterator[tuple[str, str]]:
     """Stream `(doc_id, text)` from a JSONL document file (title prepended if present)."""
-    for line_no, line in _lines(path):
+    for line_no, line in numbered_lines(path):
         try:
             record = json.loads(line)
         except json.JSONDecodeError as err:
@@ -98,7 +99,7 @@ def write_documents(path: str | os.PathLike, docs: Iterable[Mapping]) -> int:
 
 def read_queries(path: str | os.PathLike) -> dict[str, str]:
     queries: dict[str, str] = {}
-    for line_no, line in _lines(path):
+    for line_no, line in numbered_lines(path):
         parts = line.split("\t")
         if len(parts) != 2 or not parts[0]:
             raise FormatError(path, line_no, "expected 'qid<TAB>text'")
@@ -121,7 +122,7 @@ Qrels = dict[str, dict[str, int]]
 
 def read_qrels(path: str | os.PathLike) -> Qrels:
     qrels: Qrels = {}
-    for line_no, line in _lines(path):
+    for line_no, line in numbered_lines(path):
         parts = line.split()
         if len(parts) != 4:
             raise FormatError(path, line_no, "expected 'qid iteration docid grade'")
@@ -145,7 +146,7 @@ def write_qrels(path: str | os.PathLike, qrels: Mapping[str, Mapping[str, int]])
 def read_folds(path: str | os.PathLike) -> dict[str, int]:
     """`qid<TAB>fold` lines (fold a positive integer) into `{qid: fold}`."""
     folds: dict[str, int] = {}
-    for line_no, line in _lines(path):
+    for line_no, line in numbered_lines(path):
         parts = line.split("\t")
         if len(parts) != 2 or not parts[1].strip().isdigit() or int(parts[1]) < 1:
             raise FormatError(path, line_no, "expected 'qid<TAB>fold' with a fold number from 1")
@@ -168,7 +169,7 @@ Run = dict[str, dict[str, float]]
 
 def read_run(path: str | os.PathLike) -> Run:
     run: Run = {}
-    for line_no, line in _lines(path):
+    for line_no, line in numbered_lines(path):
         parts = line.split()
         if len(parts) != 6:
             raise FormatError(path, line_no, "expected 'qid Q0 docid rank score tag'")

@@ -40,3 +40,24 @@ def test_random_shuffle_keeps_candidates_and_is_seeded(collection):
     r1, r1b, r2 = (read_run(collection / n) for n in ("r1.run", "r1b.run", "r2.run"))
     assert set(r1["q1"]) == {f"d{i}" for i in range(1, 9)}
     assert r1 == r1b and r1 != r2
+
+
+def test_doc2query_expansions_are_indexed_with_their_documents(collection, tmp_path):
+    expansions = tmp_path / "d2q.tsv"
+    expansions.write_text("d3\twhen does the bakery open pastries\n")
+    index(str(collection / "docs.jsonl"), str(tmp_path / "expanded"), threads=2, expansions=str(expansions))
+    write_queries(tmp_path / "q.tsv", {"q": "pastries"})
+    retrieve(str(tmp_path / "expanded"), str(tmp_path / "q.tsv"), str(tmp_path / "x.run"), k=3, k1=0.9, b=0.4,
+             threads=2)
+    assert list(read_run(tmp_path / "x.run")["q"]) == ["d3"]  # found only through its expansion
+    # the plain index does not know the word
+    retrieve(str(collection / "index"), str(tmp_path / "q.tsv"), str(tmp_path / "plain.run"), k=3, k1=0.9, b=0.4,
+             threads=1)
+    assert read_run(tmp_path / "plain.run") == {}
+
+
+def test_missing_expansion_file_is_a_clear_error(collection, tmp_path):
+    with pytest.raises(FileNotFoundError, match="nowhere.tsv"):
+        index(str(collection / "docs.jsonl"), str(tmp_path / "never"), threads=1,
+              expansions=str(tmp_path / "nowhere.tsv"))
+    assert not (tmp_path / "never").exists()

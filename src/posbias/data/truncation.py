@@ -19,7 +19,7 @@ from typing import Iterable, Iterator, NamedTuple
 from tqdm import tqdm
 
 from posbias.backbones import load_tokenizer
-from posbias.io import FormatError, _lines, atomic_write
+from posbias.io import FormatError, numbered_lines, atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ def truncate_texts(texts: list[str], tokenizer, max_tokens: int,
 
 
 def _records(path: str | os.PathLike) -> Iterator[dict]:
-    for line_no, line in _lines(path):
+    for line_no, line in numbered_lines(path):
         try:
             record = json.loads(line)
         except json.JSONDecodeError as err:

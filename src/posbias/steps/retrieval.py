@@ -52,24 +52,28 @@ def random_shuffle(candidates: str, run: str, seed: int) -> None:
     write_run(run, shuffled, tag=f"random{seed}")
 
 
-def dense_index(docs: str, index_dir: str, encoder: dict, faiss: dict, threads: int) -> None:
+def dense_index(docs: str, index_dir: str, encoder: dict, faiss_settings: dict, threads: int) -> None:
     """Encode a collection with a dense encoder and store its FAISS index."""
+    import faiss
     import torch
 
     from posbias.retrieval.hybrid import build_dense_index
 
     torch.set_num_threads(threads)
-    build_dense_index(docs, index_dir, encoder, faiss)
+    faiss.omp_set_num_threads(threads)
+    build_dense_index(docs, index_dir, encoder, faiss_settings)
 
 
 def hybrid_retrieve(dense_index_dir: str, lucene_index_dir: str, queries: str, run: str, k: int, encoder: dict,
                     weight: float, bm25_params: dict, tag: str, threads: int) -> None:
     """Dense k-NN candidates re-scored by the linear fusion of BM25 and cosine scores."""
+    import faiss
     import torch
 
     from posbias.retrieval.hybrid import hybrid_search
 
     torch.set_num_threads(threads)
+    faiss.omp_set_num_threads(threads)
     fused = hybrid_search(read_queries(queries), dense_index_dir, lucene_index_dir, encoder, k,
                           bm25_params["k1"], bm25_params["b"], weight)
     write_run(run, fused, tag=tag)

@@ -18,7 +18,7 @@ import os
 from typing import Iterable, Iterator, Mapping
 
 from posbias.data.sources.local import file_format
-from posbias.io import FormatError, _lines
+from posbias.io import FormatError, numbered_lines
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ def read_expansions(path: str | os.PathLike) -> dict[str, str]:
     """`{doc_id: expansion text}` from a JSONL or TSV expansion file."""
     parse = _jsonl_expansion if file_format(path) == "jsonl" else _tsv_expansion
     pieces: dict[str, list[str]] = {}
-    for line_no, line in _lines(path):
+    for line_no, line in numbered_lines(path):
         doc_id, text = parse(path, line_no, line)
         pieces.setdefault(doc_id, []).append(text)
     return {doc_id: " ".join(" ".join(parts).split()) for doc_id, parts in pieces.items()}

@@ -19,7 +19,7 @@ from typing import Iterator
 
 from posbias import io
 from posbias.data.sources import SourceError
-from posbias.io import FormatError, _lines
+from posbias.io import FormatError, numbered_lines
 
 ID_FIELDS = ("id", "doc_id", "docid", "_id")
 TEXT_FIELDS = ("text", "contents", "body")
@@ -42,7 +42,7 @@ def _first_field(record: dict, fields: tuple[str, ...]) -> str | None:
 
 
 def _jsonl_documents(path: str | os.PathLike) -> Iterator[dict]:
-    for line_no, line in _lines(path):
+    for line_no, line in numbered_lines(path):
         try:
             record = json.loads(line)
         except json.JSONDecodeError as err:
@@ -61,7 +61,7 @@ def _jsonl_documents(path: str | os.PathLike) -> Iterator[dict]:
 
 
 def _tsv_documents(path: str | os.PathLike) -> Iterator[dict]:
-    for line_no, line in _lines(path):
+    for line_no, line in numbered_lines(path):
         parts = line.split("\t")
         if len(parts) not in (2, 3) or not parts[0]:
             raise FormatError(path, line_no, f"expected 'id<TAB>text' or 'id<TAB>title<TAB>text', "

@@ -66,14 +66,22 @@ def atomic_write(path: str | os.PathLike, mode: str = "w"):
 
 # --- documents -------------------------------------------------------------
 
-def iter_documents(path: str | os.PathLike) -> Iterator[tuple[str, str]]:
-    """Stream `(doc_id, text)` from a JSONL document file (title prepended if present)."""
+def json_objects(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
+    """`(line number, object)` for each line of a JSONL file; a line that is not a JSON object is an error."""
     for line_no, line in numbered_lines(path):
         try:
             record = json.loads(line)
         except json.JSONDecodeError as err:
             raise FormatError(path, line_no, f"invalid JSON ({err.msg})") from None
-        if not isinstance(record, dict) or "id" not in record or "text" not in record:
+        if not isinstance(record, dict):
+            raise FormatError(path, line_no, "expected a JSON object")
+        yield line_no, record
+
+
+def iter_documents(path: str | os.PathLike) -> Iterator[tuple[str, str]]:
+    """Stream `(doc_id, text)` from a JSONL document file (title prepended if present)."""
+    for line_no, record in json_objects(path):
+        if "id" not in record or "text" not in record:
             raise FormatError(path, line_no, 'expected an object with "id" and "text"')
         text = record["text"]
         if record.get("title"):

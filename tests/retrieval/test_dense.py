@@ -65,7 +65,7 @@ def test_settings_errors_name_the_key(tiny_backbone):
         DenseEncoder(tiny_backbone)  # the tiny backbone has 128 positions, the default limit is 512
     with pytest.raises(ValueError, match=r"unknown keys \['poolling'\]"):
         DenseEncoder.from_config({"model": tiny_backbone, "poolling": "mean"})
-    with pytest.raises(ValueError, match="missing key 'model'"):
+    with pytest.raises(ValueError, match=r"missing keys \['model'\]"):
         DenseEncoder.from_config({"pooling": "mean"})
     with pytest.raises(ValueError, match="pooling must be one of"):
         DenseEncoder(tiny_backbone, pooling="max", max_passage_tokens=64)

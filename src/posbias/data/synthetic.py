@@ -23,7 +23,6 @@ variant that the CPU-sized default does not use).
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from dataclasses import dataclass
 from typing import Callable
@@ -37,6 +36,7 @@ from posbias.data.vocabulary import (
     random_name,
     random_value,
 )
+from posbias.settings import from_section
 
 QUERY_SETS = ("train", "dev", "test")
 
@@ -66,13 +66,7 @@ class GeneratorSettings:
 
     @classmethod
     def from_config(cls, section: dict) -> "GeneratorSettings":
-        names = {field.name for field in dataclasses.fields(cls)}
-        optional = {f.name for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING}
-        unknown = sorted(set(section) - names)
-        missing = sorted(names - optional - set(section))
-        if unknown or missing:
-            raise ValueError(f"generator settings: unknown keys {unknown}, missing keys {missing}")
-        return cls(**section)
+        return from_section(cls, section, "generator settings")
 
 
 @dataclass

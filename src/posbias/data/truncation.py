@@ -19,7 +19,7 @@ from typing import Iterable, Iterator, NamedTuple
 from tqdm import tqdm
 
 from posbias.backbones import load_tokenizer
-from posbias.io import FormatError, numbered_lines, atomic_write
+from posbias.io import FormatError, atomic_write, json_objects
 
 log = logging.getLogger(__name__)
 
@@ -83,12 +83,8 @@ def truncate_texts(texts: list[str], tokenizer, max_tokens: int,
 
 
 def _records(path: str | os.PathLike) -> Iterator[dict]:
-    for line_no, line in numbered_lines(path):
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise FormatError(path, line_no, f"invalid JSON ({err.msg})") from None
-        if not isinstance(record, dict) or "id" not in record or not isinstance(record.get("text"), str):
+    for line_no, record in json_objects(path):
+        if "id" not in record or not isinstance(record.get("text"), str):
             raise FormatError(path, line_no, 'expected an object with "id" and a string "text"')
         title = record.pop("title", None)
         if title:

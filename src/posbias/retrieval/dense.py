@@ -16,6 +16,7 @@ import torch
 from tqdm import tqdm
 
 from posbias.backbones import load_tokenizer, resolve
+from posbias.settings import from_section
 from posbias.training.device import autocast, pick_device
 
 POOLINGS = ("cls", "mean")
@@ -48,13 +49,7 @@ class EncoderSettings:
 
     @classmethod
     def from_config(cls, section: Mapping) -> "EncoderSettings":
-        names = {field.name for field in dataclasses.fields(cls)}
-        unknown = sorted(set(section) - names)
-        if unknown:
-            raise ValueError(f"encoder settings: unknown keys {unknown}; known: {sorted(names)}")
-        if "model" not in section:
-            raise ValueError("encoder settings: missing key 'model'")
-        return cls(**section)
+        return from_section(cls, section, "encoder settings")
 
     def vector_identity(self) -> dict:
         return {key: getattr(self, key) for key in self.VECTOR_FIELDS}

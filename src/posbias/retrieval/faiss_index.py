@@ -22,6 +22,8 @@ import faiss
 import numpy as np
 from tqdm import tqdm
 
+from posbias.settings import from_section
+
 KINDS = ("flat", "ivf", "hnsw")
 INDEX_FILE, DOC_IDS_FILE, SETTINGS_FILE, METADATA_FILE = "index.faiss", "doc_ids.json", "settings.json", "metadata.json"
 ADD_BLOCK = 16384  # vectors added per step, for a progress bar on large builds
@@ -55,11 +57,7 @@ class FaissSettings:
 
     @classmethod
     def from_config(cls, section: Mapping) -> "FaissSettings":
-        names = {field.name for field in dataclasses.fields(cls)}
-        unknown = sorted(set(section) - names)
-        if unknown:
-            raise ValueError(f"faiss settings: unknown keys {unknown}; known: {sorted(names)}")
-        return cls(**section)
+        return from_section(cls, section, "faiss settings")
 
 
 def gpu_available() -> bool:

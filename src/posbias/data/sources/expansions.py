@@ -12,23 +12,18 @@ in file order. Every malformed line is a `posbias.io.FormatError` naming the fil
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from typing import Iterable, Iterator, Mapping
 
 from posbias.data.sources.local import file_format
-from posbias.io import FormatError, numbered_lines
+from posbias.io import FormatError, json_objects, numbered_lines
 
 log = logging.getLogger(__name__)
 
 
-def _jsonl_expansion(path: str | os.PathLike, line_no: int, line: str) -> tuple[str, str]:
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as err:
-        raise FormatError(path, line_no, f"invalid JSON ({err.msg})") from None
-    if not isinstance(record, dict) or "id" not in record:
+def _jsonl_expansion(path: str | os.PathLike, line_no: int, record: dict) -> tuple[str, str]:
+    if "id" not in record:
         raise FormatError(path, line_no, 'expected an object with "id"')
     if "predicted_queries" in record:
         predicted = record["predicted_queries"]
@@ -49,10 +44,12 @@ def _tsv_expansion(path: str | os.PathLike, line_no: int, line: str) -> tuple[st
 
 def read_expansions(path: str | os.PathLike) -> dict[str, str]:
     """`{doc_id: expansion text}` from a JSONL or TSV expansion file."""
-    parse = _jsonl_expansion if file_format(path) == "jsonl" else _tsv_expansion
+    if file_format(path) == "jsonl":
+        records = (_jsonl_expansion(path, line_no, record) for line_no, record in json_objects(path))
+    else:
+        records = (_tsv_expansion(path, line_no, line) for line_no, line in numbered_lines(path))
     pieces: dict[str, list[str]] = {}
-    for line_no, line in numbered_lines(path):
-        doc_id, text = parse(path, line_no, line)
+    for doc_id, text in records:
         pieces.setdefault(doc_id, []).append(text)
     return {doc_id: " ".join(" ".join(parts).split()) for doc_id, parts in pieces.items()}
 

@@ -12,14 +12,13 @@ Every malformed line is a `posbias.io.FormatError` naming the file and the line.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Iterator
 
 from posbias import io
 from posbias.data.sources import SourceError
-from posbias.io import FormatError, numbered_lines
+from posbias.io import FormatError, json_objects, numbered_lines
 
 ID_FIELDS = ("id", "doc_id", "docid", "_id")
 TEXT_FIELDS = ("text", "contents", "body")
@@ -42,13 +41,7 @@ def _first_field(record: dict, fields: tuple[str, ...]) -> str | None:
 
 
 def _jsonl_documents(path: str | os.PathLike) -> Iterator[dict]:
-    for line_no, line in numbered_lines(path):
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise FormatError(path, line_no, f"invalid JSON ({err.msg})") from None
-        if not isinstance(record, dict):
-            raise FormatError(path, line_no, "expected a JSON object")
+    for line_no, record in json_objects(path):
         id_field, text_field = _first_field(record, ID_FIELDS), _first_field(record, TEXT_FIELDS)
         if id_field is None or text_field is None:
             raise FormatError(path, line_no, f"expected an id field (one of {ID_FIELDS}) "

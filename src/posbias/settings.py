@@ -1,0 +1,19 @@
+"""Strict construction of settings dataclasses from config sections: unknown or missing keys are errors."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Mapping, TypeVar
+
+T = TypeVar("T")
+
+
+def from_section(cls: type[T], section: Mapping, what: str) -> T:
+    """`cls(**section)`, refusing keys `cls` does not have and required keys the section lacks, by name."""
+    fields = dataclasses.fields(cls)
+    names = {f.name for f in fields}
+    required = {f.name for f in fields if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+    unknown, missing = sorted(set(section) - names), sorted(required - set(section))
+    if unknown or missing:
+        raise ValueError(f"{what}: unknown keys {unknown}, missing keys {missing}; known: {sorted(names)}")
+    return cls(**section)

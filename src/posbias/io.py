@@ -19,7 +19,7 @@ import lzma
 import os
 import tempfile
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping
+from typing import Collection, Iterable, Iterator, Mapping
 
 _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
@@ -89,9 +89,14 @@ def iter_documents(path: str | os.PathLike) -> Iterator[tuple[str, str]]:
         yield str(record["id"]), text
 
 
-def read_documents(path: str | os.PathLike) -> dict[str, str]:
-    """Read a JSONL document file into `{doc_id: text}` (title prepended if present)."""
-    return dict(iter_documents(path))
+def read_documents(path: str | os.PathLike, keep: Collection[str] | None = None) -> dict[str, str]:
+    """Read a JSONL document file into `{doc_id: text}` (title prepended if present).
+
+    With `keep`, only those documents are held in memory (a rerank needs its candidates, not the collection).
+    """
+    if keep is None:
+        return dict(iter_documents(path))
+    return {doc_id: text for doc_id, text in iter_documents(path) if doc_id in keep}
 
 
 def write_documents(path: str | os.PathLike, docs: Iterable[Mapping]) -> int:

@@ -103,3 +103,12 @@ def test_build_checks_ivf_size_and_settings_before_encoding(tmp_path, indexes):
     with pytest.raises(ValueError, match=r"unknown keys \['kind'\]"):
         build_dense_index(str(indexes / "docs.jsonl"), str(tmp_path / "dense"), ENCODER, {"kind": "flat"})
     assert not (tmp_path / "dense").exists()
+
+
+def test_encoding_in_blocks_gives_the_same_index(indexes, tmp_path):
+    build_dense_index(str(indexes / "docs.jsonl"), str(tmp_path / "blocks"), ENCODER, {"index": "flat"},
+                      block_size=3)
+    whole, whole_ids = faiss_index.load(indexes / "dense")
+    blocks, block_ids = faiss_index.load(tmp_path / "blocks")
+    assert block_ids == whole_ids == list(DOCS)
+    np.testing.assert_allclose(blocks.reconstruct_n(0, len(DOCS)), whole.reconstruct_n(0, len(DOCS)), atol=1e-5)

@@ -9,14 +9,16 @@ with an encoder that would make different vectors is an error.
 
 from __future__ import annotations
 
+import itertools
 import logging
 from pathlib import Path
 from typing import Mapping
 
 import faiss
+import numpy as np
 from tqdm import tqdm
 
-from posbias.io import read_documents
+from posbias.io import iter_documents, numbered_lines
 from posbias.retrieval import faiss_index
 from posbias.retrieval.dense import DenseEncoder, EncoderSettings
 from posbias.retrieval.faiss_index import FaissSettings
@@ -28,23 +30,34 @@ log = logging.getLogger(__name__)
 Run = dict[str, dict[str, float]]
 
 
-def build_dense_index(docs_path: str, index_dir: str, encoder_settings: Mapping, faiss_settings: Mapping) -> int:
+def build_dense_index(docs_path: str, index_dir: str, encoder_settings: Mapping, faiss_settings: Mapping,
+                      block_size: int = 50_000) -> int:
     """Encode a documents JSONL and save a FAISS index over it; returns the number of documents.
 
-    All vectors are held in memory while the index is built (documents x dimension x 4 bytes).
+    Documents are read and encoded `block_size` at a time, so only their ids and vectors stay in
+    memory (documents x dimension x 4 bytes; MS MARCO v2 has about 12M documents).
     """
     index_config = FaissSettings.from_config(faiss_settings)
     encoder = DenseEncoder.from_config(encoder_settings)
-    docs = read_documents(docs_path)
-    if not docs:
+    if index_config.index == "ivf":  # before hours of encoding, not after
+        faiss_index.check_trainable(sum(1 for _ in numbered_lines(docs_path)), index_config)
+    documents = iter_documents(docs_path)
+    doc_ids: list[str] = []
+    blocks: list[np.ndarray] = []
+    bar = tqdm(desc="encoding documents", unit="doc", mininterval=10)
+    while block := list(itertools.islice(documents, block_size)):
+        doc_ids += [doc_id for doc_id, _ in block]
+        blocks.append(encoder.encode_passages([text for _, text in block], progress=False))
+        bar.update(len(block))
+    bar.close()
+    if not doc_ids:
         raise ValueError(f"{docs_path}: no documents to index")
-    faiss_index.check_trainable(len(docs), index_config)  # before hours of encoding, not after
-    vectors = encoder.encode_passages(list(docs.values()), progress=True)
-    index = faiss_index.build(vectors, index_config, progress=True)
+    index = faiss_index.build(np.concatenate(blocks), index_config, progress=True)
     metadata = {"encoder": encoder.settings.vector_identity()}
-    faiss_index.save(index_dir, index, list(docs), index_config, metadata=metadata)
-    log.info("encoded %d documents from %s into a %s index at %s", len(docs), docs_path, index_config.index, index_dir)
-    return len(docs)
+    faiss_index.save(index_dir, index, doc_ids, index_config, metadata=metadata)
+    log.info("encoded %d documents from %s into a %s index at %s", len(doc_ids), docs_path, index_config.index,
+             index_dir)
+    return len(doc_ids)
 
 
 def hybrid_search(queries: Mapping[str, str], dense_index_dir: str, lucene_index_dir: str,

@@ -23,6 +23,10 @@ def fit(model: dict, training: dict, seed: int, docs: str, queries: str, qrels: 
     `init_checkpoint` starts from a trained checkpoint instead of the pretrained backbone
     (Robust04 fine-tuning of MS MARCO models). Returns the ranker, its tokenizer and a summary.
     """
+    texts = read_queries(queries)
+    unknown = sorted(set(qrels) - set(texts))
+    if unknown:
+        raise KeyError(f"{len(unknown)} judged training queries are not in {queries}, e.g. {unknown[:3]}")
     torch.set_num_threads(threads)
     seed_everything(seed)  # before construction: the head's initial weights depend on it
     if init_checkpoint:
@@ -31,8 +35,10 @@ def fit(model: dict, training: dict, seed: int, docs: str, queries: str, qrels: 
         ranker = build_ranker(model["ranker"], model["args"])
         tokenizer = load_tokenizer(model["args"]["backbone"], bool(model["args"].get("trust_remote_code")))
     settings = TrainingSettings(lr=model["lr"], head_lr=model["head_lr"], **training)
-    summary = train(ranker, tokenizer, read_queries(queries), read_documents(docs), qrels,
-                    read_run(candidates), settings, seed=seed, progress=progress)
+    pool = read_run(candidates)
+    needed = {d for judged in qrels.values() for d in judged} | {d for q in qrels for d in pool.get(q, {})}
+    summary = train(ranker, tokenizer, texts, read_documents(docs, keep=needed), qrels,
+                    pool, settings, seed=seed, progress=progress)
     return ranker, tokenizer, summary
 
 
@@ -53,7 +59,8 @@ def rerank_with(ranker, tokenizer, docs: list[str], queries: list[str], candidat
         pool = read_run(candidates_path)
         if keep_qids is not None:
             pool = {q: scores for q, scores in pool.items() if q in keep_qids}
-        scores = rerank(ranker, tokenizer, read_queries(queries_path), read_documents(docs_path),
+        needed = {d for scores in pool.values() for d in scores}
+        scores = rerank(ranker, tokenizer, read_queries(queries_path), read_documents(docs_path, keep=needed),
                         pool, batch_size=batch_size, device=device, progress=progress)
         write_run(run, scores, tag=tag)
 

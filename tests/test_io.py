@@ -45,3 +45,11 @@ def test_failed_write_leaves_nothing_behind(tmp_path):
     with pytest.raises(TypeError):
         write_run(path, {"q": {"d": "not a number"}}, tag="t")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_read_documents_can_keep_only_the_documents_asked_for(tmp_path):
+    from posbias.io import read_documents, write_documents
+
+    write_documents(tmp_path / "d.jsonl", [{"id": "a", "text": "x"}, {"id": "b", "text": "y", "title": "t"}])
+    assert read_documents(tmp_path / "d.jsonl", keep={"b", "zz"}) == {"b": "t y"}
+    assert read_documents(tmp_path / "d.jsonl") == {"a": "x", "b": "t y"}

@@ -19,7 +19,7 @@ def test_a_given_run_for_other_queries_is_refused(tmp_path):
 
 
 def test_training_names_the_queries_file_when_judged_queries_lack_text(tmp_path, tiny_backbone):
-    from posbias.io import write_documents, write_qrels
+    from posbias.io import write_documents
     from posbias.steps.training import fit
 
     write_queries(tmp_path / "q.tsv", {"q1": "a"})

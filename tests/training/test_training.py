@@ -101,3 +101,11 @@ def test_device_choice():
     if not torch.cuda.is_available():
         with pytest.raises(RuntimeError, match="CUDA is not available"):
             pick_device("cuda")
+
+
+def test_short_epochs_train_on_a_sample_of_the_queries(tiny_backbone, tokenizer):
+    args = dict(backbone=tiny_backbone, max_query_tokens=8, chunk_tokens=8, stride=8, max_doc_tokens=16)
+    seed_everything(3)
+    summary = train(build_ranker("maxp", args), tokenizer, QUERIES, DOCS, QRELS, CANDIDATES,
+                    settings(epochs=3, batch_size=1, queries_per_epoch=2), seed=3, progress=False)
+    assert summary["steps"] == 3 * 2 and len(summary["losses"]) == 6  # 2 of the 6 queries per epoch

@@ -81,46 +81,35 @@ def build_farrelevant(passages: str, queries: str, qrels: str, settings: dict, t
 
 # --- collections read from a source --------------------------------------------------------------
 
-def _source_module(kind: str):
+def _read(source: dict, what: str):
+    """`documents`, `queries` or `qrels` from a config source block (`kind`: ir_datasets, hf or local)."""
     from posbias.data.sources import hf, irds, local
 
-    return {"ir_datasets": irds, "hf": hf, "local": local}[kind]
-
-
-def _hf_options(source: dict) -> dict:
-    options = {k: source[k] for k in ("name", "context_lengths", "revision", "cache_dir", "data_files") if k in source}
-    return {"path": source["path"], **options}
+    kind = source["kind"]
+    if kind == "ir_datasets":
+        return getattr(irds, what)(source["id"], *([] if what == "qrels" else [source.get("fields")]))
+    if kind == "hf":
+        options = {k: source[k] for k in ("name", "context_lengths", "revision", "cache_dir", "data_files")
+                   if k in source}
+        return getattr(hf, what)(source["path"], **options)
+    return getattr(local, what)(source["path" if what == "documents" else what])
 
 
 def fetch_documents(source: dict, out: str) -> None:
     """Write a source's documents as JSONL (`source` is a `collections.<name>.documents` block)."""
-    kind = source["kind"]
-    if kind == "ir_datasets":
-        docs = _source_module(kind).documents(source["id"], source.get("fields"))
-    elif kind == "hf":
-        docs = _source_module(kind).documents(**_hf_options(source))
-    else:
-        docs = _source_module(kind).documents(source["path"])
-    count = write_documents(out, docs)
-    log.info("wrote %d documents from %s source to %s", count, kind, out)
+    count = write_documents(out, _read(source, "documents"))
+    log.info("wrote %d documents from %s source to %s", count, source["kind"], out)
 
 
 def fetch_queryset(source: dict, queries_out: str, qrels_out: str) -> None:
     """Write a query set's queries TSV and qrels; queries without judgments are kept out (nothing to evaluate)."""
-    kind = source["kind"]
-    module = _source_module(kind)
-    if kind == "ir_datasets":
-        texts, judged = module.queries(source["id"], source.get("fields")), module.qrels(source["id"])
-    elif kind == "hf":
-        texts, judged = module.queries(**_hf_options(source)), module.qrels(**_hf_options(source))
-    else:
-        texts, judged = module.queries(source["queries"]), module.qrels(source["qrels"])
+    texts, judged = _read(source, "queries"), _read(source, "qrels")
     unknown = sorted(set(judged) - set(texts))
     if unknown:
         log.warning("%d judged queries have no text and are left out (first: %s)", len(unknown), unknown[:5])
     kept = {q: texts[q] for q in texts if q in judged}
     if not kept:
-        raise SourceError(f"{kind} source {source}: no query has both a text and judgments")
+        raise SourceError(f"{source['kind']} source {source}: no query has both a text and judgments")
     log.info("query set: %d of %d queries have judgments", len(kept), len(texts))
     write_qrels(qrels_out, {q: judged[q] for q in kept})
     write_queries(queries_out, kept)

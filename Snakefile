@@ -6,8 +6,10 @@
 #
 #   snakemake -j 8 --configfile config/paper/robust04.yaml     # a paper-scale experiment (GPU)
 #
-# Stages (one rules/*.smk each): data -> retrieval -> train -> rerank (cross_validation) -> evaluate
-# -> stats -> report.
+# Stages (one rules/*.smk each): data -> retrieval -> train -> rerank (cross_validation, finetune)
+# -> evaluate -> stats -> report.
+#
+#   snakemake --report results/report.zip                # tables and figures as an offline HTML report
 
 from snakemake.utils import min_version, validate
 
@@ -25,12 +27,16 @@ if not workflow.overwrite_configfiles:
 validate(config, "schemas/config.schema.yaml")
 
 
+report: "report/workflow.rst"
+
+
 include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/retrieval.smk"
 include: "rules/train.smk"
 include: "rules/rerank.smk"
 include: "rules/cross_validation.smk"
+include: "rules/finetune.smk"
 include: "rules/evaluate.smk"
 include: "rules/stats.smk"
 include: "rules/report.smk"

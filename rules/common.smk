@@ -58,9 +58,13 @@ def check_collections(cfg):
         source = spec["documents"]
         if source["kind"] == "local" and "path" not in source:
             raise ConfigError(f"collections.{name}.documents.path: required for a local source")
-    far = [n for n, s in cfg["querysets"].items() if s["collection"] == "farrelevant"]
+    far_train = cfg.get("farrelevant", {}).get("train_queryset")
+    if far_train and cfg["querysets"].get(far_train, {}).get("collection") != "farrelevant":
+        raise ConfigError(f"farrelevant.train_queryset: {far_train!r} is not a query set of the farrelevant collection")
+    far = [n for n, s in cfg["querysets"].items() if s["collection"] == "farrelevant" and n != far_train]
     if len(far) > 1:
-        raise ConfigError(f"querysets: only one query set may use the farrelevant collection, got {far}")
+        raise ConfigError(f"querysets: only one query set (besides farrelevant.train_queryset) may use the "
+                          f"farrelevant collection, got {far}")
     used = {s["collection"] for s in cfg["querysets"].values()}
     # FarRelevant documents are built from the generator's passage collection.
     for section, needed_by in (("generator", {"synthetic", "farrelevant"}), ("farrelevant", {"farrelevant"})):
@@ -109,7 +113,14 @@ def check_models_and_tables(cfg):
             raise ConfigError(f"models.{name}.args: firstp needs max_doc_tokens == chunk_tokens")
         if model["args"]["stride"] > model["args"]["chunk_tokens"]:
             raise ConfigError(f"models.{name}.args.stride: larger than chunk_tokens, text would be skipped")
-    for table in ("table1", "table4"):
+    finetuning = cfg.get("finetuning")
+    if finetuning:
+        if finetuning["queryset"] not in querysets:
+            raise ConfigError(f"finetuning.queryset: {finetuning['queryset']!r} is not in querysets")
+        for qs in finetuning["querysets"]:
+            if qs not in cfg["rerank"]["querysets"] or qs in cfg.get("cross_validation", {}).get("querysets", []):
+                raise ConfigError(f"finetuning.querysets: {qs!r} must be in rerank.querysets and not cross-validated")
+    for table in ("table1", "table4", *BASELINE_TABLE_NAMES):
         spec = cfg["tables"].get(table)
         if spec is None:
             continue
@@ -117,7 +128,7 @@ def check_models_and_tables(cfg):
             if m not in cfg["models"]:
                 raise ConfigError(f"tables.{table}.models: {m!r} is not a configured model")
             baseline = cfg["models"][m]["baseline"]
-            if table == "table1" and baseline not in spec["models"]:
+            if table != "table4" and baseline not in spec["models"]:
                 raise ConfigError(f"tables.{table}.models: {m!r} needs its baseline {baseline!r} in the table")
         for i, column in enumerate(spec["columns"]):
             qs = column["queryset"]
@@ -126,15 +137,43 @@ def check_models_and_tables(cfg):
             if column["metric"] not in querysets[qs]["metrics"]:
                 raise ConfigError(f"tables.{table}.columns[{i}].metric: {column['metric']!r} is not in "
                                   f"querysets.{qs}.metrics")
+            if column.get("setting") == "fine-tuned" and qs not in (finetuning or {}).get("querysets", []):
+                raise ConfigError(f"tables.{table}.columns[{i}].setting: fine-tuned needs {qs!r} in "
+                                  f"finetuning.querysets")
     spec4 = cfg["tables"].get("table4")
     if spec4 and spec4["reference"] not in spec4["models"]:
         raise ConfigError(f"tables.table4.reference: {spec4['reference']!r} is not among tables.table4.models")
+    outcomes = cfg["tables"].get("outcomes")
+    if outcomes:
+        for qs in outcomes["querysets"]:
+            if qs not in cfg["rerank"]["querysets"]:
+                raise ConfigError(f"tables.outcomes.querysets: {qs!r} is not in rerank.querysets")
+        for m in outcomes.get("models", []):
+            if m not in cfg["models"]:
+                raise ConfigError(f"tables.outcomes.models: {m!r} is not a configured model")
+    for qs in cfg["tables"].get("dataset_stats", {}).get("querysets", []):
+        if qs not in querysets:
+            raise ConfigError(f"tables.dataset_stats.querysets: {qs!r} is not in querysets")
 
+
+def check_external_runs(cfg):
+    for name, spec in cfg.get("external_runs", {}).items():
+        if name in cfg["models"]:
+            raise ConfigError(f"external_runs.{name}: the name is already a model's")
+        for qs in spec["runs"]:
+            if qs not in cfg["rerank"]["querysets"]:
+                raise ConfigError(f"external_runs.{name}.runs: {qs!r} is not in rerank.querysets")
+        if "baseline" in spec and spec["baseline"] not in cfg["models"]:
+            raise ConfigError(f"external_runs.{name}.baseline: {spec['baseline']!r} is not a configured model")
+
+
+BASELINE_TABLE_NAMES = ("table1", "table7", "table8")  # the same layout, different columns
 
 skip_unimplemented_models(config)
 check_collections(config)
 check_retrievers(config)
 check_models_and_tables(config)
+check_external_runs(config)
 
 MODELS = sorted(config["models"])
 SEEDS = config["training"]["seeds"]
@@ -157,6 +196,7 @@ wildcard_constraints:
     queryset=alternatives(QUERYSETS),
     model=alternatives(MODELS),
     retriever=alternatives([*RETRIEVERS, "given"]),
+    external=alternatives(config.get("external_runs", {})),
     seed=r"\d+",
     fold=r"\d+",
     depth=r"\d+",
@@ -239,31 +279,83 @@ def n_folds(queryset):
     return len(numbers)
 
 
-def systems_evaluated(queryset):
-    """Per-seed evaluation files of every system on a query set."""
+TABLES = config["tables"]
+EXTERNAL_RUNS = config.get("external_runs", {})
+FINETUNING = config.get("finetuning")
+FINETUNED_QUERYSETS = FINETUNING["querysets"] if FINETUNING else []
+OUTCOME_QUERYSETS = TABLES.get("outcomes", {}).get("querysets", [])
+BASELINE_TABLES = [t for t in BASELINE_TABLE_NAMES if t in TABLES]
+
+
+def metrics_of(queryset):
+    """The metrics stored per query: the configured ones, plus RR@k where the outcome table needs it."""
+    metrics = list(QUERYSETS[queryset]["metrics"])
+    if queryset in OUTCOME_QUERYSETS and f"RR@{TABLES['outcomes']['k']}" not in metrics:
+        metrics.append(f"RR@{TABLES['outcomes']['k']}")
+    return metrics
+
+
+def evaluation_params(querysets):
+    """What evaluate.py needs per query set, in the order of `querysets`."""
+    return {"querysets": list(querysets), "metrics": [metrics_of(qs) for qs in querysets],
+            "rel_levels": [QUERYSETS[qs]["rel_level"] for qs in querysets]}
+
+
+def systems_evaluated(queryset, stage="eval"):
+    """Per-seed evaluation files of every system on a query set; `eval-finetuned` for fine-tuned models
+    (the retriever and random rows are shared with the zero-shot setting)."""
     files = [f"results/eval/{queryset}/retriever/seed0.parquet"]
     files += expand("results/eval/{qs}/random/seed{seed}.parquet", qs=queryset, seed=SEEDS)
-    files += expand("results/eval/{qs}/{model}/seed{seed}.parquet", qs=queryset, model=MODELS, seed=SEEDS)
+    files += expand("results/{stage}/{qs}/{model}/seed{seed}.parquet", stage=stage, qs=queryset, model=MODELS,
+                    seed=SEEDS)
+    if stage == "eval":
+        files += [f"results/eval/{queryset}/{name}/seed0.parquet" for name, spec in EXTERNAL_RUNS.items()
+                  if queryset in spec["runs"]]
     return files
 
 
 def table_querysets(table):
-    return sorted({c["queryset"] for c in config["tables"][table]["columns"]})
+    return sorted({c["queryset"] for c in TABLES[table]["columns"] if c.get("setting") != "fine-tuned"})
+
+
+def finetuned_table_querysets(table):
+    return sorted({c["queryset"] for c in TABLES[table]["columns"] if c.get("setting") == "fine-tuned"})
 
 
 def table_params(table):
-    """What a table job needs: its spec, model labels and baselines, query set thresholds."""
+    """What a table job needs: its spec, labels and baselines, query set thresholds, the test recipe."""
     return {
-        "spec": config["tables"][table],
+        "spec": TABLES[table],
         "models": {m: {"label": s["label"], "baseline": s["baseline"]} for m, s in config["models"].items()},
+        # only the runs made elsewhere that this table shows, so adding one elsewhere does not rebuild it
+        "external": {n: {"label": s["label"], "baseline": s.get("baseline"), "querysets": sorted(s["runs"])}
+                     for n, s in EXTERNAL_RUNS.items()
+                     if set(s["runs"]) & {c["queryset"] for c in TABLES[table]["columns"]}},
         "querysets": {q: {"alpha": s["alpha"]} for q, s in QUERYSETS.items()},
         "n_seeds": len(SEEDS),
+        "statistics": config["statistics"],
     }
 
 
-# The query set of the FarRelevant collection (check_collections allows at most one).
-FAR_QUERYSET = next((q for q, s in QUERYSETS.items() if s["collection"] == "farrelevant"), "farrelevant")
-FIGURES = ["results/figures/farrelevant.png", "results/figures/farrelevant.pdf"] if "table4" in config["tables"] else []
-FIRST_STAGE_TABLE = ["results/first_stage.tex"] if "first_stage" in config["tables"] else []
-REPORTED = ["results/table1.tex", *(["results/table4.tex"] if "table4" in config["tables"] else []),
-            *FIGURES, *FIRST_STAGE_TABLE]
+def table_outputs(name, caption, category="Tables"):
+    """The four files of a table; the HTML one goes into the Snakemake report."""
+    return {
+        "tex": f"results/{name}.tex",
+        "csv": f"results/{name}.csv",
+        "md": f"results/{name}.md",
+        "html": report(f"results/{name}.html", caption=f"../report/{caption}.rst", category=category,
+                       labels={"table": name}),
+    }
+
+
+# The FarRelevant test query set (check_collections allows one, besides the training split).
+FAR_TRAIN_QUERYSET = config.get("farrelevant", {}).get("train_queryset")
+FAR_QUERYSET = next((q for q, s in QUERYSETS.items() if s["collection"] == "farrelevant" and q != FAR_TRAIN_QUERYSET),
+                    "farrelevant")
+FAR_QUERYSETS = [FAR_QUERYSET, *([FAR_TRAIN_QUERYSET] if FAR_TRAIN_QUERYSET else [])]
+FIGURES = ["results/figures/farrelevant.png", "results/figures/farrelevant.pdf"] if "table4" in TABLES else []
+FIRST_STAGE_TABLE = ["results/first_stage.tex"] if "first_stage" in TABLES else []
+OUTCOME_TABLE = ["results/outcomes.tex"] if "outcomes" in TABLES else []
+DATASET_TABLES = ["results/table9.tex", "results/table10.tex"] if "dataset_stats" in TABLES else []
+REPORTED = [*(f"results/{t}.tex" for t in BASELINE_TABLES), *(["results/table4.tex"] if "table4" in TABLES else []),
+            *FIGURES, *FIRST_STAGE_TABLE, *OUTCOME_TABLE, *DATASET_TABLES]

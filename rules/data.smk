@@ -33,14 +33,15 @@ if "generator" in config and "farrelevant" in config:
             queries="results/data/synthetic-passages/queries/farrelevant.tsv",
             qrels="results/data/synthetic-passages/qrels/farrelevant.txt",
         output:
-            queries=f"results/data/farrelevant/queries/{FAR_QUERYSET}.tsv",
-            qrels=f"results/data/farrelevant/qrels/{FAR_QUERYSET}.txt",
-            positions=f"results/data/farrelevant/positions/{FAR_QUERYSET}.tsv",
+            queries=expand("results/data/farrelevant/queries/{qs}.tsv", qs=FAR_QUERYSETS),
+            qrels=expand("results/data/farrelevant/qrels/{qs}.txt", qs=FAR_QUERYSETS),
+            positions=expand("results/data/farrelevant/positions/{qs}.tsv", qs=FAR_QUERYSETS),
             docs="results/data/farrelevant/docs.jsonl",
         params:
-            settings={k: config["farrelevant"][k] for k in ("seed", "n_queries", "first_window", "max_doc_tokens")},
+            settings={k: v for k, v in config["farrelevant"].items() if k not in ("tokenizer", "train_queryset")},
             tokenizer=config["farrelevant"]["tokenizer"],
             queryset=FAR_QUERYSET,
+            train_queryset=config["farrelevant"].get("train_queryset"),
         conda:
             "../envs/posbias.yaml"
         log:

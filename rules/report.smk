@@ -1,32 +1,37 @@
-# Tables (LaTeX with booktabs, CSV and Markdown twins) and figures.
+# Tables (LaTeX with booktabs, CSV, Markdown, and HTML for the report) and figures. Tables read only
+# persisted files (per-query Parquet, statistics JSON), so they rebuild in seconds.
+# `snakemake --report results/report.zip` collects what is marked with report() below.
 
 
-rule table1:
-    input:
-        averaged=expand("results/eval/{qs}/seed_averaged.parquet", qs=table_querysets("table1")),
-    output:
-        tex="results/table1.tex",
-        csv="results/table1.csv",
-        md="results/table1.md",
-    params:
-        **table_params("table1"),
-    conda:
-        "../envs/posbias.yaml"
-    log:
-        "logs/report/table1.log",
-    script:
-        "../scripts/table1.py"
+for _table in BASELINE_TABLES:
+
+    rule:
+        name:
+            f"{_table}"
+        input:
+            averaged=expand("results/eval/{qs}/seed_averaged.parquet", qs=table_querysets(_table)),
+        output:
+            **table_outputs(_table, "baseline_table"),
+        params:
+            **table_params(_table),
+            label=f"tab:{_table}",
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            f"logs/report/{_table}.log",
+        script:
+            "../scripts/baseline_table.py"
 
 
-if "table4" in config["tables"]:
+if "table4" in TABLES:
 
     rule table4:
         input:
             averaged=expand("results/eval/{qs}/seed_averaged.parquet", qs=table_querysets("table4")),
+            finetuned=expand("results/eval-finetuned/{qs}/seed_averaged.parquet",
+                             qs=finetuned_table_querysets("table4")),
         output:
-            tex="results/table4.tex",
-            csv="results/table4.csv",
-            md="results/table4.md",
+            **table_outputs("table4", "table4"),
         params:
             **table_params("table4"),
         conda:
@@ -36,17 +41,16 @@ if "table4" in config["tables"]:
         script:
             "../scripts/table4.py"
 
-
     rule farrelevant_figure:
         input:
             per_seed=f"results/eval/{FAR_QUERYSET}/per_seed.parquet",
         output:
-            png=FIGURES[0],
+            png=report(FIGURES[0], caption="../report/farrelevant_figure.rst", category="Figures"),
             pdf=FIGURES[1],
         params:
-            models=config["tables"]["table4"]["models"],
+            models=TABLES["table4"]["models"],
             labels={m: s["label"] for m, s in config["models"].items()},
-            metric=config["tables"]["table4"]["columns"][0]["metric"],
+            metric=TABLES["table4"]["columns"][0]["metric"],
         conda:
             "../envs/posbias.yaml"
         log:
@@ -55,24 +59,98 @@ if "table4" in config["tables"]:
             "../scripts/farrelevant_figure.py"
 
 
-if "first_stage" in config["tables"]:
+if "outcomes" in TABLES:
+
+    rule outcome_table:
+        input:
+            per_seed=expand("results/eval/{qs}/per_seed.parquet", qs=OUTCOME_QUERYSETS),
+            qrels=[qrels_of(qs) for qs in OUTCOME_QUERYSETS],
+        output:
+            **table_outputs("outcomes", "outcomes"),
+        params:
+            querysets=OUTCOME_QUERYSETS,
+            rel_levels=[QUERYSETS[qs]["rel_level"] for qs in OUTCOME_QUERYSETS],
+            spec=TABLES["outcomes"],
+            models={m: {"label": s["label"], "baseline": s["baseline"]} for m, s in config["models"].items()},
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/report/outcome_table.log",
+        script:
+            "../scripts/outcome_table.py"
+
+
+if "first_stage" in TABLES:
 
     rule first_stage_table:
         input:
             values=expand("results/eval-first-stage/{r}/{qs}/top{depth}.parquet",
-                          r=config["tables"]["first_stage"]["retrievers"],
-                          qs=config["tables"]["first_stage"]["querysets"],
-                          depth=config["tables"]["first_stage"]["depth"]),
+                          r=TABLES["first_stage"]["retrievers"],
+                          qs=TABLES["first_stage"]["querysets"],
+                          depth=TABLES["first_stage"]["depth"]),
         output:
-            tex="results/first_stage.tex",
-            csv="results/first_stage.csv",
-            md="results/first_stage.md",
+            **table_outputs("first_stage", "first_stage"),
         params:
-            spec=config["tables"]["first_stage"],
+            spec=TABLES["first_stage"],
             querysets={q: {"alpha": s["alpha"]} for q, s in QUERYSETS.items()},
+            statistics=config["statistics"],
         conda:
             "../envs/posbias.yaml"
         log:
             "logs/report/first_stage_table.log",
         script:
             "../scripts/first_stage_table.py"
+
+
+if "dataset_stats" in TABLES:
+    STATS_QUERYSETS = TABLES["dataset_stats"]["querysets"]
+    STATS_COLLECTIONS = list(dict.fromkeys(collection_of(qs) for qs in STATS_QUERYSETS))
+
+    rule collection_statistics:
+        input:
+            docs=lambda wc: source_docs_of(wc.collection),
+        output:
+            stats="results/stats/collections/{collection}.json",
+        params:
+            tokenizer=TABLES["dataset_stats"]["tokenizer"],
+            sample=TABLES["dataset_stats"].get("sample_documents"),
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/stats/collection_statistics/{collection}.log",
+        script:
+            "../scripts/collection_statistics.py"
+
+    rule queryset_statistics:
+        input:
+            queries=lambda wc: queries_of(wc.queryset),
+            qrels=lambda wc: qrels_of(wc.queryset),
+        output:
+            stats="results/stats/querysets/{queryset}.json",
+        params:
+            tokenizer=TABLES["dataset_stats"]["tokenizer"],
+            rel_level=lambda wc: QUERYSETS[wc.queryset]["rel_level"],
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/stats/queryset_statistics/{queryset}.log",
+        script:
+            "../scripts/queryset_statistics.py"
+
+    rule dataset_tables:
+        input:
+            collections=expand("results/stats/collections/{c}.json", c=STATS_COLLECTIONS),
+            querysets=expand("results/stats/querysets/{qs}.json", qs=STATS_QUERYSETS),
+        output:
+            **{f"documents_{k}": v for k, v in table_outputs("table9", "table9").items()},
+            **{f"queries_{k}": v for k, v in table_outputs("table10", "table10").items()},
+        params:
+            collections=STATS_COLLECTIONS,
+            querysets=STATS_QUERYSETS,
+            tokenizer=TABLES["dataset_stats"]["tokenizer"],
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/report/dataset_tables.log",
+        script:
+            "../scripts/dataset_tables.py"

@@ -13,3 +13,21 @@ rule combine_seeds:
         "logs/stats/combine_seeds/{queryset}.log",
     script:
         "../scripts/combine_seeds.py"
+
+
+if FINETUNED_QUERYSETS:
+
+    rule combine_finetuned_seeds:
+        input:
+            values=lambda wc: systems_evaluated(wc.queryset, stage="eval-finetuned"),
+        output:
+            per_seed="results/eval-finetuned/{queryset}/per_seed.parquet",
+            averaged="results/eval-finetuned/{queryset}/seed_averaged.parquet",
+        wildcard_constraints:
+            queryset=alternatives(FINETUNED_QUERYSETS),
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/stats/combine_finetuned_seeds/{queryset}.log",
+        script:
+            "../scripts/combine_seeds.py"

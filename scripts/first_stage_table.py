@@ -4,4 +4,4 @@ from posbias.steps.report import first_stage_table
 
 with job_log(snakemake.log[0]):
     first_stage_table(list(snakemake.input.values), snakemake.params.spec, snakemake.params.querysets,
-                      snakemake.output.tex, snakemake.output.csv, snakemake.output.md)
+                      snakemake.params.statistics, dict(snakemake.output.items()))

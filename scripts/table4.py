@@ -1,8 +1,8 @@
-"""Snakemake entry: render table4 (LaTeX, CSV, Markdown)."""
+"""Snakemake entry: Table 4 (FarRelevant, zero-shot and fine-tuned) as LaTeX, CSV, Markdown and HTML."""
 from posbias.logs import job_log
 from posbias.steps.report import table4
 
 with job_log(snakemake.log[0]):
-    table4(list(snakemake.input.averaged), snakemake.params.spec, snakemake.params.models,
-         snakemake.params.querysets, snakemake.params.n_seeds,
-         snakemake.output.tex, snakemake.output.csv, snakemake.output.md)
+    p = snakemake.params
+    table4(list(snakemake.input.averaged), list(snakemake.input.finetuned), p.spec, p.models, p.external,
+           p.querysets, p.n_seeds, p.statistics, dict(snakemake.output.items()))

@@ -53,3 +53,27 @@ def test_read_documents_can_keep_only_the_documents_asked_for(tmp_path):
     write_documents(tmp_path / "d.jsonl", [{"id": "a", "text": "x"}, {"id": "b", "text": "y", "title": "t"}])
     assert read_documents(tmp_path / "d.jsonl", keep={"b", "zz"}) == {"b": "t y"}
     assert read_documents(tmp_path / "d.jsonl") == {"a": "x", "b": "t y"}
+
+
+@pytest.mark.parametrize("name,text,reader,message", [
+    ("short.run", "q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.4\n", read_run, r"short\.run:2: expected 'qid Q0 docid rank score tag'"),
+    ("short.qrels", "q1 0 d1 1\nq1 d2 1\n", read_qrels, r"short\.qrels:2: expected 'qid iteration docid grade'"),
+    ("grade.qrels", "q1 0 d1 1\n\nq1 0 d2 1.5\n", read_qrels, r"grade\.qrels:3: grade '1\.5' is not an integer"),
+])
+def test_malformed_run_and_qrels_lines_name_file_and_line(tmp_path, name, text, reader, message):
+    (tmp_path / name).write_text(text)
+    with pytest.raises(FormatError, match=message):
+        reader(tmp_path / name)
+
+
+def test_duplicates_are_errors_at_the_second_occurrence(tmp_path):
+    run = tmp_path / "dup.run.gz"
+    with gzip.open(run, "wt") as handle:  # the same document for another query is fine; twice for q1 is not
+        handle.write("q1 Q0 d1 1 0.5 t\nq2 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.4 t\nq1 Q0 d1 3 0.3 t\n")
+    with pytest.raises(FormatError, match=r"dup\.run\.gz:4: document d1 is listed twice for query q1") as err:
+        read_run(run)
+    assert err.value.line_no == 4
+    qrels = tmp_path / "dup.qrels"
+    qrels.write_text("q1 0 d1 1\nq2 0 d1 0\nq1 0 d1 2\n")
+    with pytest.raises(FormatError, match=r"dup\.qrels:3: document d1 is judged twice for query q1"):
+        read_qrels(qrels)

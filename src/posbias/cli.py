@@ -135,6 +135,19 @@ def main(argv: list[str] | None = None) -> int:
     ev.add_argument("--run", required=True)
     ev.add_argument("--metric", action="append", default=None, help="ir_measures name, repeatable")
     ev.add_argument("--per-query", help="also write per-query values to this Parquet file")
+    ev.add_argument("--rel-level", type=int, default=1,
+                    help="lowest grade that counts as relevant (trec_eval -l); nDCG keeps graded gains")
+
+    cmp = commands.add_parser("compare", help="compare two runs query by query (paired tests, outcome breakdown); "
+                                              "prints JSON")
+    cmp.add_argument("--qrels", required=True)
+    cmp.add_argument("--run", action="append", required=True, help="given twice: run A, then run B")
+    cmp.add_argument("--metric", default="RR@10", help="ir_measures name of the metric to test")
+    cmp.add_argument("--k", type=int, default=100, help="cut-off of the outcome breakdown (RR@k)")
+    cmp.add_argument("--seed", type=int, default=0, help="seed of the randomisation test")
+    cmp.add_argument("--permutations", type=int, default=10000, help="sign flips of the randomisation test")
+    cmp.add_argument("--rel-level", type=int, default=1, help="lowest grade that counts as relevant")
+    cmp.set_defaults(compare_error=cmp.error)  # lets _dispatch reject a wrong number of --run as argparse would
 
     args = parser.parse_args(argv)
     from posbias.logs import job_log
@@ -203,18 +216,71 @@ def _dispatch(args) -> int:
         rerank_candidates(args.checkpoint, [args.docs], [args.queries], [args.candidates], [args.run], args.tag,
                           args.batch_size, args.device, args.threads)
     elif args.command == "evaluate":
-        from posbias.evaluation.metrics import per_query
+        from posbias.evaluation.metrics import parse_metrics, per_query
         from posbias.io import read_qrels, read_run
         from posbias.steps.evaluate import write_parquet
 
-        frame = per_query(read_qrels(args.qrels), read_run(args.run), args.metric or ["RR@10", "nDCG@10"])
+        metrics = args.metric or ["RR@10", "nDCG@10"]
+        try:
+            parse_metrics(metrics)  # a misspelt metric fails before the files are read
+            frame = per_query(read_qrels(args.qrels), read_run(args.run), metrics, rel_level=args.rel_level)
+        except ValueError as err:  # a malformed input line (io.FormatError, "path:line: ...") or metric
+            # a user error, not a crash: one line and argparse's exit status, no traceback
+            print(f"posbias evaluate: error: {err}", file=sys.stderr)
+            raise SystemExit(2) from None
         summary = frame.groupby("metric", sort=False)["value"].mean().to_dict()
         summary["n_queries"] = int(frame["qid"].nunique())
         if args.per_query:
             write_parquet(frame, args.per_query)
         json.dump(summary, sys.stdout)
         sys.stdout.write("\n")
+    elif args.command == "compare":
+        json.dump(_compare(args), sys.stdout, allow_nan=False)
+        sys.stdout.write("\n")
     return 0
+
+
+def _compare(args) -> dict:
+    """`posbias compare`: run A against run B on the queries evaluated for both."""
+    from posbias.evaluation.metrics import per_query
+    from posbias.io import read_qrels, read_run
+    from posbias.stats.outcomes import outcome_breakdown, rank_sum_p
+    from posbias.stats.paired import compare_paired, json_number
+
+    if len(args.run) != 2:
+        args.compare_error(f"--run must be given exactly twice (run A, run B), not {len(args.run)} times")
+    if args.k < 1 or args.permutations < 1:
+        args.compare_error("--k and --permutations must be at least 1")
+    qrels = read_qrels(args.qrels)
+    cutoff = f"RR@{args.k}"
+    metrics = list(dict.fromkeys([args.metric, cutoff]))  # the metric may be RR@k itself
+    values = []
+    for path in args.run:
+        frame = per_query(qrels, read_run(path), metrics, rel_level=args.rel_level)
+        if frame.empty:
+            raise SystemExit(f"compare: no query of {path} is judged in {args.qrels}")
+        values.append({name: group.set_index("qid")["value"] for name, group in frame.groupby("metric")})
+    a, b = values
+    qids_a, qids_b = set(a[cutoff].index), set(b[cutoff].index)
+    common = sorted(qids_a & qids_b)
+    if not common:
+        raise SystemExit(f"compare: no query is evaluated for both {args.run[0]} and {args.run[1]}")
+    n_only_a, n_only_b = len(qids_a - qids_b), len(qids_b - qids_a)
+    if n_only_a or n_only_b:
+        # A query a run did not answer at all is skipped (trec_eval without -c); pairing needs both.
+        print(f"warning: {n_only_a} queries evaluated only for {args.run[0]} and {n_only_b} only for "
+              f"{args.run[1]}; comparing the {len(common)} evaluated for both", file=sys.stderr)
+    metric_a, metric_b = a[args.metric].loc[common], b[args.metric].loc[common]
+    return {
+        "metric": args.metric,
+        "run_a": args.run[0],
+        "run_b": args.run[1],
+        **compare_paired(metric_a, metric_b, args.permutations, args.seed).to_dict(),
+        "wilcoxon_rank_sum": {"p": json_number(rank_sum_p(metric_a, metric_b))},
+        "outcomes": outcome_breakdown(a[cutoff].loc[common], b[cutoff].loc[common], args.k).to_dict(),
+        "n_only_a": n_only_a,
+        "n_only_b": n_only_b,
+    }
 
 
 if __name__ == "__main__":

@@ -143,7 +143,10 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
             grade = int(parts[3])
         except ValueError:
             raise FormatError(path, line_no, f"grade {parts[3]!r} is not an integer") from None
-        qrels.setdefault(parts[0], {})[parts[2]] = grade
+        judged = qrels.setdefault(parts[0], {})
+        if parts[2] in judged:  # two grades for one document: which one counts would be arbitrary
+            raise FormatError(path, line_no, f"document {parts[2]} is judged twice for query {parts[0]}")
+        judged[parts[2]] = grade
     return qrels
 
 
@@ -190,7 +193,10 @@ def read_run(path: str | os.PathLike) -> Run:
             score = float(parts[4])
         except ValueError:
             raise FormatError(path, line_no, f"score {parts[4]!r} is not a number") from None
-        run.setdefault(parts[0], {})[parts[2]] = score
+        scores = run.setdefault(parts[0], {})
+        if parts[2] in scores:  # trec_eval's behaviour with duplicates is undefined; refuse them
+            raise FormatError(path, line_no, f"document {parts[2]} is listed twice for query {parts[0]}")
+        scores[parts[2]] = score
     return run
 
 

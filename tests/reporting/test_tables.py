@@ -1,7 +1,10 @@
 import numpy as np
 import pandas as pd
+import pytest
+from scipy import stats
 
-from posbias.reporting.tables import Column, Row, build_table, to_latex, to_markdown
+from posbias.reporting.tables import (Column, Row, Significance, build_table, significance_note, to_html, to_latex,
+                                      to_markdown)
 
 
 def per_query_frame():
@@ -30,3 +33,77 @@ def test_table_marks_gains_and_renders():
     markdown = to_markdown(table, columns, "A caption.")
     assert markdown.splitlines()[0] == "| Ranker | dev RR@10 | Avg. gain |"
     assert markdown.splitlines()[2].startswith("| BM25 | ") and markdown.splitlines()[2].endswith("| - |")
+
+
+def test_correction_over_the_table_decides_the_marks():
+    rng = np.random.default_rng(3)
+    base = rng.uniform(0.2, 0.6, 30)
+    rows = [("firstp", "dev", "RR@10", f"q{i}", v) for i, v in enumerate(base)]
+    # A small, noisy gain: significant at 0.05 alone, not after Bonferroni over 3 columns.
+    shifted = None
+    for seed in range(200):
+        noise = np.random.default_rng(seed).normal(0.03, 0.06, 30)
+        p = stats.ttest_rel(base + noise, base).pvalue
+        if 0.02 < p < 0.04:
+            shifted = base + noise
+            break
+    assert shifted is not None
+    rows += [("maxp", "dev", "RR@10", f"q{i}", v) for i, v in enumerate(shifted)]
+    for metric in ("AP", "nDCG@10"):  # two further columns where MaxP equals FirstP
+        rows += [(s, "dev", metric, f"q{i}", v) for s in ("firstp", "maxp") for i, v in enumerate(base)]
+    frame = pd.DataFrame(rows, columns=["system", "queryset", "metric", "qid", "value"])
+    columns = [Column("dev", m, 0.05, m) for m in ("RR@10", "AP", "nDCG@10")]
+    table_rows = [Row("firstp", "FirstP"), Row("maxp", "MaxP", gain_over="firstp", tests={"a": "firstp"})]
+    raw = build_table(frame, table_rows, columns, Significance(correction="none")).set_index(["system", "metric"])
+    corrected = build_table(frame, table_rows, columns, Significance(correction="bonferroni"))
+    assert raw.loc[("maxp", "RR@10"), "marks"] == "a"
+    record = corrected.set_index(["system", "metric"]).loc[("maxp", "RR@10")]
+    assert record["marks"] == "" and record["p_adj_a"] == pytest.approx(min(1.0, 3 * record["p_a"]))
+    assert corrected.attrs["n_tests"] == 3
+    note = significance_note(corrected, columns, Significance(correction="bonferroni"))
+    assert "Bonferroni correction over the 3 tests" in note and "RR@10: $p < 0.05$" in note
+
+
+def test_randomisation_and_wilcoxon_tests_can_mark_cells():
+    columns = [Column("dev", "RR@10", 0.01, "dev RR@10")]
+    rows = [Row("firstp", "FirstP"), Row("maxp", "MaxP", gain_over="firstp", tests={"a": "firstp"})]
+    for significance in (Significance(test="wilcoxon"), Significance(test="randomisation", permutations=999, seed=1)):
+        table = build_table(per_query_frame(), rows, columns, significance).set_index("system")
+        assert table.loc["maxp", "marks"] == "a"
+    note = significance_note(table, columns, Significance(test="randomisation", permutations=999, seed=1))
+    assert "randomisation test (999 permutations, seed 1)" in note
+
+
+def test_external_runs_show_a_dash_where_they_have_no_values_and_pair_on_common_queries():
+    frame = per_query_frame()
+    external = frame[(frame.system == "maxp") & (frame.qid != "q0")].assign(system="theirs")
+    frame = pd.concat([frame, external], ignore_index=True)
+    frame = pd.concat([frame, frame[frame.system != "theirs"].assign(queryset="test")], ignore_index=True)
+    columns = [Column("dev", "RR@10", 0.01, "dev RR@10"), Column("test", "RR@10", 0.05, "test RR@10")]
+    rows = [Row("firstp", "FirstP"), Row("theirs", "Their run", gain_over="firstp", tests={"a": "firstp"},
+                                        external=True)]
+    table = build_table(frame, rows, columns).set_index(["system", "queryset"])
+    assert table.loc[("theirs", "dev"), "n_queries"] == 29 and table.loc[("theirs", "dev"), "marks"] == "a"
+    assert np.isnan(table.loc[("theirs", "test"), "value"])
+    markdown = to_markdown(table.reset_index(), columns, "c")
+    assert "| Their run | " in markdown and "| – |" in markdown
+    assert "--" in to_latex(table.reset_index(), columns, "c", "t")
+    with pytest.raises(KeyError, match="no per-query values for system 'theirs'"):
+        build_table(frame, [Row("theirs", "Their run")], columns)  # not marked external: an error
+
+
+def test_setting_column_selects_fine_tuned_values():
+    frame = per_query_frame().assign(setting="zero-shot")
+    tuned = frame.assign(setting="fine-tuned", value=frame["value"] + 0.1)
+    frame = pd.concat([frame, tuned], ignore_index=True)
+    columns = [Column("dev", "RR@10", 0.05, "zero-shot"), Column("dev", "RR@10", 0.05, "fine-tuned", "fine-tuned")]
+    table = build_table(frame, [Row("maxp", "MaxP")], columns).set_index("setting")
+    assert table.loc["fine-tuned", "value"] == pytest.approx(table.loc["zero-shot", "value"] + 0.1)
+
+
+def test_html_page_has_the_marks_and_escapes_labels():
+    columns = [Column("dev", "RR@10", 0.01, "dev RR@10")]
+    rows = [Row("firstp", "FirstP <base>"), Row("maxp", "MaxP", gain_over="firstp", tests={"a": "firstp"})]
+    page = to_html(build_table(per_query_frame(), rows, columns), columns, "Caption with $p < 0.01$.")
+    assert "<sup>a</sup>" in page and "FirstP &lt;base&gt;" in page and "p &lt; 0.01" in page
+    assert "http" not in page  # self-contained: the report works offline

@@ -25,3 +25,124 @@ def test_identical_systems_and_mismatched_queries():
     assert paired_t_test(s, s).p_value == 1.0
     with pytest.raises(ValueError, match="different queries"):
         paired_t_test(s, pd.Series([0.1], index=["q1"]))
+
+
+# --- compare_paired, randomisation and Wilcoxon tests ------------------------
+
+import itertools  # noqa: E402
+
+from statsmodels.stats.weightstats import DescrStatsW  # noqa: E402
+
+from posbias.stats.paired import (  # noqa: E402
+    TESTS, PairedComparison, align, compare_paired, paired_p_value, randomisation_test, wilcoxon_signed_rank)
+
+
+def _two_systems(n=30, shift=0.05, seed=3):
+    rng = np.random.default_rng(seed)
+    qids = [f"q{i}" for i in range(n)]
+    b = pd.Series(rng.uniform(0, 1, n), index=qids)
+    a = pd.Series(b.to_numpy() + rng.normal(shift, 0.1, n), index=qids)
+    return a, b
+
+
+def test_compare_paired_matches_scipy_and_statsmodels():
+    a, b = _two_systems()
+    result = compare_paired(a.sample(frac=1.0, random_state=2), b, n_permutations=999, seed=1)
+    x, y = align(a, b)  # qid order: the random sign flips are drawn in that order
+    diff = x - y
+    reference = DescrStatsW(diff)  # an independent implementation of the one-sample t on the differences
+    t, p, _ = reference.ttest_mean()
+    low, high = reference.tconfint_mean(alpha=0.05)
+    assert result.n_queries == 30
+    assert result.mean_a == pytest.approx(x.mean()) and result.mean_b == pytest.approx(y.mean())
+    assert result.mean_difference == pytest.approx(diff.mean())
+    assert (result.ci_low, result.ci_high) == (pytest.approx(low), pytest.approx(high))
+    assert result.t_statistic == pytest.approx(t) == pytest.approx(stats.ttest_rel(x, y).statistic)
+    assert result.t_p == pytest.approx(p) == pytest.approx(stats.ttest_rel(x, y).pvalue)
+    assert result.wilcoxon_p == pytest.approx(stats.wilcoxon(x, y).pvalue)
+    assert result.effect_size == pytest.approx(diff.mean() / np.sqrt(((diff - diff.mean()) ** 2).sum() / 29))
+    assert result.randomisation_p == randomisation_test(x, y, 999, 1)
+    assert (result.n_permutations, result.seed) == (999, 1)
+
+
+def test_compare_paired_aligns_by_query_id():
+    a, b = _two_systems(n=12)
+    in_order = compare_paired(a, b, n_permutations=199)
+    shuffled = compare_paired(a.iloc[::-1], b.sample(frac=1.0, random_state=5), n_permutations=199)
+    assert shuffled == in_order
+    misaligned = compare_paired(pd.Series(a.to_numpy()[::-1], index=a.index), b, n_permutations=199)
+    assert misaligned.t_p != in_order.t_p  # the pairing matters, so the test above can fail
+
+
+def test_compare_paired_identical_systems():
+    a, _ = _two_systems(n=10)
+    result = compare_paired(a, a.copy())
+    assert (result.t_statistic, result.t_p, result.wilcoxon_p, result.randomisation_p) == (0.0, 1.0, 1.0, 1.0)
+    assert (result.ci_low, result.ci_high, result.mean_difference, result.effect_size) == (0.0, 0.0, 0.0, 0.0)
+
+
+@pytest.mark.filterwarnings("ignore:Precision loss:RuntimeWarning")  # scipy's t on a constant difference
+def test_to_dict_is_nested_and_nan_is_null():
+    a = pd.Series([0.5, 0.25, 1.0], index=["q1", "q2", "q3"])
+    result = compare_paired(a + 0.5, a, n_permutations=100)  # constant difference: sd 0, effect size nan
+    assert np.isnan(result.effect_size)
+    out = result.to_dict()
+    assert set(out) == {"n_queries", "mean_a", "mean_b", "mean_difference", "ci95", "t_test",
+                        "wilcoxon_signed_rank", "randomisation", "effect_size"}
+    assert out["effect_size"] is None
+    assert out["ci95"] == [pytest.approx(0.5), pytest.approx(0.5)]
+    assert out["randomisation"] == {"p": result.randomisation_p, "permutations": 100, "seed": 0}
+    assert out["wilcoxon_signed_rank"] == {"p": result.wilcoxon_p}
+    import json
+    json.dumps(out, allow_nan=False)  # strict JSON
+    assert PairedComparison(**{**result.__dict__, "t_p": float("nan")}).to_dict()["t_test"]["p"] is None
+
+
+def test_randomisation_test_is_seeded():
+    a, b = _two_systems(n=40, shift=0.02)
+    x, y = a.to_numpy(), b.to_numpy()
+    first, second = randomisation_test(x, y, 2000, seed=7), randomisation_test(x, y, 2000, seed=7)
+    assert first == second
+    others = {randomisation_test(x, y, 2000, seed=s) for s in range(5)}
+    assert len(others) > 1  # seeds do draw different sign flips
+    assert all(1 / 2001 <= p <= 1 for p in others)
+    # p = (b + 1) / (N + 1): a multiple of 1 / 2001
+    assert all(round(p * 2001) == pytest.approx(p * 2001) for p in others)
+
+
+def test_randomisation_test_never_returns_zero():
+    rng = np.random.default_rng(0)
+    x = rng.normal(1.0, 0.1, 200)
+    y = rng.normal(0.0, 0.1, 200)  # no sign flip comes near the observed mean difference
+    assert randomisation_test(x, y, n_permutations=999, seed=0) == 1 / 1000
+
+
+def test_randomisation_test_enumerates_exactly_when_it_can():
+    x = np.array([0.9, 0.5, 1.0, 0.2, 0.7, 0.33, 0.0, 1.0])
+    y = np.array([0.5, 0.5, 0.25, 0.3, 0.1, 0.2, 0.1, 0.5])
+    diff = x - y
+    observed = abs(diff.mean())
+    flips = [abs((np.array(signs) * diff).mean()) for signs in itertools.product((1, -1), repeat=8)]
+    expected = sum(f >= observed - 1e-12 for f in flips) / 256  # all 2**8 assignments, observed among them
+    assert randomisation_test(x, y, n_permutations=10000, seed=0) == pytest.approx(expected)
+    assert randomisation_test(x, y, n_permutations=10000, seed=99) == pytest.approx(expected)  # no randomness
+    assert randomisation_test(x, x, n_permutations=10000) == 1.0
+
+
+def test_wilcoxon_signed_rank_degenerate_cases():
+    x = np.array([0.2, 0.4, 0.9, 0.1, 0.5, 0.7])
+    y = np.array([0.1, 0.4, 0.5, 0.3, 0.2, 0.3])
+    assert wilcoxon_signed_rank(x, y) == pytest.approx(stats.wilcoxon(x, y).pvalue)
+    assert wilcoxon_signed_rank(x, x) == 1.0
+    assert wilcoxon_signed_rank(x, np.where(np.arange(6) == 0, 0.0, x)) == 1.0  # one non-zero difference
+
+
+def test_paired_p_value_picks_the_test():
+    a, b = _two_systems(n=20)
+    x, y = align(a, b)
+    assert TESTS == ("t", "wilcoxon", "randomisation")
+    assert paired_p_value("t", a, b) == pytest.approx(stats.ttest_rel(x, y).pvalue)
+    assert paired_p_value("wilcoxon", a, b) == pytest.approx(stats.wilcoxon(x, y).pvalue)
+    assert paired_p_value("randomisation", a, b, 500, 3) == randomisation_test(x, y, 500, 3)
+    with pytest.raises(ValueError, match="t, wilcoxon, randomisation"):
+        paired_p_value("sign", a, b)

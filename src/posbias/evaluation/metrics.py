@@ -9,6 +9,11 @@ ir_measures does not keep that order for cut-off measures (its RR@10 can
 differ from trec_eval's on tied scores), so runs are first re-scored by their
 trec_eval rank, and every metric sees the same order. Metric names are ir_measures'
 (`RR@10`, `nDCG@10`, `AP`, `P@20`, ...).
+
+Relevance level: `rel_level` is trec_eval's `-l`, the lowest grade that counts as
+relevant. It becomes ir_measures' `rel` parameter of every measure that takes a
+relevance threshold (AP, P, R, RR, Rprec, Bpref, SetP, ...); graded measures
+such as nDCG use the grades as gains and are unchanged, as in trec_eval.
 """
 
 from __future__ import annotations
@@ -41,11 +46,25 @@ def trec_eval_order(run: Mapping[str, Mapping[str, float]]) -> dict[str, dict[st
     return ordered
 
 
+def with_rel_level(measure, name: str, rel_level: int):
+    """`measure` with `rel=rel_level` where it has a relevance threshold (trec_eval's `-l`)."""
+    param = measure.SUPPORTED_PARAMS.get("rel")
+    if param is None or "rel=" in name.replace(" ", ""):
+        return measure  # no threshold (nDCG, Judged, ...), or the user wrote one explicitly
+    if "rel" not in measure.params and not isinstance(param.default, int):
+        return measure  # no rel means something else here (NumRet: all retrieved, RBP: graded gains)
+    return measure(rel=rel_level)
+
+
 def per_query(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]],
-              metrics: Iterable[str]) -> pd.DataFrame:
-    """Return a long table with one row per (query, metric)."""
+              metrics: Iterable[str], rel_level: int = 1) -> pd.DataFrame:
+    """Return a long table with one row per (query, metric): columns `qid`, `metric`, `value`.
+
+    Only queries both judged and in the run are evaluated; `metric` holds each
+    name as given (e.g. "RR@10", also when `rel_level` makes it `RR(rel=2)@10`).
+    """
     names = list(metrics)
-    measures = parse_metrics(names)
+    measures = [with_rel_level(measure, name, rel_level) for measure, name in zip(parse_metrics(names), names)]
     by_repr = {str(m): name for m, name in zip(measures, names)}
     judged_and_run = {qid: judged for qid, judged in qrels.items() if run.get(qid)}
     ranked = trec_eval_order(run)

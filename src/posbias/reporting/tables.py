@@ -1,10 +1,12 @@
-"""Baseline-centred result tables (the layout of Tables 1 and 4), as LaTeX, Markdown and CSV.
+"""Baseline-centred result tables (the layout of Tables 1, 4, 7 and 8), as LaTeX, Markdown, HTML and CSV.
 
-A table is a list of rows (systems) and columns (query set + metric). A row
-may name the system its relative gain is computed against, and systems it is
-tested against, each with a superscript letter. Values are means of per-query
-values that were first averaged over training seeds; tests are two-sided
-paired t-tests at the column's threshold.
+A table is a list of rows (systems) and columns (query set + metric, and for
+Table 4 a zero-shot or fine-tuned setting). A row may name the system its
+relative gain is computed against, and systems it is tested against, each with a
+superscript letter. Values are means of per-query values that were first
+averaged over training seeds. Every test of a table is one family: its p-values
+are adjusted together (`Significance.correction`), and a superscript is earned when
+the adjusted p-value is below the column's threshold.
 """
 
 from __future__ import annotations
@@ -14,7 +16,12 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from posbias.stats.paired import paired_t_test
+from posbias.reporting.render import html_page, latex_table, markdown_table
+from posbias.stats.corrections import adjust, describe
+from posbias.stats.paired import align, paired_p_value
+
+ZERO_SHOT = "zero-shot"
+MISSING = "–"  # a run made elsewhere that does not cover a column
 
 
 @dataclass(frozen=True)
@@ -23,6 +30,7 @@ class Column:
     metric: str
     alpha: float
     header: str
+    setting: str = ZERO_SHOT
 
 
 @dataclass(frozen=True)
@@ -31,81 +39,136 @@ class Row:
     label: str
     gain_over: str | None = None
     tests: dict[str, str] = field(default_factory=dict)  # superscript letter -> reference system
+    # A run made elsewhere may lack query sets (its cells show a dash) or queries (it is
+    # compared with its references on the queries both have).
+    external: bool = False
+
+
+@dataclass(frozen=True)
+class Significance:
+    """Which paired test the superscripts use, and the correction over a table's tests."""
+
+    test: str = "t"
+    correction: str = "none"
+    permutations: int = 10000
+    seed: int = 0
+
+    @classmethod
+    def from_config(cls, section: dict) -> "Significance":
+        return cls(section["test"], section["correction"], section["permutations"], section["seed"])
+
+    def name(self) -> str:
+        return {"t": "two-sided paired t-test",
+                "wilcoxon": "two-sided Wilcoxon signed-rank test",
+                "randomisation": f"two-sided paired randomisation test ({self.permutations} permutations, "
+                                 f"seed {self.seed})"}[self.test]
 
 
 def _series(per_query: pd.DataFrame, system: str, column: Column) -> pd.Series:
-    part = per_query[(per_query["system"] == system) & (per_query["queryset"] == column.queryset)
-                     & (per_query["metric"] == column.metric)]
-    if part.empty:
-        raise KeyError(f"no per-query values for system {system!r} on {column.queryset} ({column.metric})")
-    return part.set_index("qid")["value"]
+    selected = ((per_query["system"] == system) & (per_query["queryset"] == column.queryset)
+                & (per_query["metric"] == column.metric))
+    if "setting" in per_query:
+        selected &= per_query["setting"] == column.setting
+    return per_query[selected].set_index("qid")["value"]
 
 
-def build_table(per_query: pd.DataFrame, rows: list[Row], columns: list[Column]) -> pd.DataFrame:
-    """One record per (row, column): value, gain, p-values and the superscripts earned."""
-    records = []
+def _required(per_query: pd.DataFrame, system: str, column: Column) -> pd.Series:
+    values = _series(per_query, system, column)
+    if values.empty:
+        raise KeyError(f"no per-query values for system {system!r} on {column.queryset} ({column.metric}, "
+                       f"{column.setting})")
+    return values
+
+
+def _paired(values: pd.Series, reference: pd.Series, external: bool) -> tuple[pd.Series, pd.Series]:
+    if external:  # compare on the queries both have; ours must have the same queries (align checks)
+        common = values.index.intersection(reference.index)
+        values, reference = values.loc[common], reference.loc[common]
+    x, y = align(values, reference)
+    return pd.Series(x), pd.Series(y)
+
+
+def build_table(per_query: pd.DataFrame, rows: list[Row], columns: list[Column],
+                significance: Significance = Significance()) -> pd.DataFrame:
+    """One record per (row, column): value, gain, raw and adjusted p-values, the superscripts earned."""
+    records, tests = [], []  # tests: (record index, letter, raw p)
     for row in rows:
         for column in columns:
-            values = _series(per_query, row.system, column)
+            values = _series(per_query, row.system, column) if row.external else _required(per_query, row.system,
+                                                                                            column)
             record = {"system": row.system, "label": row.label, "queryset": column.queryset,
-                      "metric": column.metric, "column": column.header, "alpha": column.alpha,
-                      "n_queries": len(values), "value": float(values.mean()), "gain": math.nan,
+                      "metric": column.metric, "setting": column.setting, "column": column.header,
+                      "alpha": column.alpha, "n_queries": len(values),
+                      "value": float(values.mean()) if len(values) else math.nan, "gain": math.nan,
                       "gain_over": row.gain_over or "", "marks": ""}
-            if row.gain_over:
-                baseline = paired_t_test(values, _series(per_query, row.gain_over, column))
-                record["gain"] = baseline.relative_gain
-            for letter, reference in row.tests.items():
-                result = paired_t_test(values, _series(per_query, reference, column))
-                record[f"p_{letter}"] = result.p_value
-                record[f"vs_{letter}"] = reference
-                if result.p_value < column.alpha:
-                    record["marks"] += letter
             records.append(record)
-    return pd.DataFrame.from_records(records)
+            if values.empty:
+                continue
+            if row.gain_over:
+                x, y = _paired(values, _required(per_query, row.gain_over, column), row.external)
+                record["gain"] = (x.mean() - y.mean()) / y.mean() if y.mean() else math.nan
+            for letter, reference in row.tests.items():
+                x, y = _paired(values, _required(per_query, reference, column), row.external)
+                record[f"vs_{letter}"] = reference
+                tests.append((len(records) - 1, letter,
+                              paired_p_value(significance.test, x, y, significance.permutations, significance.seed)))
+    adjusted = adjust([p for _, _, p in tests], significance.correction)
+    for (index, letter, p), p_adjusted in zip(tests, adjusted):
+        record = records[index]
+        record[f"p_{letter}"], record[f"p_adj_{letter}"] = p, float(p_adjusted)
+        if p_adjusted < record["alpha"]:
+            record["marks"] += letter
+    table = pd.DataFrame.from_records(records)
+    table.attrs["n_tests"] = len(tests)
+    return table
 
 
-def _cells(table: pd.DataFrame, columns: list[Column], latex: bool) -> tuple[list[str], list[list[str]]]:
+def significance_note(table: pd.DataFrame, columns: list[Column], significance: Significance) -> str:
+    """Caption text: the test, the correction over this table's tests, and each column's threshold."""
+    thresholds = ", ".join(f"{c.header}: $p < {c.alpha}$" for c in columns)
+    return (f"Tests: {significance.name()}; {describe(significance.correction, table.attrs.get('n_tests', 0))}; "
+            f"thresholds {thresholds}.")
+
+
+def _percent(gain: float, latex: bool) -> str:
+    return f"{100 * gain:+.1f}\\%" if latex else f"{100 * gain:+.1f}%"
+
+
+def _cells(table: pd.DataFrame, columns: list[Column], style: str) -> tuple[list[str], list[list[str]]]:
+    """Header and body cells; `style` is latex, markdown or html (superscripts and escapes differ)."""
+    latex = style == "latex"
     has_gain = table["gain"].notna().any()
     header = ["Ranker"] + [c.header for c in columns] + (["Avg. gain"] if has_gain else [])
     body = []
     for label, part in table.groupby("label", sort=False):
         cells = [label]
         for column in columns:
-            record = part[part["column"] == column.header].iloc[0]
+            record = part[(part["column"] == column.header)].iloc[0]
+            if math.isnan(record["value"]):
+                cells.append("--" if latex else MISSING)
+                continue
             text = f"{record['value']:.3f}"
             if record["marks"]:
-                text += f"$^{{{record['marks']}}}$" if latex else f"^{record['marks']}"
+                text += {"latex": f"$^{{{record['marks']}}}$", "markdown": f"^{record['marks']}",
+                         "html": f"<sup>{record['marks']}</sup>"}[style]
             if not math.isnan(record["gain"]):
-                gain = f"{100 * record['gain']:+.1f}\\%" if latex else f"{100 * record['gain']:+.1f}%"
-                text += f" ({gain})"
+                text += f" ({_percent(record['gain'], latex)})"
             cells.append(text)
         if has_gain:
             gains = part["gain"].dropna()
-            if gains.empty:
-                cells.append("-")
-            else:
-                cells.append(f"{100 * gains.mean():+.1f}\\%" if latex else f"{100 * gains.mean():+.1f}%")
+            cells.append(_percent(gains.mean(), latex) if not gains.empty else "-")
         body.append(cells)
     return header, body
 
 
-def _escape(text: str) -> str:
-    return text.replace("_", r"\_").replace("&", r"\&").replace("%", r"\%") if "$" not in text else text
-
-
 def to_latex(table: pd.DataFrame, columns: list[Column], caption: str, label: str) -> str:
-    header, body = _cells(table, columns, latex=True)
-    lines = [r"\begin{table}[t]", r"\centering", r"\small",
-             r"\begin{tabular}{l" + "r" * (len(header) - 1) + "}", r"\toprule",
-             " & ".join(_escape(h) for h in header) + r" \\", r"\midrule"]
-    lines += [" & ".join([_escape(cells[0]), *cells[1:]]) + r" \\" for cells in body]
-    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{caption}}}", rf"\label{{{label}}}",
-              r"\end{table}", ""]
-    return "\n".join(lines)
+    return latex_table(*_cells(table, columns, "latex"), caption, label)
 
 
 def to_markdown(table: pd.DataFrame, columns: list[Column], caption: str) -> str:
-    header, body = _cells(table, columns, latex=False)
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cells) + " |" for cells in body]
-    return "\n".join(lines) + f"\n\n{caption}\n"
+    return markdown_table(*_cells(table, columns, "markdown"), caption)
+
+
+def to_html(table: pd.DataFrame, columns: list[Column], caption: str) -> str:
+    """A standalone page (for the Snakemake report)."""
+    return html_page(*_cells(table, columns, "html"), caption)

@@ -44,12 +44,13 @@ def generate_synthetic(settings: dict, tokenizer: str, out_dir: str, passages_di
 
 
 def build_farrelevant(passages: str, queries: str, qrels: str, settings: dict, tokenizer: str,
-                      out_dir: str, queryset: str) -> None:
+                      out_dir: str, queryset: str, train_queryset: str | None = None) -> None:
     """Build FarRelevant documents (one per query) from a passage collection.
 
     As in the study, documents are built for every query of the passage collection
-    (they make up the corpus the first stage searches), and the first
-    `settings["n_queries"]` queries form the test set.
+    (they make up the corpus the first stage searches). The first
+    `settings["n_queries"]` queries form the test set `queryset`; with `train_queryset`,
+    the next `settings["n_train_queries"]` form a training set (Table 4's fine-tuned setting).
     """
     texts = read_documents(passages)
     query_texts = read_queries(queries)
@@ -69,14 +70,23 @@ def build_farrelevant(passages: str, queries: str, qrels: str, settings: dict, t
         documents.append({"id": doc_id, "text": doc.text})
         doc_qrels[qid] = {doc_id: 1}
         starts[qid] = doc.relevant_start
-    test = sorted(doc_qrels)[: settings["n_queries"]]
+    ordered = sorted(doc_qrels)
+    n_test, n_train = settings["n_queries"], settings.get("n_train_queries", 0) if train_queryset else 0
+    if len(ordered) < n_test + n_train:
+        raise ValueError(f"{queries}: {len(ordered)} queries with a relevant passage are too few for "
+                         f"{n_test} test and {n_train} training queries")
+    splits = {queryset: ordered[:n_test]}
+    if train_queryset:
+        splits[train_queryset] = ordered[n_test:n_test + n_train]
     out = Path(out_dir)
-    write_queries(out / "queries" / f"{queryset}.tsv", {q: query_texts[q] for q in test})
-    write_qrels(out / "qrels" / f"{queryset}.txt", {q: doc_qrels[q] for q in test})
-    write_positions(out / "positions" / f"{queryset}.tsv", {q: starts[q] for q in test})
+    for name, qids in splits.items():
+        write_queries(out / "queries" / f"{name}.tsv", {q: query_texts[q] for q in qids})
+        write_qrels(out / "qrels" / f"{name}.txt", {q: doc_qrels[q] for q in qids})
+        write_positions(out / "positions" / f"{name}.tsv", {q: starts[q] for q in qids})
     write_documents(out / "docs.jsonl", documents)
-    log.info("built %d FarRelevant documents (%d test queries); relevant passages start at token %d..%d",
-             len(documents), len(test), min(starts.values()), max(starts.values()))
+    log.info("built %d FarRelevant documents (%s); relevant passages start at token %d..%d", len(documents),
+             ", ".join(f"{len(q)} {n} queries" for n, q in splits.items()), min(starts.values()),
+             max(starts.values()))
 
 
 # --- collections read from a source --------------------------------------------------------------

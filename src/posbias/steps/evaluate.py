@@ -15,8 +15,8 @@ def write_parquet(frame: pd.DataFrame, path: str) -> None:
 
 
 def evaluate_run(qrels: str, run: str, metrics: list[str], out: str, system: str, seed: int,
-                 queryset: str) -> None:
-    frame = per_query(read_qrels(qrels), read_run(run), metrics)
+                 queryset: str, rel_level: int = 1) -> None:
+    frame = per_query(read_qrels(qrels), read_run(run), metrics, rel_level=rel_level)
     frame = frame.assign(system=system, seed=seed, queryset=queryset)
     write_parquet(frame, out)
 

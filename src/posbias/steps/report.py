@@ -1,76 +1,111 @@
-"""Pipeline steps of reporting: Table 1, Table 4, the first-stage table and the FarRelevant figure."""
+"""Pipeline steps of reporting: the baseline-centred tables (1, 7, 8), Table 4, the outcome breakdown,
+the first-stage table, the dataset statistics (Tables 9 and 10) and the FarRelevant figure.
+
+Every table reads persisted files only (per-query Parquet, statistics JSON), so it is rebuilt in
+seconds after a change to its layout or to the statistics settings, without re-evaluating any run.
+Each writes LaTeX (booktabs), CSV (every number, p-values included), Markdown and HTML (for the report).
+"""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from posbias.io import atomic_write
+from posbias.data import statistics as stats
+from posbias.io import atomic_write, read_qrels
+from posbias.reporting import dataset_tables as dataset
 from posbias.reporting.figures import farrelevant_bars
-from posbias.reporting.tables import Column, Row, build_table, to_latex, to_markdown
+from posbias.reporting import outcome_table as outcomes
+from posbias.reporting.tables import (ZERO_SHOT, Column, Row, Significance, build_table, significance_note,
+                                      to_html, to_latex, to_markdown)
 
 RETRIEVER, RANDOM = "retriever", "random"
+FINE_TUNED = "fine-tuned"
 
 
-def _write_outputs(table: pd.DataFrame, columns: list[Column], caption: str, label: str,
-                   tex: str, csv: str, md: str) -> None:
-    with atomic_write(tex) as out:
-        out.write(to_latex(table, columns, caption, label))
-    with atomic_write(md) as out:
-        out.write(to_markdown(table, columns, caption))
-    with atomic_write(csv) as out:
-        table.to_csv(out, index=False)
+def write_outputs(outputs: dict, csv_frame: pd.DataFrame, latex: str, markdown: str, html: str) -> None:
+    """Write the `tex`, `csv`, `md` and `html` paths of `outputs` (each atomically)."""
+    for key, text in (("tex", latex), ("md", markdown), ("html", html)):
+        with atomic_write(outputs[key]) as out:
+            out.write(text)
+    with atomic_write(outputs["csv"]) as out:
+        csv_frame.to_csv(out, index=False)
+
+
+def _write_table(table: pd.DataFrame, columns: list[Column], caption: str, label: str, outputs: dict) -> None:
+    write_outputs(outputs, table, to_latex(table, columns, caption, label), to_markdown(table, columns, caption),
+                  to_html(table, columns, caption))
 
 
 def _columns(spec: list[dict], querysets: dict) -> list[Column]:
     return [Column(c["queryset"], c["metric"], querysets[c["queryset"]]["alpha"],
-                   c.get("header", f"{c['queryset']} {c['metric']}")) for c in spec]
+                   c.get("header", f"{c['queryset']} {c['metric']}"), c.get("setting", ZERO_SHOT)) for c in spec]
 
 
-def _alphas(columns: list[Column]) -> str:
-    return ", ".join(f"{c.header}: $p < {c.alpha}$" for c in columns)
+def _read_values(paths: list[str], setting: str = ZERO_SHOT) -> pd.DataFrame:
+    frame = pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
+    return frame.assign(setting=setting)
 
 
-def table1(averaged: list[str], spec: dict, models: dict, querysets: dict, n_seeds: int,
-           tex: str, csv: str, md: str) -> None:
-    """Long-document rankers against their FirstP baselines."""
-    per_query = pd.concat([pd.read_parquet(p) for p in averaged], ignore_index=True)
+def _external_rows(external: dict, columns: list[Column], gain_over=lambda spec: spec.get("baseline")) -> list[Row]:
+    """Runs made elsewhere that cover at least one of the table's query sets."""
+    covered = {c.queryset for c in columns}
+    rows = []
+    for name, spec in external.items():
+        if covered & set(spec["querysets"]):
+            reference = gain_over(spec)
+            rows.append(Row(name, spec["label"], gain_over=reference, tests={"a": reference} if reference else {},
+                            external=True))
+    return rows
+
+
+def baseline_table(averaged: list[str], spec: dict, models: dict, external: dict, querysets: dict, n_seeds: int,
+                   statistics: dict, label: str, outputs: dict) -> None:
+    """Tables 1, 7 and 8: long-document rankers against their FirstP baselines."""
+    per_query = _read_values(averaged)
     columns = _columns(spec["columns"], querysets)
-    rows = [Row(RETRIEVER, spec.get("retriever_label", "retriever"))]
+    significance = Significance.from_config(statistics)
+    rows = [Row(RETRIEVER, spec["retriever_label"])]
     baselines = [m for m in spec["models"] if models[m]["baseline"] == m]
     rows += [Row(m, models[m]["label"]) for m in baselines]
     rows += [Row(m, models[m]["label"], gain_over=models[m]["baseline"], tests={"a": models[m]["baseline"]})
              for m in spec["models"] if m not in baselines]
-    table = build_table(per_query, rows, columns)
+    rows += _external_rows(external, columns)
+    table = build_table(per_query, rows, columns, significance)
     caption = (f"Rankers against their FirstP baselines. Per-query values are averaged over {n_seeds} seeds "
                f"before testing; relative gains are over the FirstP baseline with the same backbone; "
-               f"superscript a: two-sided paired t-test against that baseline ({_alphas(columns)}).")
-    _write_outputs(table, columns, caption, "tab:main", tex, csv, md)
+               f"superscript a: significant difference from that baseline. "
+               f"{significance_note(table, columns, significance)}")
+    _write_table(table, columns, caption, label, outputs)
 
 
-def table4(averaged: list[str], spec: dict, models: dict, querysets: dict, n_seeds: int,
-           tex: str, csv: str, md: str) -> None:
-    """FarRelevant, zero-shot: gains over MaxP, tests against MaxP (a) and a long-context baseline (b)."""
-    per_query = pd.concat([pd.read_parquet(p) for p in averaged], ignore_index=True)
+def table4(averaged: list[str], finetuned: list[str], spec: dict, models: dict, external: dict, querysets: dict,
+           n_seeds: int, statistics: dict, outputs: dict) -> None:
+    """FarRelevant, zero-shot and fine-tuned: gains over MaxP, tests against MaxP (a) and a
+    long-context baseline (b)."""
+    per_query = pd.concat([_read_values(averaged)] + ([_read_values(finetuned, FINE_TUNED)] if finetuned else []),
+                          ignore_index=True)
     columns = _columns(spec["columns"], querysets)
+    significance = Significance.from_config(statistics)
     reference = spec["reference"]
     second = next((m for m in spec["second_reference"] if m in spec["models"]), None)
-    rows = [Row(RANDOM, "random shuffle"), Row(RETRIEVER, spec.get("retriever_label", "retriever"))]
+    rows = [Row(RANDOM, "random shuffle"), Row(RETRIEVER, spec["retriever_label"])]
     for m in spec["models"]:
-        if m == reference:
-            rows.append(Row(m, models[m]["label"], tests={"b": second} if second and second != m else {}))
-            continue
-        tests = {"a": reference}
+        tests = {} if m == reference else {"a": reference}
         if second and second != m:
             tests["b"] = second
-        rows.append(Row(m, models[m]["label"], gain_over=reference, tests=tests))
-    table = build_table(per_query, rows, columns)
+        rows.append(Row(m, models[m]["label"], gain_over=None if m == reference else reference, tests=tests))
+    rows += _external_rows(external, columns, gain_over=lambda _: reference)
+    table = build_table(per_query, rows, columns, significance)
     second_text = (f"superscript b: against {models[second]['label']}" if second
                    else "no long-context baseline configured for superscript b")
-    caption = (f"FarRelevant, models trained on the standard training set (zero-shot). Per-query values "
-               f"averaged over {n_seeds} seeds; gains are over {models[reference]['label']}; superscript a: "
-               f"two-sided paired t-test against {models[reference]['label']}; {second_text} "
-               f"({_alphas(columns)}).")
-    _write_outputs(table, columns, caption, "tab:farrelevant", tex, csv, md)
+    settings = sorted({c.setting for c in columns}, reverse=True)
+    setting_text = ("zero-shot: models trained on the standard training set; fine-tuned: the same models "
+                    "fine-tuned on FarRelevant training queries" if FINE_TUNED in settings
+                    else "zero-shot: models trained on the standard training set")
+    caption = (f"FarRelevant ({setting_text}). Per-query values averaged over {n_seeds} seeds; gains are over "
+               f"{models[reference]['label']}; superscript a: against {models[reference]['label']}; "
+               f"{second_text}. {significance_note(table, columns, significance)}")
+    _write_table(table, columns, caption, "tab:farrelevant", outputs)
 
 
 def farrelevant_figure(per_seed: str, models: list[str], labels: dict, metric: str, outputs: list[str]) -> None:
@@ -79,14 +114,62 @@ def farrelevant_figure(per_seed: str, models: list[str], labels: dict, metric: s
     farrelevant_bars(frame, {m: labels[m] for m in models}, RANDOM, metric, outputs)
 
 
-def first_stage_table(values: list[str], spec: dict, querysets: dict, tex: str, csv: str, md: str) -> None:
+def first_stage_table(values: list[str], spec: dict, querysets: dict, statistics: dict, outputs: dict) -> None:
     """Each first-stage retriever on each query set; the first retriever listed is the reference."""
-    per_query = pd.concat([pd.read_parquet(p) for p in values], ignore_index=True)
+    per_query = _read_values(values)
     columns = [Column(qs, metric, querysets[qs]["alpha"], f"{qs} {metric}")
                for qs in spec["querysets"] for metric in spec["metrics"]]
+    significance = Significance.from_config(statistics)
     reference, *others = spec["retrievers"]
     rows = [Row(reference, reference)] + [Row(r, r, gain_over=reference, tests={"a": reference}) for r in others]
-    table = build_table(per_query, rows, columns)
+    table = build_table(per_query, rows, columns, significance)
     caption = (f"First-stage retrievers, top {spec['depth']} candidates per query. Gains are over {reference}; "
-               f"superscript a: two-sided paired t-test against {reference} ({_alphas(columns)}).")
-    _write_outputs(table, columns, caption, "tab:first-stage", tex, csv, md)
+               f"superscript a: significant difference from {reference}. "
+               f"{significance_note(table, columns, significance)}")
+    _write_table(table, columns, caption, "tab:first-stage", outputs)
+
+
+def outcome_table(per_seed: list[str], qrels: list[str], querysets: list[str], rel_levels: list[int], spec: dict,
+                  models: dict, outputs: dict) -> None:
+    """Lin et al.'s outcome breakdown of each model against its baseline, per seed."""
+    for path, rel_level in zip(qrels, rel_levels, strict=True):
+        outcomes.check_one_relevant(read_qrels(path), rel_level, path)
+    frame = _read_values(per_seed)
+    frame = frame[frame["queryset"].isin(querysets)]
+    chosen = spec.get("models") or [m for m, s in models.items() if s["baseline"] != m]
+    pairs = [(m, models[m]["baseline"]) for m in chosen if models[m]["baseline"] != m]
+    table = outcomes.build_outcome_table(frame, pairs, spec["k"])
+    labels = {m: s["label"] for m, s in models.items()}
+    text = outcomes.caption(spec["k"], len(table))
+    write_outputs(outputs, table, outcomes.to_latex(table, labels, text), outcomes.to_markdown(table, labels, text),
+                  outcomes.to_html(table, labels, text))
+
+
+# --- dataset statistics (Tables 9 and 10) -----------------------------------------------------------
+
+def collection_statistics(docs: str, tokenizer: str, sample: int | None, out: str) -> None:
+    stats.write_statistics(stats.collection_statistics(docs, tokenizer, sample=sample), out)
+
+
+def queryset_statistics(queries: str, qrels: str, tokenizer: str, rel_level: int, out: str) -> None:
+    stats.write_statistics(stats.queryset_statistics(queries, qrels, tokenizer, rel_level=rel_level), out)
+
+
+def dataset_tables(collections: dict[str, str], querysets: dict[str, str], tokenizer: str,
+                   documents_outputs: dict, queries_outputs: dict) -> None:
+    """Tables 9 and 10 from the per-collection and per-query-set statistics files."""
+    documents = dataset.documents_table({name: stats.read_statistics(p) for name, p in collections.items()})
+    sampled = documents["sampled"] < documents["n_documents"]
+    note = (" Averages of " + ", ".join(f"{r.label} over a sample of {r.sampled}"
+                                        for r in documents[sampled].itertuples()) + "." if sampled.any() else "")
+    columns = [("label", "Collection"), ("n_documents", "# of documents"), ("avg_tokens", "avg. # of tokens")]
+    caption = f"Document statistics; tokens of {tokenizer}, without special tokens.{note}"
+    write_outputs(documents_outputs, documents, dataset.to_latex(documents, columns, caption, "tab:documents"),
+                  dataset.to_markdown(documents, columns, caption), dataset.to_html(documents, columns, caption))
+    queries = dataset.queries_table({name: stats.read_statistics(p) for name, p in querysets.items()})
+    columns = [("label", "Query set"), ("n_queries", "# of queries"), ("avg_tokens", "avg. # of tokens"),
+               ("avg_positive_judgments", "avg. # of pos. judgments")]
+    caption = (f"Query statistics; tokens of {tokenizer}; positive judgments (grade at least the query set's "
+               f"rel_level) averaged over the judged queries.")
+    write_outputs(queries_outputs, queries, dataset.to_latex(queries, columns, caption, "tab:queries"),
+                  dataset.to_markdown(queries, columns, caption), dataset.to_html(queries, columns, caption))

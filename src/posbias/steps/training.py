@@ -72,3 +72,15 @@ def rerank_candidates(checkpoint: str, docs: list[str], queries: list[str], cand
     torch.set_num_threads(threads)
     ranker, tokenizer = load_checkpoint(checkpoint)
     rerank_with(ranker, tokenizer, docs, queries, candidates, runs, tag, batch_size, device, progress)
+
+
+def finetune_and_rerank(init_checkpoint: str, model: dict, training: dict, seed: int, train_docs: str,
+                        train_queries: str, train_qrels: str, train_candidates: str, docs: list[str],
+                        queries: list[str], candidates: list[str], runs: list[str], tag: str, batch_size: int,
+                        device: str, threads: int, progress: bool = True) -> None:
+    """The fine-tuned setting: start from a trained checkpoint, fine-tune on another query set's
+    judgments (FarRelevant train), rerank with the result. The fine-tuned model is not saved."""
+    ranker, tokenizer, summary = fit(model, training, seed, train_docs, train_queries, read_qrels(train_qrels),
+                                     train_candidates, threads, progress, init_checkpoint=init_checkpoint)
+    log.info("fine-tuned %s: %s", init_checkpoint, summary)
+    rerank_with(ranker, tokenizer, docs, queries, candidates, runs, tag, batch_size, device, progress)

@@ -1,0 +1,103 @@
+"""Lin et al.'s outcome breakdown of every model against its baseline, one row per training seed.
+
+The breakdown is defined per run (a query's outcome depends on where one run put the relevant
+document), so it is not computed on seed-averaged values: each seed of a model is paired with
+the same seed of its baseline. Run A is the baseline, run B the model, as in Lin et al.'s
+Table 2. It is computed from the persisted per-query RR@k values: RR@k is 1/rank of the
+relevant document within the top k, and 0 when it is not there.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from posbias.io import Qrels
+from posbias.reporting.render import html_page, latex_table, markdown_table
+from posbias.stats.outcomes import outcome_breakdown
+
+HEADER = ["Ranker (B) vs baseline (A)", "Seed", "Queries", "(1) neither", "(2) A only", "(2) B only", "binom. p",
+          "(3) both", "ESL A", "ESL B", "WSR p", "t p", "RR A", "RR B", "WSR p", "t p"]
+
+
+def check_one_relevant(qrels: Qrels, rel_level: int, path: str) -> None:
+    """The breakdown assumes one relevant document per query (MS MARCO, FarRelevant)."""
+    for qid, judged in qrels.items():
+        relevant = sum(grade >= rel_level for grade in judged.values())
+        if relevant != 1:
+            raise ValueError(f"{path}: query {qid} has {relevant} documents with grade >= {rel_level}; the outcome "
+                             f"breakdown needs exactly one (list only such query sets in tables.outcomes)")
+
+
+def build_outcome_table(per_seed: pd.DataFrame, pairs: list[tuple[str, str]], k: int) -> pd.DataFrame:
+    """One record per (query set, model, seed): counts, shares, ESL and RR of the "both" queries, p-values.
+
+    `pairs` are (model, baseline) system names; `per_seed` holds per-query RR@k values.
+    """
+    metric = f"RR@{k}"
+    values = per_seed[per_seed["metric"] == metric]
+    records = []
+    for queryset, part in values.groupby("queryset", sort=True):
+        for model, baseline in pairs:
+            for seed in sorted(part.loc[part["system"] == model, "seed"].unique()):
+                def series(system):
+                    rows = part[(part["system"] == system) & (part["seed"] == seed)]
+                    if rows.empty:
+                        raise KeyError(f"no {metric} values for {system!r} seed {seed} on {queryset}")
+                    return rows.set_index("qid")["value"]
+
+                breakdown = outcome_breakdown(series(baseline), series(model), k).to_dict()
+                record = {"queryset": queryset, "system": model, "baseline": baseline, "seed": int(seed),
+                          "k": k, "n_queries": breakdown["n_queries"], "binomial_p": breakdown["binomial_p"]}
+                for outcome in ("neither", "only_a", "only_b", "both"):
+                    record[f"n_{outcome}"] = breakdown["counts"][outcome]
+                    record[f"share_{outcome}"] = breakdown["shares"][outcome]
+                record.update(breakdown["both"])
+                records.append(record)
+    return pd.DataFrame.from_records(records)
+
+
+def _number(value, digits: int) -> str:
+    return "--" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+
+
+def _p(value) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "--"
+    return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
+
+
+def _cells(table: pd.DataFrame, labels: dict[str, str], latex: bool) -> list[list[str]]:
+    percent = "\\%" if latex else "%"
+    body = []
+    for record in table.to_dict("records"):
+        body.append([f"{labels[record['system']]} vs {labels[record['baseline']]} ({record['queryset']})",
+                     str(record["seed"]), str(record["n_queries"]),
+                     *(f"{100 * record[f'share_{o}']:.0f}{percent}" for o in ("neither", "only_a", "only_b")),
+                     _p(record["binomial_p"]), f"{100 * record['share_both']:.0f}{percent}",
+                     _number(record["esl_a"], 2), _number(record["esl_b"], 2), _p(record["esl_wilcoxon_p"]),
+                     _p(record["esl_t_p"]), _number(record["rr_a"], 3), _number(record["rr_b"], 3),
+                     _p(record["rr_wilcoxon_p"]), _p(record["rr_t_p"])])
+    return body
+
+
+def caption(k: int, n_pairs: int) -> str:
+    return (f"Outcome breakdown (Lin et al., 2021) of each ranker B against its baseline A at depth {k}, per "
+            f"training seed: the share of queries where (1) neither run retrieves the relevant document in the "
+            f"top {k}, (2) only one does (binomial test of A only against B only), or (3) both do; for (3), the "
+            f"mean expected search length (ESL, the rank of the relevant document) and reciprocal rank (RR) of "
+            f"each run with Wilcoxon signed-rank (WSR) and paired t-test p-values. Raw p-values, not corrected "
+            f"for the {n_pairs} comparisons, as in Lin et al.")
+
+
+def to_latex(table: pd.DataFrame, labels: dict[str, str], text: str) -> str:
+    return latex_table(HEADER, _cells(table, labels, latex=True), text, "tab:outcomes", wide=True)
+
+
+def to_markdown(table: pd.DataFrame, labels: dict[str, str], text: str) -> str:
+    return markdown_table(HEADER, _cells(table, labels, latex=False), text)
+
+
+def to_html(table: pd.DataFrame, labels: dict[str, str], text: str) -> str:
+    return html_page(HEADER, _cells(table, labels, latex=False), text)

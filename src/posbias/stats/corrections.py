@@ -1,0 +1,44 @@
+"""Corrections of a table's p-values for multiple comparisons, through statsmodels."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+from statsmodels.stats.multitest import multipletests
+
+# Our names are statsmodels' method names; the values are for captions.
+METHODS = {"none": "no correction", "bonferroni": "Bonferroni", "holm": "Holm", "fdr_bh": "Benjamini-Hochberg"}
+
+
+def _check(method: str) -> None:
+    if method not in METHODS:
+        raise ValueError(f"unknown correction {method!r}; choose one of {', '.join(METHODS)}")
+
+
+def adjust(p_values: Sequence[float], method: str) -> np.ndarray:
+    """Adjusted p-values, in the input order.
+
+    NaN entries (tests that could not be run) pass through as NaN and are not
+    counted in the family: they should not make the other tests stricter.
+    """
+    _check(method)
+    p = np.asarray(p_values, dtype=float)
+    if method == "none":
+        return p.copy()
+    tested = ~np.isnan(p)
+    if np.any((p[tested] < 0) | (p[tested] > 1)):
+        raise ValueError(f"p-values must lie in [0, 1]: {p[tested & ((p < 0) | (p > 1))][:3].tolist()}")
+    adjusted = np.full(p.shape, np.nan)
+    if tested.any():
+        adjusted[tested] = multipletests(p[tested], method=method)[1]
+    return adjusted
+
+
+def describe(method: str, n_tests: int) -> str:
+    """Caption text for a table's correction."""
+    _check(method)
+    if method == "none":
+        return "no correction for multiple comparisons"
+    tests = "test" if n_tests == 1 else "tests"
+    return f"p-values adjusted with the {METHODS[method]} correction over the {n_tests} {tests} of this table"

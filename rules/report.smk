@@ -70,7 +70,9 @@ if "outcomes" in TABLES:
         params:
             querysets=OUTCOME_QUERYSETS,
             rel_levels=[QUERYSETS[qs]["rel_level"] for qs in OUTCOME_QUERYSETS],
+            alphas=[QUERYSETS[qs]["alpha"] for qs in OUTCOME_QUERYSETS],
             spec=TABLES["outcomes"],
+            statistics={"correction": config["statistics"]["correction"]},
             models={m: {"label": s["label"], "baseline": s["baseline"]} for m, s in config["models"].items()},
         conda:
             "../envs/posbias.yaml"

@@ -81,16 +81,30 @@ def test_evaluate_matches_trec_eval_on_compressed_inputs(tmp_path, capsys, suffi
     ("q1 0 d1 1\n", "q1 Q0 d1 1 1.0 t\nq1 Q0 d2 2 0.5 t\nq1 Q0 d1 3 0.2 t\n", "a.run:3: document d1 is listed twice"),
     ("q1 0 d1 1\nq1 0 d1 0\n", "q1 Q0 d1 1 1.0 t\n", "qrels.txt:2: document d1 is judged twice"),
 ])
-def test_evaluate_input_error_is_one_line_and_exit_2(tmp_path, capsys, qrels, run, where):
-    args = ["evaluate", "--qrels", _write(tmp_path / "qrels.txt", qrels), "--run", _write(tmp_path / "a.run", run)]
+@pytest.mark.parametrize("command", ["evaluate", "compare"])
+def test_input_error_is_one_line_and_exit_2(tmp_path, capsys, qrels, run, where, command):
+    run_path = _write(tmp_path / "a.run", run)
+    args = [command, "--qrels", _write(tmp_path / "qrels.txt", qrels), "--run", run_path]
+    args += ["--run", run_path] if command == "compare" else []
     with pytest.raises(SystemExit) as exit_info:
         main(args)
     assert exit_info.value.code == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.splitlines() == [captured.err.strip()]  # one line, no traceback
-    assert captured.err.startswith(f"posbias evaluate: error: {tmp_path / where.split(':')[0]}:")
+    assert captured.err.startswith(f"posbias {command}: error: {tmp_path / where.split(':')[0]}:")
     assert where in captured.err
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare"])
+def test_a_missing_file_is_one_line_and_exit_2(tmp_path, capsys, command):
+    args = [command, "--qrels", str(tmp_path / "nothing.txt"), "--run", _write(tmp_path / "a.run", EVAL_RUN)]
+    args += ["--run", str(tmp_path / "a.run")] if command == "compare" else []
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"posbias {command}: error:") and "nothing.txt" in err and len(err.splitlines()) == 1
 
 
 def test_evaluate_unknown_metric_is_a_clear_error(tmp_path, capsys):

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -221,13 +222,9 @@ def _dispatch(args) -> int:
         from posbias.steps.evaluate import write_parquet
 
         metrics = args.metric or ["RR@10", "nDCG@10"]
-        try:
+        with _user_errors("evaluate"):
             parse_metrics(metrics)  # a misspelt metric fails before the files are read
             frame = per_query(read_qrels(args.qrels), read_run(args.run), metrics, rel_level=args.rel_level)
-        except ValueError as err:  # a malformed input line (io.FormatError, "path:line: ...") or metric
-            # a user error, not a crash: one line and argparse's exit status, no traceback
-            print(f"posbias evaluate: error: {err}", file=sys.stderr)
-            raise SystemExit(2) from None
         summary = frame.groupby("metric", sort=False)["value"].mean().to_dict()
         summary["n_queries"] = int(frame["qid"].nunique())
         if args.per_query:
@@ -235,14 +232,27 @@ def _dispatch(args) -> int:
         json.dump(summary, sys.stdout)
         sys.stdout.write("\n")
     elif args.command == "compare":
-        json.dump(_compare(args), sys.stdout, allow_nan=False)
+        with _user_errors("compare"):
+            result = _compare(args)
+        json.dump(result, sys.stdout, allow_nan=False)
         sys.stdout.write("\n")
     return 0
 
 
+@contextlib.contextmanager
+def _user_errors(command: str):
+    """A malformed input line (io.FormatError, "path:line: ..."), a missing file or a bad metric name is a
+    user error, not a crash: one line on stderr and argparse's exit status 2, no traceback."""
+    try:
+        yield
+    except (ValueError, OSError) as err:
+        print(f"posbias {command}: error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
 def _compare(args) -> dict:
     """`posbias compare`: run A against run B on the queries evaluated for both."""
-    from posbias.evaluation.metrics import per_query
+    from posbias.evaluation.metrics import parse_metrics, per_query
     from posbias.io import read_qrels, read_run
     from posbias.stats.outcomes import outcome_breakdown, rank_sum_p
     from posbias.stats.paired import compare_paired, json_number
@@ -251,20 +261,21 @@ def _compare(args) -> dict:
         args.compare_error(f"--run must be given exactly twice (run A, run B), not {len(args.run)} times")
     if args.k < 1 or args.permutations < 1:
         args.compare_error("--k and --permutations must be at least 1")
-    qrels = read_qrels(args.qrels)
     cutoff = f"RR@{args.k}"
     metrics = list(dict.fromkeys([args.metric, cutoff]))  # the metric may be RR@k itself
+    parse_metrics(metrics)  # a misspelt metric fails before the files are read
+    qrels = read_qrels(args.qrels)
     values = []
     for path in args.run:
         frame = per_query(qrels, read_run(path), metrics, rel_level=args.rel_level)
         if frame.empty:
-            raise SystemExit(f"compare: no query of {path} is judged in {args.qrels}")
+            raise ValueError(f"no query of {path} is judged in {args.qrels}")
         values.append({name: group.set_index("qid")["value"] for name, group in frame.groupby("metric")})
     a, b = values
     qids_a, qids_b = set(a[cutoff].index), set(b[cutoff].index)
     common = sorted(qids_a & qids_b)
     if not common:
-        raise SystemExit(f"compare: no query is evaluated for both {args.run[0]} and {args.run[1]}")
+        raise ValueError(f"no query is evaluated for both {args.run[0]} and {args.run[1]}")
     n_only_a, n_only_b = len(qids_a - qids_b), len(qids_b - qids_a)
     if n_only_a or n_only_b:
         # A query a run did not answer at all is skipped (trec_eval without -c); pairing needs both.

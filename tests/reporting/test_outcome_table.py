@@ -1,7 +1,11 @@
 import pandas as pd
 import pytest
 
-from posbias.reporting.outcome_table import build_outcome_table, caption, check_one_relevant, to_latex, to_markdown
+import numpy as np
+
+from posbias.reporting.outcome_table import (P_COLUMNS, adjust_p_values, build_outcome_table, caption,
+                                             check_one_relevant, to_html, to_latex, to_markdown)
+from posbias.stats.corrections import adjust
 
 # First relevant ranks per query (None: not in the top 10) of a baseline and a model, two seeds.
 RANKS = {
@@ -35,14 +39,31 @@ def test_one_row_per_model_and_seed_with_hand_counted_outcomes():
 
 
 def test_renderings_and_caption():
-    table = build_outcome_table(per_seed_frame(), [("maxp", "firstp")], k=10)
+    table = adjust_p_values(build_outcome_table(per_seed_frame(), [("maxp", "firstp")], k=10), "none")
     labels = {"maxp": "MaxP", "firstp": "FirstP"}
-    text = caption(10, len(table))
-    latex = to_latex(table, labels, text)
+    text = caption(10, "none", table.attrs["n_tests"], {"dev": 0.05})
+    latex = to_latex(table, labels, {"dev": 0.05}, text)
     assert "\\begin{table*}" in latex and "MaxP vs FirstP (dev) & 1 & 6 & 17\\% & 17\\% & 17\\%" in latex
-    markdown = to_markdown(table, labels, text)
+    markdown = to_markdown(table, labels, {"dev": 0.05}, text)
     assert "| MaxP vs FirstP (dev) | 2 | 6 | 0% | 17% | 17% |" in markdown
-    assert "not corrected for the 2 comparisons" in text
+    assert "no correction for multiple comparisons" in text and "dev: $p < 0.05$" in text
+
+
+def test_p_values_are_corrected_as_one_family_and_bold_below_the_threshold():
+    table = build_outcome_table(per_seed_frame(), [("maxp", "firstp")], k=10)
+    table.loc[0, "binomial_p"] = 0.001  # one clearly significant raw p-value
+    corrected = adjust_p_values(table, "holm")
+    raw = table[list(P_COLUMNS)].to_numpy(float).ravel()
+    assert corrected.attrs["n_tests"] == 10  # 2 seeds x 5 tests, none of them nan here
+    expected = adjust(raw, "holm").reshape(2, 5)
+    assert np.allclose(corrected[[f"{c}_adj" for c in P_COLUMNS]].to_numpy(float), expected)
+    assert corrected.loc[0, "binomial_p_adj"] == pytest.approx(0.01)  # Holm: smallest of 10 times 10
+    assert (corrected["binomial_p"] == table["binomial_p"]).all()  # raw values kept for the CSV
+    labels = {"maxp": "MaxP", "firstp": "FirstP"}
+    assert "<b>0.010</b>" in to_html(corrected, labels, {"dev": 0.05}, "")
+    assert "<b>0.010</b>" not in to_html(corrected, labels, {"dev": 0.01}, "")  # not below a stricter alpha
+    assert "\\textbf{0.010}" in to_latex(corrected, labels, {"dev": 0.05}, "")
+    assert "Holm correction over the 10 tests" in caption(10, "holm", 10, {"dev": 0.05})
 
 
 def test_query_sets_need_exactly_one_relevant_document():

@@ -1,9 +1,14 @@
+import itertools
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from statsmodels.stats.weightstats import DescrStatsW
 
-from posbias.stats.paired import paired_t_test
+from posbias.stats.paired import (TESTS, PairedComparison, align, compare_paired, paired_p_value, paired_t_test,
+                                  randomisation_test, wilcoxon_signed_rank)
 
 
 def test_matches_scipy_and_reports_relative_gain():
@@ -28,13 +33,6 @@ def test_identical_systems_and_mismatched_queries():
 
 
 # --- compare_paired, randomisation and Wilcoxon tests ------------------------
-
-import itertools  # noqa: E402
-
-from statsmodels.stats.weightstats import DescrStatsW  # noqa: E402
-
-from posbias.stats.paired import (  # noqa: E402
-    TESTS, PairedComparison, align, compare_paired, paired_p_value, randomisation_test, wilcoxon_signed_rank)
 
 
 def _two_systems(n=30, shift=0.05, seed=3):
@@ -93,7 +91,6 @@ def test_to_dict_is_nested_and_nan_is_null():
     assert out["ci95"] == [pytest.approx(0.5), pytest.approx(0.5)]
     assert out["randomisation"] == {"p": result.randomisation_p, "permutations": 100, "seed": 0}
     assert out["wilcoxon_signed_rank"] == {"p": result.wilcoxon_p}
-    import json
     json.dumps(out, allow_nan=False)  # strict JSON
     assert PairedComparison(**{**result.__dict__, "t_p": float("nan")}).to_dict()["t_test"]["p"] is None
 

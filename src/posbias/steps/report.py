@@ -129,20 +129,22 @@ def first_stage_table(values: list[str], spec: dict, querysets: dict, statistics
     _write_table(table, columns, caption, "tab:first-stage", outputs)
 
 
-def outcome_table(per_seed: list[str], qrels: list[str], querysets: list[str], rel_levels: list[int], spec: dict,
-                  models: dict, outputs: dict) -> None:
-    """Lin et al.'s outcome breakdown of each model against its baseline, per seed."""
+def outcome_table(per_seed: list[str], qrels: list[str], querysets: list[str], rel_levels: list[int],
+                  alphas: list[float], spec: dict, models: dict, statistics: dict, outputs: dict) -> None:
+    """Lin et al.'s outcome breakdown of each model against its baseline, per seed; p-values corrected
+    together with `statistics.correction`."""
     for path, rel_level in zip(qrels, rel_levels, strict=True):
         outcomes.check_one_relevant(read_qrels(path), rel_level, path)
     frame = _read_values(per_seed)
     frame = frame[frame["queryset"].isin(querysets)]
     chosen = spec.get("models") or [m for m, s in models.items() if s["baseline"] != m]
     pairs = [(m, models[m]["baseline"]) for m in chosen if models[m]["baseline"] != m]
-    table = outcomes.build_outcome_table(frame, pairs, spec["k"])
+    table = outcomes.adjust_p_values(outcomes.build_outcome_table(frame, pairs, spec["k"]), statistics["correction"])
     labels = {m: s["label"] for m, s in models.items()}
-    text = outcomes.caption(spec["k"], len(table))
-    write_outputs(outputs, table, outcomes.to_latex(table, labels, text), outcomes.to_markdown(table, labels, text),
-                  outcomes.to_html(table, labels, text))
+    thresholds = dict(zip(querysets, alphas, strict=True))
+    text = outcomes.caption(spec["k"], statistics["correction"], table.attrs["n_tests"], thresholds)
+    write_outputs(outputs, table, *(render(table, labels, thresholds, text)
+                                    for render in (outcomes.to_latex, outcomes.to_markdown, outcomes.to_html)))
 
 
 # --- dataset statistics (Tables 9 and 10) -----------------------------------------------------------

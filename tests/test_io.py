@@ -4,7 +4,7 @@ import lzma
 
 import pytest
 
-from posbias.io import FormatError, read_documents, read_qrels, read_queries, read_run, write_run
+from posbias.io import FormatError, batched, read_documents, read_qrels, read_queries, read_run, write_run
 
 
 def test_run_round_trip_orders_by_score_then_docid(tmp_path):
@@ -77,3 +77,17 @@ def test_duplicates_are_errors_at_the_second_occurrence(tmp_path):
     qrels.write_text("q1 0 d1 1\nq2 0 d1 0\nq1 0 d1 2\n")
     with pytest.raises(FormatError, match=r"dup\.qrels:3: document d1 is judged twice for query q1"):
         read_qrels(qrels)
+
+
+def test_batched_reads_lazily_and_keeps_the_remainder():
+    consumed = []
+
+    def items():
+        for i in range(5):
+            consumed.append(i)
+            yield i
+
+    batches = batched(items(), 2)
+    assert next(batches) == [0, 1] and consumed == [0, 1]  # nothing read ahead of the first batch
+    assert list(batches) == [[2, 3], [4]]
+    assert list(batched([], 3)) == []

@@ -14,6 +14,7 @@ import bz2
 import contextlib
 import gzip
 import io
+import itertools
 import json
 import lzma
 import os
@@ -209,3 +210,10 @@ def write_run(path: str | os.PathLike, run: Mapping[str, Mapping[str, float]], t
             ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
             for rank, (doc_id, score) in enumerate(ranked, start=1):
                 out.write(f"{qid} Q0 {doc_id} {rank} {score:.6f} {tag}\n")
+
+
+def batched(items: Iterable, size: int) -> Iterator[list]:
+    """Consecutive lists of `size` items (the last one shorter), read lazily: a stream never sits in memory."""
+    iterator = iter(items)
+    while batch := list(itertools.islice(iterator, size)):
+        yield batch

@@ -17,8 +17,7 @@ from typing import Callable, Iterable
 from tqdm import tqdm
 
 from posbias.backbones import load_tokenizer
-from posbias.data.truncation import _batches
-from posbias.io import atomic_write, iter_documents, read_qrels, read_queries
+from posbias.io import atomic_write, batched, iter_documents, read_qrels, read_queries
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +44,7 @@ def batch_token_counter(name: str) -> Callable[[list[str]], list[int]]:
 
 
 def _total_tokens(texts: Iterable[str], count: Callable[[list[str]], list[int]], batch_size: int) -> int:
-    return sum(sum(count(batch)) for batch in _batches(texts, batch_size))
+    return sum(sum(count(batch)) for batch in batched(texts, batch_size))
 
 
 def _reservoir(items: Iterable[str], size: int, seed: int) -> tuple[int, list[str]]:
@@ -80,7 +79,7 @@ def collection_statistics(docs: str | os.PathLike, tokenizer: str, sample: int |
                                       unit="doc", mininterval=10, disable=not progress))
     if sample is None:
         n_documents = tokens = 0
-        for batch in _batches(texts, batch_size):
+        for batch in batched(texts, batch_size):
             n_documents += len(batch)
             tokens += sum(count(batch))
         sampled = n_documents

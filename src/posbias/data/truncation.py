@@ -9,17 +9,16 @@ Documents stream from JSONL to JSONL in batches, so a corpus of millions need no
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 import os
 import re
-from typing import Iterable, Iterator, NamedTuple
+from typing import Iterator, NamedTuple
 
 from tqdm import tqdm
 
 from posbias.backbones import load_tokenizer
-from posbias.io import FormatError, atomic_write, json_objects
+from posbias.io import FormatError, atomic_write, batched, json_objects
 
 log = logging.getLogger(__name__)
 
@@ -93,12 +92,6 @@ def _records(path: str | os.PathLike) -> Iterator[dict]:
         yield record
 
 
-def _batches(records: Iterable[dict], size: int) -> Iterator[list[dict]]:
-    iterator = iter(records)
-    while batch := list(itertools.islice(iterator, size)):
-        yield batch
-
-
 def truncate_documents(source: str | os.PathLike, target: str | os.PathLike, tokenizer, max_tokens: int,
                        batch_size: int = 256, progress: bool = True) -> TruncationCounts:
     """Write `target` (JSONL) with every document of `source` (JSONL, possibly compressed) cut to `max_tokens`.
@@ -112,7 +105,7 @@ def truncate_documents(source: str | os.PathLike, target: str | os.PathLike, tok
     records = tqdm(_records(source), desc=f"truncate to {max_tokens}", unit="doc", mininterval=10,
                    disable=not progress)
     with atomic_write(target) as out:
-        for batch in _batches(records, batch_size):
+        for batch in batched(records, batch_size):
             texts = [record["text"] for record in batch]
             for record, text in zip(batch, truncate_texts(texts, tokenizer, max_tokens)):
                 cut += len(text) < len(record["text"])

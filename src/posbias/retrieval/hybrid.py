@@ -9,7 +9,6 @@ with an encoder that would make different vectors is an error.
 
 from __future__ import annotations
 
-import itertools
 import logging
 from pathlib import Path
 from typing import Mapping
@@ -18,7 +17,7 @@ import faiss
 import numpy as np
 from tqdm import tqdm
 
-from posbias.io import iter_documents, numbered_lines
+from posbias.io import batched, iter_documents, numbered_lines
 from posbias.retrieval import faiss_index
 from posbias.retrieval.dense import DenseEncoder, EncoderSettings
 from posbias.retrieval.faiss_index import FaissSettings
@@ -45,7 +44,7 @@ def build_dense_index(docs_path: str, index_dir: str, encoder_settings: Mapping,
     doc_ids: list[str] = []
     blocks: list[np.ndarray] = []
     bar = tqdm(desc="encoding documents", unit="doc", mininterval=10)
-    while block := list(itertools.islice(documents, block_size)):
+    for block in batched(documents, block_size):
         doc_ids += [doc_id for doc_id, _ in block]
         blocks.append(encoder.encode_passages([text for _, text in block], progress=False))
         bar.update(len(block))

@@ -18,16 +18,6 @@ from scipy import stats
 TESTS = ("t", "wilcoxon", "randomisation")
 
 
-@dataclass(frozen=True)
-class PairedResult:
-    n_queries: int
-    mean_a: float
-    mean_b: float
-    relative_gain: float  # (mean_a - mean_b) / mean_b
-    t_statistic: float
-    p_value: float
-
-
 def align(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """Values of two per-query series (indexed by qid) on their common queries."""
     if set(a.index) != set(b.index):
@@ -50,15 +40,6 @@ def t_test(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
         return 0.0, 1.0  # scipy would return nan: no difference at all is no evidence of one
     result = stats.ttest_rel(x, y)
     return float(result.statistic), float(result.pvalue)
-
-
-def paired_t_test(a: pd.Series, b: pd.Series) -> PairedResult:
-    """Two-sided paired t-test of system A against system B (per-query values by qid)."""
-    x, y = align(a, b)
-    t, p = t_test(x, y)
-    mean_b = float(y.mean())
-    gain = (float(x.mean()) - mean_b) / mean_b if mean_b else float("nan")
-    return PairedResult(len(x), float(x.mean()), mean_b, gain, t, p)
 
 
 def wilcoxon_signed_rank(x: np.ndarray, y: np.ndarray) -> float:

@@ -35,6 +35,17 @@ def test_table_marks_gains_and_renders():
     assert markdown.splitlines()[2].startswith("| BM25 | ") and markdown.splitlines()[2].endswith("| - |")
 
 
+def test_a_pair_tested_in_both_directions_is_one_test_of_the_family():
+    columns = [Column("dev", "RR@10", 0.05, "dev RR@10")]
+    # Table 4's layout: MaxP is the reference (a), SumP the second one (b); the two test each other.
+    rows = [Row("maxp", "MaxP", tests={"b": "sump"}), Row("sump", "SumP", gain_over="maxp", tests={"a": "maxp"}),
+            Row("firstp", "FirstP", gain_over="maxp", tests={"a": "maxp", "b": "sump"})]
+    table = build_table(per_query_frame(), rows, columns, Significance(correction="bonferroni")).set_index("system")
+    assert table.attrs["n_tests"] == 3  # maxp-sump, firstp-maxp, firstp-sump
+    assert table.loc["maxp", "p_b"] == table.loc["sump", "p_a"]
+    assert table.loc["maxp", "p_adj_b"] == pytest.approx(min(1.0, 3 * table.loc["maxp", "p_b"]))
+
+
 def test_correction_over_the_table_decides_the_marks():
     rng = np.random.default_rng(3)
     base = rng.uniform(0.2, 0.6, 30)

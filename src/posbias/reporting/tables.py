@@ -6,7 +6,9 @@ relative gain is computed against, and systems it is tested against, each with a
 superscript letter. Values are means of per-query values that were first
 averaged over training seeds. Every test of a table is one family: its p-values
 are adjusted together (`Significance.correction`), and a superscript is earned when
-the adjusted p-value is below the column's threshold.
+the adjusted p-value is below the column's threshold. A pair of systems compared in
+both directions (Table 4: MaxP's b against PARADE Attn, PARADE Attn's a against MaxP)
+is one test, counted once.
 """
 
 from __future__ import annotations
@@ -91,7 +93,9 @@ def _paired(values: pd.Series, reference: pd.Series, external: bool) -> tuple[pd
 def build_table(per_query: pd.DataFrame, rows: list[Row], columns: list[Column],
                 significance: Significance = Significance()) -> pd.DataFrame:
     """One record per (row, column): value, gain, raw and adjusted p-values, the superscripts earned."""
-    records, tests = [], []  # tests: (record index, letter, raw p)
+    records = []
+    marks = []  # (record index, letter, test key)
+    p_values: dict[tuple, float] = {}  # test key -> raw p; the key is the unordered pair of systems and the column
     for row in rows:
         for column in columns:
             values = _series(per_query, row.system, column) if row.external else _required(per_query, row.system,
@@ -108,18 +112,21 @@ def build_table(per_query: pd.DataFrame, rows: list[Row], columns: list[Column],
                 x, y = _paired(values, _required(per_query, row.gain_over, column), row.external)
                 record["gain"] = (x.mean() - y.mean()) / y.mean() if y.mean() else math.nan
             for letter, reference in row.tests.items():
-                x, y = _paired(values, _required(per_query, reference, column), row.external)
                 record[f"vs_{letter}"] = reference
-                tests.append((len(records) - 1, letter,
-                              paired_p_value(significance.test, x, y, significance.permutations, significance.seed)))
-    adjusted = adjust([p for _, _, p in tests], significance.correction)
-    for (index, letter, p), p_adjusted in zip(tests, adjusted):
+                key = (frozenset((row.system, reference)), column)
+                if key not in p_values:  # every test used here is symmetric in its two systems
+                    x, y = _paired(values, _required(per_query, reference, column), row.external)
+                    p_values[key] = paired_p_value(significance.test, x, y, significance.permutations,
+                                                   significance.seed)
+                marks.append((len(records) - 1, letter, key))
+    adjusted = dict(zip(p_values, adjust(list(p_values.values()), significance.correction)))
+    for index, letter, key in marks:
         record = records[index]
-        record[f"p_{letter}"], record[f"p_adj_{letter}"] = p, float(p_adjusted)
-        if p_adjusted < record["alpha"]:
+        record[f"p_{letter}"], record[f"p_adj_{letter}"] = p_values[key], float(adjusted[key])
+        if adjusted[key] < record["alpha"]:
             record["marks"] += letter
     table = pd.DataFrame.from_records(records)
-    table.attrs["n_tests"] = len(tests)
+    table.attrs["n_tests"] = len(p_values)
     return table
 
 
@@ -134,11 +141,12 @@ def _percent(gain: float, latex: bool) -> str:
     return f"{100 * gain:+.1f}\\%" if latex else f"{100 * gain:+.1f}%"
 
 
-def _cells(table: pd.DataFrame, columns: list[Column], style: str) -> tuple[list[str], list[list[str]]]:
+def _cells(table: pd.DataFrame, columns: list[Column], style: str,
+           row_header: str) -> tuple[list[str], list[list[str]]]:
     """Header and body cells; `style` is latex, markdown or html (superscripts and escapes differ)."""
     latex = style == "latex"
     has_gain = table["gain"].notna().any()
-    header = ["Ranker"] + [c.header for c in columns] + (["Avg. gain"] if has_gain else [])
+    header = [row_header] + [c.header for c in columns] + (["Avg. gain"] if has_gain else [])
     body = []
     for label, part in table.groupby("label", sort=False):
         cells = [label]
@@ -161,14 +169,14 @@ def _cells(table: pd.DataFrame, columns: list[Column], style: str) -> tuple[list
     return header, body
 
 
-def to_latex(table: pd.DataFrame, columns: list[Column], caption: str, label: str) -> str:
-    return latex_table(*_cells(table, columns, "latex"), caption, label)
+def to_latex(table: pd.DataFrame, columns: list[Column], caption: str, label: str, row_header: str = "Ranker") -> str:
+    return latex_table(*_cells(table, columns, "latex", row_header), caption, label)
 
 
-def to_markdown(table: pd.DataFrame, columns: list[Column], caption: str) -> str:
-    return markdown_table(*_cells(table, columns, "markdown"), caption)
+def to_markdown(table: pd.DataFrame, columns: list[Column], caption: str, row_header: str = "Ranker") -> str:
+    return markdown_table(*_cells(table, columns, "markdown", row_header), caption)
 
 
-def to_html(table: pd.DataFrame, columns: list[Column], caption: str) -> str:
+def to_html(table: pd.DataFrame, columns: list[Column], caption: str, row_header: str = "Ranker") -> str:
     """A standalone page (for the Snakemake report)."""
-    return html_page(*_cells(table, columns, "html"), caption)
+    return html_page(*_cells(table, columns, "html", row_header), caption)

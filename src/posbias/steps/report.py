@@ -31,9 +31,10 @@ def write_outputs(outputs: dict, csv_frame: pd.DataFrame, latex: str, markdown: 
         csv_frame.to_csv(out, index=False)
 
 
-def _write_table(table: pd.DataFrame, columns: list[Column], caption: str, label: str, outputs: dict) -> None:
-    write_outputs(outputs, table, to_latex(table, columns, caption, label), to_markdown(table, columns, caption),
-                  to_html(table, columns, caption))
+def _write_table(table: pd.DataFrame, columns: list[Column], caption: str, label: str, outputs: dict,
+                 row_header: str = "Ranker") -> None:
+    write_outputs(outputs, table, to_latex(table, columns, caption, label, row_header),
+                  to_markdown(table, columns, caption, row_header), to_html(table, columns, caption, row_header))
 
 
 def _columns(spec: list[dict], querysets: dict) -> list[Column]:
@@ -126,7 +127,7 @@ def first_stage_table(values: list[str], spec: dict, querysets: dict, statistics
     caption = (f"First-stage retrievers, top {spec['depth']} candidates per query. Gains are over {reference}; "
                f"superscript a: significant difference from {reference}. "
                f"{significance_note(table, columns, significance)}")
-    _write_table(table, columns, caption, "tab:first-stage", outputs)
+    _write_table(table, columns, caption, "tab:first-stage", outputs, row_header="Retriever")
 
 
 def outcome_table(per_seed: list[str], qrels: list[str], querysets: list[str], rel_levels: list[int],

@@ -20,6 +20,13 @@ def test_t_test_matches_scipy_and_is_one_for_identical_systems():
     assert t_test(y, y.copy()) == (0.0, 1.0)  # scipy would say nan
 
 
+def test_t_test_is_undefined_without_spread_in_the_differences():
+    # Two queries, both ranked 5th by one run and 1st by the other: scipy's answer would be p = 0.
+    assert all(np.isnan(v) for v in t_test(np.array([1 / 5, 1 / 5]), np.array([1.0, 1.0])))
+    assert all(np.isnan(v) for v in t_test(np.array([0.3, 0.4 + 1e-15]), np.array([0.1, 0.2])))  # float noise
+    assert all(np.isnan(v) for v in t_test(np.array([0.3]), np.array([0.1])))  # one query
+
+
 def test_align_pairs_by_query_id_and_refuses_different_queries():
     a = pd.Series([0.1, 0.5], index=["q1", "q2"])
     x, y = align(a.iloc[::-1], pd.Series([0.3, 0.7], index=["q1", "q2"]))
@@ -83,7 +90,7 @@ def test_to_dict_is_nested_and_nan_is_null():
     out = result.to_dict()
     assert set(out) == {"n_queries", "mean_a", "mean_b", "mean_difference", "ci95", "t_test",
                         "wilcoxon_signed_rank", "randomisation", "effect_size"}
-    assert out["effect_size"] is None
+    assert out["effect_size"] is None and out["t_test"] == {"t": None, "p": None}
     assert out["ci95"] == [pytest.approx(0.5), pytest.approx(0.5)]
     assert out["randomisation"] == {"p": result.randomisation_p, "permutations": 100, "seed": 0}
     assert out["wilcoxon_signed_rank"] == {"p": result.wilcoxon_p}

@@ -34,10 +34,18 @@ def json_number(value: float) -> float | None:
 
 
 def t_test(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """Two-sided paired t-test of x against y: (t, p); identical samples give (0, 1)."""
+    """Two-sided paired t-test of x against y: (t, p).
+
+    Identical samples give (0, 1). Differences that are all the same non-zero value (two queries
+    where one run ranks the answer 5th and the other 1st) have no spread to test against: scipy
+    says t = inf, p = 0, which would read as overwhelming evidence; the test is undefined (nan).
+    """
     x, y = np.asarray(x, float), np.asarray(y, float)
     if np.allclose(x, y):
         return 0.0, 1.0  # scipy would return nan: no difference at all is no evidence of one
+    diff = x - y
+    if len(diff) < 2 or np.allclose(diff, diff.mean()):
+        return float("nan"), float("nan")
     result = stats.ttest_rel(x, y)
     return float(result.statistic), float(result.pvalue)
 

@@ -289,8 +289,8 @@ def _compare(args) -> dict:
         **compare_paired(metric_a, metric_b, args.permutations, args.seed).to_dict(),
         "wilcoxon_rank_sum": {"p": json_number(rank_sum_p(metric_a, metric_b))},
         "outcomes": outcome_breakdown(a[cutoff].loc[common], b[cutoff].loc[common], args.k).to_dict(),
-        "n_only_a": n_only_a,
-        "n_only_b": n_only_b,
+        # queries evaluated for one run only (it returned nothing for them), left out of every test
+        "unpaired_queries": {"only_in_a": n_only_a, "only_in_b": n_only_b},
     }
 
 

@@ -13,7 +13,6 @@ import pandas as pd
 from posbias.data import statistics as stats
 from posbias.io import atomic_write, read_qrels
 from posbias.reporting import dataset_tables as dataset
-from posbias.reporting.figures import farrelevant_bars
 from posbias.reporting import outcome_table as outcomes
 from posbias.reporting.tables import (ZERO_SHOT, Column, Row, Significance, build_table, significance_note,
                                       to_html, to_latex, to_markdown)
@@ -110,6 +109,8 @@ def table4(averaged: list[str], finetuned: list[str], spec: dict, models: dict, 
 
 
 def farrelevant_figure(per_seed: str, models: list[str], labels: dict, metric: str, outputs: list[str]) -> None:
+    from posbias.reporting.figures import farrelevant_bars  # matplotlib: only the figure job pays its import
+
     frame = pd.read_parquet(per_seed)
     frame = frame[frame["metric"] == metric]
     farrelevant_bars(frame, {m: labels[m] for m in models}, RANDOM, metric, outputs)

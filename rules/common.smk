@@ -148,6 +148,11 @@ def check_models_and_tables(cfg):
         for qs in outcomes["querysets"]:
             if qs not in cfg["rerank"]["querysets"]:
                 raise ConfigError(f"tables.outcomes.querysets: {qs!r} is not in rerank.querysets")
+            if outcomes["k"] >= querysets[qs]["depth"]:
+                # Legal (runs made elsewhere have other candidates), but our rankers would tie on case (2).
+                logger.warning(f"tables.outcomes.k: {outcomes['k']} is not below querysets.{qs}.depth "
+                               f"({querysets[qs]['depth']}); rankers reordering the same candidates all find the "
+                               f"relevant document in the top k or all miss it, so case (2) stays empty")
         for m in outcomes.get("models", []):
             if m not in cfg["models"]:
                 raise ConfigError(f"tables.outcomes.models: {m!r} is not a configured model")

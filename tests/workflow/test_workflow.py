@@ -113,6 +113,17 @@ def test_default_config_builds_the_full_graph(tmp_path):
                                     "train", "rerank", "evaluate_system", "combine_seeds", "table1", "table4"}
 
 
+def test_an_outcome_depth_at_the_rerank_depth_is_warned_about(tmp_path):
+    config = default_config()
+    config["tables"]["outcomes"]["k"] = config["querysets"]["dev"]["depth"]
+    write_config(tmp_path, config)
+    result = run_snakemake(tmp_path, "-n", "results/outcomes.tex")
+    assert "tables.outcomes.k: 10 is not below querysets.dev.depth (10)" in result.stdout + result.stderr
+    write_config(tmp_path, default_config())
+    result = run_snakemake(tmp_path, "-n", "results/outcomes.tex")
+    assert "tables.outcomes.k" not in result.stdout + result.stderr
+
+
 @pytest.mark.parametrize("paper", ["msmarco_v1", "msmarco_v2", "robust04"])
 def test_a_paper_config_replaces_the_default_and_builds_its_graph(tmp_path, paper):
     write_config(tmp_path, default_config())  # present, but a config on the command line replaces it

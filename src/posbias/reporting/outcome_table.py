@@ -44,15 +44,12 @@ def build_outcome_table(per_seed: pd.DataFrame, pairs: list[tuple[str, str]], k:
     values = per_seed[per_seed["metric"] == metric]
     records = []
     for queryset, part in values.groupby("queryset", sort=True):
+        by_run = {run: rows.set_index("qid")["value"] for run, rows in part.groupby(["system", "seed"])}
         for model, baseline in pairs:
             for seed in sorted(part.loc[part["system"] == model, "seed"].unique()):
-                def series(system):
-                    rows = part[(part["system"] == system) & (part["seed"] == seed)]
-                    if rows.empty:
-                        raise KeyError(f"no {metric} values for {system!r} seed {seed} on {queryset}")
-                    return rows.set_index("qid")["value"]
-
-                breakdown = outcome_breakdown(series(baseline), series(model), k).to_dict()
+                if (baseline, seed) not in by_run:
+                    raise KeyError(f"no {metric} values for {baseline!r} seed {seed} on {queryset}")
+                breakdown = outcome_breakdown(by_run[(baseline, seed)], by_run[(model, seed)], k).to_dict()
                 record = {"queryset": queryset, "system": model, "baseline": baseline, "seed": int(seed),
                           "k": k, "n_queries": breakdown["n_queries"], "binomial_p": breakdown["binomial_p"]}
                 for outcome in ("neither", "only_a", "only_b", "both"):

@@ -2,6 +2,8 @@
 #   make demo   run the workflow on the embedded default (every table and figure in results/, then
 #               the HTML report results/report.zip)
 #   make test   run the test suite
+#   make test-slurm   (root) install and start a one-node SLURM cluster, run the tiny workflow
+#               through profiles/slurm, stop the cluster again (tests/slurm/run_cluster_test.sh)
 
 PYTHON ?= python3.11
 VENV := .venv
@@ -9,7 +11,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.posbias-installed
 JOBS ?= 2
 
-.PHONY: demo test env clean
+.PHONY: demo test test-slurm env clean
 
 env: $(STAMP)
 
@@ -23,11 +25,14 @@ $(STAMP): requirements.lock pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/snakemake -j $(JOBS)
+	$(BIN)/snakemake -j $(JOBS) --rerun-incomplete
 	$(BIN)/snakemake --report results/report.zip
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+test-slurm: $(STAMP)
+	bash tests/slurm/run_cluster_test.sh
 
 clean:
 	rm -rf results logs .snakemake

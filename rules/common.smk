@@ -191,6 +191,21 @@ BM25_RETRIEVERS = [r for r, s in RETRIEVERS.items() if s["kind"] == "bm25"]
 HYBRID_RETRIEVERS = [r for r, s in RETRIEVERS.items() if s["kind"] == "hybrid"]
 
 
+def tokenizer_key(name):
+    """A path component for a tokenizer (a hub name, a directory or offline:...)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_.") or "tokenizer"
+
+
+# One token store per (collection, ranker tokenizer): capped at the longest document budget of the
+# models that share the tokenizer, so FirstP and MaxP on one backbone read the same store.
+TOKENIZERS = {}
+for _spec in config["models"].values():
+    _entry = TOKENIZERS.setdefault(tokenizer_key(_spec["args"]["backbone"]),
+                                   {"name": _spec["args"]["backbone"], "cap": 0, "trust_remote_code": False})
+    _entry["cap"] = max(_entry["cap"], _spec["args"]["max_doc_tokens"])
+    _entry["trust_remote_code"] |= bool(_spec["args"].get("trust_remote_code"))
+
+
 def alternatives(names):
     """A wildcard constraint matching exactly these names (and nothing when empty)."""
     return "|".join(re.escape(n) for n in names) or "(?!)"
@@ -201,6 +216,7 @@ wildcard_constraints:
     queryset=alternatives(QUERYSETS),
     model=alternatives(MODELS),
     retriever=alternatives([*RETRIEVERS, "given"]),
+    tokenizer=alternatives(TOKENIZERS),
     external=alternatives(config.get("external_runs", {})),
     seed=r"\d+",
     fold=r"\d+",
@@ -253,6 +269,26 @@ def candidates_of(queryset):
     spec = QUERYSETS[queryset]
     retriever = "given" if "candidates" in spec else spec["retriever"]
     return retrieval_run(retriever, queryset, spec["depth"])
+
+
+def tokens_of(collection, model):
+    """The token store a model reads the documents of a collection from."""
+    return f"results/tokens/{collection}/{tokenizer_key(config['models'][model]['args']['backbone'])}"
+
+
+def model_params(model):
+    """What a job that builds or fine-tunes a model needs from its `models.<name>` block."""
+    return {k: config["models"][model][k] for k in ("ranker", "args", "lr", "head_lr")}
+
+
+def training_params(overrides=None):
+    """The training recipe without the seed list and query set (adding a seed must not retrain the others)."""
+    base = {k: v for k, v in config["training"].items() if k not in ("seeds", "queryset")}
+    return {**base, **(overrides or {})}
+
+
+# How rerank jobs score: batch size, device and the backbone's autocast precision.
+SCORING = {k: v for k, v in config["rerank"].items() if k != "querysets"}
 
 
 def expansions_input(wildcards):

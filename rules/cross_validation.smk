@@ -8,21 +8,21 @@ if CV_QUERYSETS:
     rule cross_validate_fold:
         input:
             init="results/models/{model}/seed{seed}",
-            docs=lambda wc: docs_of(collection_of(wc.queryset)),
+            tokens=lambda wc: tokens_of(collection_of(wc.queryset), wc.model),
             queries=lambda wc: queries_of(wc.queryset),
             qrels=lambda wc: qrels_of(wc.queryset),
             candidates=lambda wc: candidates_of(wc.queryset),
             folds=lambda wc: folds_of(wc.queryset),
         output:
             run="results/runs-cv/{queryset}/{model}/seed{seed}/fold{fold}.run",
+            info="results/runs-cv/{queryset}/{model}/seed{seed}/fold{fold}.run.json",
         params:
-            model=lambda wc: {k: config["models"][wc.model][k] for k in ("ranker", "args", "lr", "head_lr")},
-            training={**{k: v for k, v in config["training"].items() if k not in ("seeds", "queryset")},
-                      **config["cross_validation"]["training"]},
+            model=lambda wc: model_params(wc.model),
+            training=training_params(config["cross_validation"].get("training")),
             seed=lambda wc: int(wc.seed),
             fold=lambda wc: int(wc.fold),
-            batch_size=config["rerank"]["batch_size"],
-            device=config["rerank"]["device"],
+            name=lambda wc: wc.model,
+            scoring=SCORING,
             tag=lambda wc: f"{wc.model}-seed{wc.seed}",
         wildcard_constraints:
             queryset=alternatives(CV_QUERYSETS),

@@ -114,3 +114,23 @@ rule truncate_documents:
         "logs/data/truncate_documents/{collection}.log",
     script:
         "../scripts/truncate_documents.py"
+
+
+# The rankers' token ids: each collection tokenised once per ranker tokenizer into a store that
+# training and reranking read by document id (src/posbias/data/token_store.py).
+rule tokenize_documents:
+    input:
+        docs=lambda wc: docs_of(wc.collection),
+    output:
+        store=directory("results/tokens/{collection}/{tokenizer}"),
+    params:
+        tokenizer=lambda wc: TOKENIZERS[wc.tokenizer]["name"],
+        cap=lambda wc: TOKENIZERS[wc.tokenizer]["cap"],
+        trust_remote_code=lambda wc: TOKENIZERS[wc.tokenizer]["trust_remote_code"],
+    threads: 2
+    conda:
+        "../envs/posbias.yaml"
+    log:
+        "logs/data/tokenize_documents/{collection}/{tokenizer}.log",
+    script:
+        "../scripts/tokenize_documents.py"

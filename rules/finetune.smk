@@ -8,22 +8,22 @@ if FINETUNING:
     rule finetune_rerank:
         input:
             init="results/models/{model}/seed{seed}",
-            train_docs=docs_of(collection_of(FINETUNING["queryset"])),
+            train_tokens=lambda wc: tokens_of(collection_of(FINETUNING["queryset"]), wc.model),
             train_queries=queries_of(FINETUNING["queryset"]),
             train_qrels=qrels_of(FINETUNING["queryset"]),
             train_candidates=candidates_of(FINETUNING["queryset"]),
-            docs=[docs_of(collection_of(qs)) for qs in FINETUNED_QUERYSETS],
+            tokens=lambda wc: [tokens_of(collection_of(qs), wc.model) for qs in FINETUNED_QUERYSETS],
             queries=[queries_of(qs) for qs in FINETUNED_QUERYSETS],
             candidates=[candidates_of(qs) for qs in FINETUNED_QUERYSETS],
         output:
             runs=expand("results/runs-finetuned/{qs}/{{model}}/seed{{seed}}.run", qs=FINETUNED_QUERYSETS),
+            info=expand("results/runs-finetuned/{qs}/{{model}}/seed{{seed}}.run.json", qs=FINETUNED_QUERYSETS),
         params:
-            model=lambda wc: {k: config["models"][wc.model][k] for k in ("ranker", "args", "lr", "head_lr")},
-            training={**{k: v for k, v in config["training"].items() if k not in ("seeds", "queryset")},
-                      **FINETUNING["training"]},
+            model=lambda wc: model_params(wc.model),
+            training=training_params(FINETUNING.get("training")),
             seed=lambda wc: int(wc.seed),
-            batch_size=config["rerank"]["batch_size"],
-            device=config["rerank"]["device"],
+            name=lambda wc: wc.model,
+            scoring=SCORING,
             tag=lambda wc: f"{wc.model}-finetuned-seed{wc.seed}",
         threads: 1
         benchmark:

@@ -1,6 +1,9 @@
 # Tables (LaTeX with booktabs, CSV, Markdown, and HTML for the report) and figures. Tables read only
 # persisted files (per-query Parquet, statistics JSON), so they rebuild in seconds.
 # `snakemake --report results/report.zip` collects what is marked with report() below.
+# Every table and figure job is a local rule (`localrule: True`): it reads a few small files and
+# takes seconds, so on a cluster it runs beside Snakemake instead of waiting in the queue. The
+# statistics jobs that tokenise whole collections are submitted like any other job.
 
 
 for _table in BASELINE_TABLES:
@@ -8,6 +11,7 @@ for _table in BASELINE_TABLES:
     rule:
         name:
             f"{_table}"
+        localrule: True
         input:
             averaged=expand("results/eval/{qs}/seed_averaged.parquet", qs=table_querysets(_table)),
         output:
@@ -26,6 +30,7 @@ for _table in BASELINE_TABLES:
 if "table4" in TABLES:
 
     rule table4:
+        localrule: True
         input:
             averaged=expand("results/eval/{qs}/seed_averaged.parquet", qs=table_querysets("table4")),
             finetuned=expand("results/eval-finetuned/{qs}/seed_averaged.parquet",
@@ -42,6 +47,7 @@ if "table4" in TABLES:
             "../scripts/table4.py"
 
     rule farrelevant_figure:
+        localrule: True
         input:
             per_seed=f"results/eval/{FAR_QUERYSET}/per_seed.parquet",
         output:
@@ -62,6 +68,7 @@ if "table4" in TABLES:
 if "outcomes" in TABLES:
 
     rule outcome_table:
+        localrule: True
         input:
             per_seed=expand("results/eval/{qs}/per_seed.parquet", qs=OUTCOME_QUERYSETS),
             qrels=[qrels_of(qs) for qs in OUTCOME_QUERYSETS],
@@ -85,6 +92,7 @@ if "outcomes" in TABLES:
 if "first_stage" in TABLES:
 
     rule first_stage_table:
+        localrule: True
         input:
             values=expand("results/eval-first-stage/{r}/{qs}/top{depth}.parquet",
                           r=TABLES["first_stage"]["retrievers"],
@@ -108,9 +116,18 @@ if "dataset_stats" in TABLES:
     STATS_QUERYSETS = TABLES["dataset_stats"]["querysets"]
     STATS_COLLECTIONS = list(dict.fromkeys(collection_of(qs) for qs in STATS_QUERYSETS))
 
+    def statistics_input(wildcards):
+        """The collection's token store when the rankers tokenise the same documents with the statistics'
+        tokenizer (it holds every document's length); otherwise the documents, tokenised here."""
+        tokenizer = TABLES["dataset_stats"]["tokenizer"]
+        key, collection = tokenizer_key(tokenizer), wildcards.collection
+        if TOKENIZERS.get(key, {}).get("name") == tokenizer and docs_of(collection) == source_docs_of(collection):
+            return {"tokens": f"results/tokens/{collection}/{key}"}
+        return {"docs": source_docs_of(collection)}
+
     rule collection_statistics:
         input:
-            docs=lambda wc: source_docs_of(wc.collection),
+            unpack(statistics_input),
         output:
             stats="results/stats/collections/{collection}.json",
         params:
@@ -140,6 +157,7 @@ if "dataset_stats" in TABLES:
             "../scripts/queryset_statistics.py"
 
     rule dataset_tables:
+        localrule: True
         input:
             collections=expand("results/stats/collections/{c}.json", c=STATS_COLLECTIONS),
             querysets=expand("results/stats/querysets/{qs}.json", qs=STATS_QUERYSETS),

@@ -1,5 +1,6 @@
 # Reranking: one job per checkpoint reranks the candidates of every query set in
-# `rerank.querysets` (the model is loaded once; run files stay one per query set).
+# `rerank.querysets` (the model is loaded once; run files stay one per query set, each with a
+# `.run.json` saying how it was scored: device and the backbone's autocast dtype).
 # Cross-validated query sets are reranked fold by fold instead (rules/cross_validation.smk).
 
 
@@ -8,14 +9,14 @@ if DIRECT_QUERYSETS:
     rule rerank:
         input:
             checkpoint="results/models/{model}/seed{seed}",
-            docs=[docs_of(collection_of(qs)) for qs in DIRECT_QUERYSETS],
+            tokens=lambda wc: [tokens_of(collection_of(qs), wc.model) for qs in DIRECT_QUERYSETS],
             queries=[queries_of(qs) for qs in DIRECT_QUERYSETS],
             candidates=[candidates_of(qs) for qs in DIRECT_QUERYSETS],
         output:
             runs=expand("results/runs/{qs}/{{model}}/seed{{seed}}.run", qs=DIRECT_QUERYSETS),
+            info=expand("results/runs/{qs}/{{model}}/seed{{seed}}.run.json", qs=DIRECT_QUERYSETS),
         params:
-            batch_size=config["rerank"]["batch_size"],
-            device=config["rerank"]["device"],
+            scoring=SCORING,
             tag=lambda wc: f"{wc.model}-seed{wc.seed}",
         threads: 1
         benchmark:

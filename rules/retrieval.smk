@@ -29,6 +29,7 @@ rule bm25_retrieve:
         depth=lambda wc: int(wc.depth),
         k1=lambda wc: RETRIEVERS[wc.retriever]["k1"],
         b=lambda wc: RETRIEVERS[wc.retriever]["b"],
+        tag=lambda wc: wc.retriever,
     wildcard_constraints:
         retriever=alternatives(BM25_RETRIEVERS),
     threads: 2

@@ -1,7 +1,9 @@
 # All systems of a query set in one table; per-query values averaged over seeds before testing.
+# Both rules only concatenate small per-query Parquet files: local rules, never queued on a cluster.
 
 
 rule combine_seeds:
+    localrule: True
     input:
         values=lambda wc: systems_evaluated(wc.queryset),
     output:
@@ -18,6 +20,7 @@ rule combine_seeds:
 if FINETUNED_QUERYSETS:
 
     rule combine_finetuned_seeds:
+        localrule: True
         input:
             values=lambda wc: systems_evaluated(wc.queryset, stage="eval-finetuned"),
         output:

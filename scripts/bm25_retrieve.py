@@ -4,4 +4,5 @@ from posbias.steps.retrieval import retrieve
 
 with job_log(snakemake.log[0]):
     retrieve(snakemake.input.index, snakemake.input.queries, snakemake.output.run,
-             snakemake.params.depth, snakemake.params.k1, snakemake.params.b, snakemake.threads)
+             snakemake.params.depth, snakemake.params.k1, snakemake.params.b, snakemake.threads,
+             tag=snakemake.params.tag)

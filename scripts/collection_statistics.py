@@ -3,5 +3,5 @@ from posbias.logs import job_log
 from posbias.steps.report import collection_statistics
 
 with job_log(snakemake.log[0]):
-    collection_statistics(snakemake.input.docs, snakemake.params.tokenizer, snakemake.params.sample,
-                          snakemake.output.stats)
+    collection_statistics(snakemake.input.get("docs"), snakemake.input.get("tokens"), snakemake.params.tokenizer,
+                          snakemake.params.sample, snakemake.output.stats)

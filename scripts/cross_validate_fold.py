@@ -4,7 +4,8 @@ from posbias.steps.cross_validation import cross_validate_fold
 
 with job_log(snakemake.log[0]):
     cross_validate_fold(snakemake.input.init, snakemake.params.model, snakemake.params.training,
-                        snakemake.params.seed, snakemake.input.docs, snakemake.input.queries, snakemake.input.qrels,
-                        snakemake.input.candidates, snakemake.input.folds, snakemake.params.fold,
-                        snakemake.output.run, snakemake.params.tag, snakemake.params.batch_size,
-                        snakemake.params.device, snakemake.threads)
+                        snakemake.params.seed, tokens=snakemake.input.tokens, queries=snakemake.input.queries,
+                        qrels=snakemake.input.qrels, candidates=snakemake.input.candidates,
+                        folds=snakemake.input.folds, fold=snakemake.params.fold, run=snakemake.output.run,
+                        tag=snakemake.params.tag, scoring=snakemake.params.scoring, threads=snakemake.threads,
+                        name=snakemake.params.name)

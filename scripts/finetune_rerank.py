@@ -4,8 +4,9 @@ from posbias.steps.training import finetune_and_rerank
 
 with job_log(snakemake.log[0]):
     finetune_and_rerank(snakemake.input.init, snakemake.params.model, snakemake.params.training,
-                        snakemake.params.seed, snakemake.input.train_docs, snakemake.input.train_queries,
-                        snakemake.input.train_qrels, snakemake.input.train_candidates,
-                        list(snakemake.input.docs), list(snakemake.input.queries), list(snakemake.input.candidates),
-                        list(snakemake.output.runs), snakemake.params.tag, snakemake.params.batch_size,
-                        snakemake.params.device, snakemake.threads)
+                        snakemake.params.seed, train_tokens=snakemake.input.train_tokens,
+                        train_queries=snakemake.input.train_queries, train_qrels=snakemake.input.train_qrels,
+                        train_candidates=snakemake.input.train_candidates, tokens=list(snakemake.input.tokens),
+                        queries=list(snakemake.input.queries), candidates=list(snakemake.input.candidates),
+                        runs=list(snakemake.output.runs), tag=snakemake.params.tag,
+                        scoring=snakemake.params.scoring, threads=snakemake.threads, name=snakemake.params.name)

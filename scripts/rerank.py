@@ -3,6 +3,7 @@ from posbias.logs import job_log
 from posbias.steps.training import rerank_candidates
 
 with job_log(snakemake.log[0]):
-    rerank_candidates(snakemake.input.checkpoint, list(snakemake.input.docs), list(snakemake.input.queries),
-                      list(snakemake.input.candidates), list(snakemake.output.runs), snakemake.params.tag,
-                      snakemake.params.batch_size, snakemake.params.device, snakemake.threads)
+    rerank_candidates(snakemake.input.checkpoint, tokens=list(snakemake.input.tokens),
+                      queries=list(snakemake.input.queries), candidates=list(snakemake.input.candidates),
+                      runs=list(snakemake.output.runs), tag=snakemake.params.tag, scoring=snakemake.params.scoring,
+                      threads=snakemake.threads)

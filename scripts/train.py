@@ -1,8 +1,9 @@
-"""Snakemake entry: fine-tune one model with one seed."""
+"""Snakemake entry: fine-tune one model with one seed (resuming a killed run's saved state)."""
 from posbias.logs import job_log
 from posbias.steps.training import train_model
 
 with job_log(snakemake.log[0]):
     train_model(snakemake.params.model, snakemake.params.training, snakemake.params.seed,
-                snakemake.input.docs, snakemake.input.queries, snakemake.input.qrels,
-                snakemake.input.candidates, snakemake.output.checkpoint, snakemake.threads)
+                tokens=snakemake.input.tokens, queries=snakemake.input.queries, qrels=snakemake.input.qrels,
+                candidates=snakemake.input.candidates, out_dir=snakemake.output.checkpoint,
+                threads=snakemake.threads, name=snakemake.params.name)

@@ -40,3 +40,24 @@ def tokenizer():
     from posbias.backbones import load_tokenizer
 
     return load_tokenizer(OFFLINE)
+
+
+@pytest.fixture
+def token_store(tmp_path):
+    """A factory: `token_store({doc_id: text}, cap=None)` writes the documents as JSONL and returns
+    the opened token store built from them with the offline MiniLM tokenizer."""
+    from posbias.data.token_store import TokenStore, build_token_store
+    from posbias.io import write_documents
+
+    made = []
+
+    def make(docs: dict, cap: int | None = None, name: str = "store"):
+        path = tmp_path / f"{name}.jsonl"
+        write_documents(path, ({"id": doc_id, "text": text} for doc_id, text in docs.items()))
+        build_token_store(path, tmp_path / name, OFFLINE, cap, progress=False)
+        made.append(TokenStore(tmp_path / name))
+        return made[-1]
+
+    yield make
+    for store in made:
+        store.close()

@@ -1,18 +1,114 @@
 import bz2
 import gzip
 import lzma
+import os
+import stat
 
+import numpy as np
 import pytest
 
-from posbias.io import FormatError, batched, read_documents, read_qrels, read_queries, read_run, write_run
+from posbias.evaluation.metrics import trec_eval_order
+from posbias.io import (FormatError, atomic_directory, atomic_write, batched, read_documents, read_qrels, read_queries,
+                        iter_run, read_ranked_run, read_run, write_run)
 
 
-def test_run_round_trip_orders_by_score_then_docid(tmp_path):
+def test_run_round_trip_orders_by_score_then_docid_descending_as_trec_eval(tmp_path):
     path = tmp_path / "a.run"
-    write_run(path, {"q1": {"d2": 1.0, "d1": 1.0, "d3": 2.5}}, tag="t")
+    write_run(path, {"q1": {"d2": 1.0, "d1": 1.0, "d3": 2.5, "d10": 1.0}}, tag="t")
     lines = path.read_text().splitlines()
-    assert lines == ["q1 Q0 d3 1 2.500000 t", "q1 Q0 d1 2 1.000000 t", "q1 Q0 d2 3 1.000000 t"]
-    assert read_run(path) == {"q1": {"d3": 2.5, "d1": 1.0, "d2": 1.0}}
+    assert lines == ["q1 Q0 d3 1 2.5 t", "q1 Q0 d2 2 1.0 t", "q1 Q0 d10 3 1.0 t", "q1 Q0 d1 4 1.0 t"]
+    assert read_run(path) == {"q1": {"d3": 2.5, "d1": 1.0, "d2": 1.0, "d10": 1.0}}
+    # The rank column is the rank evaluation sees.
+    evaluated = trec_eval_order(read_run(path))["q1"]
+    assert sorted(evaluated, key=evaluated.get, reverse=True) == [line.split()[2] for line in lines]
+
+
+def test_run_scores_round_trip_float32_and_float64_exactly(tmp_path):
+    close = [np.float32(1.0000001), np.float32(1.0000002), np.float32(-3.4e38), np.float32(1e-45)]
+    assert f"{close[0]:.6f}" == f"{close[1]:.6f}"  # what the old writer collapsed into a tie
+    wide = [0.1 + 0.2, 1 / 3, 1e300]
+    run = {"q32": {f"d{i}": score for i, score in enumerate(close)}, "q64": {f"d{i}": s for i, s in enumerate(wide)}}
+    write_run(tmp_path / "a.run", run, tag="t")
+    back = read_run(tmp_path / "a.run")
+    assert [np.float32(back["q32"][f"d{i}"]) for i in range(len(close))] == close
+    assert [back["q64"][f"d{i}"] for i in range(len(wide))] == wide
+    assert back["q32"]["d1"] > back["q32"]["d0"]
+
+
+def test_read_ranked_run_keeps_the_rank_column(tmp_path):
+    path = tmp_path / "listwise.run"
+    path.write_text("q1 Q0 b 1 0 t\nq1 Q0 c 2 0 t\nq1 Q0 a 3 0 t\nq2 Q0 x 1 2.5 t\n")
+    assert read_ranked_run(path) == {"q1": {"b": (1, 0.0), "c": (2, 0.0), "a": (3, 0.0)}, "q2": {"x": (1, 2.5)}}
+    assert read_run(path) == {"q1": {"b": 0.0, "c": 0.0, "a": 0.0}, "q2": {"x": 2.5}}
+    assert list(iter_run(path)) == [("q1", "b"), ("q1", "c"), ("q1", "a"), ("q2", "x")]
+    path.write_text("q1 Q0 b first 0 t\n")
+    with pytest.raises(FormatError, match=r"listwise\.run:1: rank 'first' is not an integer"):
+        read_ranked_run(path)
+    path.write_text("q1 Q0 b 1 0 t\nq1 Q0 b 2 0 t\n")
+    with pytest.raises(FormatError, match=r"listwise\.run:2: document b is listed twice"):
+        read_ranked_run(path)
+
+
+@pytest.fixture
+def umask():
+    """Set the process umask for a test, and restore it after."""
+    saved = os.umask(0o022)
+    yield os.umask
+    os.umask(saved)
+
+
+@pytest.mark.parametrize("mask,expected", [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
+def test_atomic_write_gives_the_mode_open_would_give(tmp_path, umask, mask, expected):
+    umask(mask)
+    with atomic_write(tmp_path / "out.txt") as out:
+        out.write("x")
+    with open(tmp_path / "plain.txt", "w") as out:
+        out.write("x")
+    assert stat.S_IMODE((tmp_path / "out.txt").stat().st_mode) == expected
+    assert stat.S_IMODE((tmp_path / "plain.txt").stat().st_mode) == expected
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt", "plain.txt"]  # no hidden temporary left
+
+
+def test_atomic_write_fsyncs_before_the_rename(tmp_path, monkeypatch):
+    events = []
+    monkeypatch.setattr(os, "fsync", lambda fd: events.append(("fsync", os.path.exists(tmp_path / "f"))))
+    real_replace = os.replace
+    monkeypatch.setattr(os, "replace", lambda a, b: (events.append(("replace",)), real_replace(a, b)))
+    with atomic_write(tmp_path / "f") as out:
+        out.write("data")
+    assert events[:2] == [("fsync", False), ("replace",)]  # the file, before it gets its name
+    assert events[2:] == [("fsync", True)]  # then the directory
+    assert (tmp_path / "f").read_text() == "data"
+
+
+def test_atomic_directory_replaces_an_existing_target(tmp_path, umask):
+    umask(0o022)
+    target = tmp_path / "index"
+    target.mkdir()
+    (target / "old.bin").write_text("old")
+    with atomic_directory(target) as staging:
+        assert staging.parent == tmp_path and staging.name.startswith(".index.") and not any(staging.iterdir())
+        assert (target / "old.bin").exists()  # the old output stays in place while the new one is written
+        (staging / "new.bin").write_text("new")
+        (staging / "sub").mkdir()
+    assert [p.name for p in tmp_path.iterdir()] == ["index"]
+    assert sorted(p.name for p in target.iterdir()) == ["new.bin", "sub"]
+    assert stat.S_IMODE(target.stat().st_mode) == 0o755
+
+
+def test_atomic_directory_leaves_nothing_behind_on_an_exception(tmp_path):
+    with pytest.raises(RuntimeError, match="killed"):
+        with atomic_directory(tmp_path / "new" / "index") as staging:
+            (staging / "half.bin").write_text("x")
+            raise RuntimeError("killed")
+    assert list((tmp_path / "new").iterdir()) == []
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "kept" / "old.bin").write_text("old")
+    with pytest.raises(KeyboardInterrupt):
+        with atomic_directory(tmp_path / "kept"):
+            raise KeyboardInterrupt
+    assert [p.name for p in tmp_path.iterdir() if p.name != "new"] == ["kept"]
+    assert (tmp_path / "kept" / "old.bin").read_text() == "old"
 
 
 @pytest.mark.parametrize("suffix,opener", [(".gz", gzip.open), (".bz2", bz2.open), (".xz", lzma.open)])

@@ -8,8 +8,9 @@
     posbias retrieve --index idx/ --queries q.tsv --run cand.run --depth 100
     posbias dense-index --config config.yaml --retriever hybrid --docs docs.jsonl --index dense/
     posbias hybrid --config config.yaml --retriever hybrid --dense dense/ --index idx/ --queries q.tsv --run cand.run
-    posbias train --config config.yaml --model maxp --seed 1 --docs ... --queries ... --qrels ... --candidates ... --out ckpt/
-    posbias rerank --checkpoint ckpt/ --docs ... --queries ... --candidates ... --run out.run
+    posbias tokenize --docs docs.jsonl --tokenizer bert-base-uncased --cap 1431 --out tokens/
+    posbias train --config config.yaml --model maxp --seed 1 --tokens tokens/ --queries ... --qrels ... --candidates ... --out ckpt/
+    posbias rerank --checkpoint ckpt/ --tokens tokens/ --queries ... --candidates ... --run out.run
     posbias evaluate --qrels qrels.txt --run out.run --metric RR@10 --metric nDCG@10
 """
 
@@ -115,20 +116,33 @@ def main(argv: list[str] | None = None) -> int:
     ret.add_argument("--b", type=float, default=0.4)
     ret.add_argument("--threads", type=int, default=1)
 
-    tr = commands.add_parser("train", help="fine-tune one configured model with one seed")
+    tok = commands.add_parser("tokenize", help="tokenise a collection once into a token store the rankers read")
+    tok.add_argument("--docs", required=True)
+    tok.add_argument("--out", required=True, help="the token store directory")
+    tok.add_argument("--tokenizer", required=True, help="the rankers' backbone (HF name or directory)")
+    tok.add_argument("--cap", type=int, help="keep at most this many tokens per document (default: all)")
+    tok.add_argument("--trust-remote-code", action="store_true")
+    tok.add_argument("--threads", type=int, default=1)
+
+    tr = commands.add_parser("train", help="fine-tune one configured model with one seed (re-running the same "
+                                           "command after a kill resumes from <out>.resume/)")
     tr.add_argument("--config", default="config.yaml")
     tr.add_argument("--model", required=True)
     tr.add_argument("--seed", type=int, required=True)
-    for name in ("docs", "queries", "qrels", "candidates", "out"):
+    tr.add_argument("--tokens", required=True, help="token store of the collection (posbias tokenize)")
+    for name in ("queries", "qrels", "candidates", "out"):
         tr.add_argument(f"--{name}", required=True)
     tr.add_argument("--threads", type=int, default=1)
 
     rr = commands.add_parser("rerank", help="rerank candidates with a checkpoint")
-    for name in ("checkpoint", "docs", "queries", "candidates", "run"):
+    rr.add_argument("--tokens", required=True, help="token store of the collection (posbias tokenize)")
+    for name in ("checkpoint", "queries", "candidates", "run"):
         rr.add_argument(f"--{name}", required=True)
     rr.add_argument("--tag", default="posbias")
     rr.add_argument("--batch-size", type=int, default=32)
     rr.add_argument("--device", default="auto")
+    rr.add_argument("--precision", default="auto", choices=["auto", "fp32", "bf16", "fp16"],
+                    help="the backbone's autocast dtype on CUDA; scores always come from an fp32 head")
     rr.add_argument("--threads", type=int, default=1)
 
     ev = commands.add_parser("evaluate", help="evaluate a run (trec_eval semantics); prints JSON")
@@ -204,18 +218,26 @@ def _dispatch(args) -> int:
         from posbias.steps.retrieval import retrieve
 
         retrieve(args.index, args.queries, args.run, args.depth, args.k1, args.b, args.threads)
+    elif args.command == "tokenize":
+        from posbias.steps.data import tokenize_documents
+
+        with _user_errors("tokenize"):
+            tokenize_documents(args.docs, args.out, args.tokenizer, args.cap, args.trust_remote_code, args.threads)
     elif args.command == "train":
         from posbias.steps.training import train_model
 
         config = _load_config(args.config)
         training = {k: v for k, v in config["training"].items() if k not in ("seeds", "queryset")}
-        train_model(_model_block(config, args.model), training, args.seed, args.docs, args.queries, args.qrels,
-                    args.candidates, args.out, args.threads)
+        with _user_errors("train"):
+            train_model(_model_block(config, args.model), training, args.seed, args.tokens, args.queries,
+                        args.qrels, args.candidates, args.out, args.threads, name=args.model)
     elif args.command == "rerank":
         from posbias.steps.training import rerank_candidates
 
-        rerank_candidates(args.checkpoint, [args.docs], [args.queries], [args.candidates], [args.run], args.tag,
-                          args.batch_size, args.device, args.threads)
+        scoring = {"batch_size": args.batch_size, "device": args.device, "precision": args.precision}
+        with _user_errors("rerank"):
+            rerank_candidates(args.checkpoint, [args.tokens], [args.queries], [args.candidates], [args.run],
+                              args.tag, scoring, args.threads)
     elif args.command == "evaluate":
         from posbias.evaluation.metrics import parse_metrics, per_query
         from posbias.io import read_qrels, read_run

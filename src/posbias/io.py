@@ -1,11 +1,16 @@
 """Readers and writers for the file formats that connect the pipeline stages.
 
-Formats (see DESIGN.md): documents JSONL (`{"id", "text"}`), queries TSV
+Formats: documents JSONL (`{"id", "text"}`), queries TSV
 (`qid<TAB>text`), TREC qrels (`qid 0 docid grade`) and TREC runs
 (`qid Q0 docid rank score tag`), and folds TSV (`qid<TAB>fold`). Readers accept `.gz`, `.bz2` and `.xz`
 transparently and report malformed lines with the file name and line number.
-Writers are atomic: they write a temporary file in the target directory and
-rename it, so a killed job never leaves a file that looks complete.
+Writers are atomic: they write a hidden temporary file in the target directory,
+fsync it and rename it, so a killed job (or a crashed node) never leaves a file that
+looks complete; `atomic_directory` does the same for directory outputs (indexes,
+checkpoints). Files and directories get the permissions a plain `open()` or `mkdir`
+would give (0o666 or 0o777 less the umask), so results stay readable by the group
+on shared storage. A SIGKILL can still leave a hidden `.name.XXXXXXXX` file or
+directory behind; it is never mistaken for the output.
 """
 
 from __future__ import annotations
@@ -17,10 +22,12 @@ import io
 import itertools
 import json
 import lzma
+import numbers
 import os
-import tempfile
+import secrets
+import shutil
 from pathlib import Path
-from typing import Collection, Iterable, Iterator, Mapping
+from typing import Callable, Collection, Iterable, Iterator, Mapping, TypeVar
 
 _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
@@ -49,20 +56,107 @@ def numbered_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
                 yield line_no, line
 
 
+_T = TypeVar("_T")
+
+# O_EXCL: a fresh file, never someone else's; mode 0o666 below: the kernel applies the umask (and any default
+# ACL of the directory), exactly as for open(path, "w"), without reading the process-wide umask.
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
+def _hidden_sibling(target: Path, create: Callable[[Path], _T]) -> tuple[Path, _T]:
+    """Create a new `.name.XXXXXXXX` next to `target` with `create(path)` (which must fail if it exists)."""
+    for _ in range(100):
+        candidate = target.with_name(f".{target.name}.{secrets.token_hex(4)}")
+        try:
+            return candidate, create(candidate)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name next to {target}")
+
+
+def _fsync(path: str | os.PathLike, directory: bool = False) -> None:
+    """fsync a file, or a directory (which makes renames in it durable), by name; best effort: some file
+    systems and platforms cannot."""
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if directory else 0))
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike, mode: str = "w"):
-    """Yield a handle to a temporary file that replaces `path` only on success."""
+    """Yield a handle to a hidden temporary file that replaces `path` only on success.
+
+    The file gets the permissions `open(path, "w")` would give, and is flushed and fsynced before the
+    rename, so that a node crash cannot leave a complete-looking empty file; the directory is fsynced after.
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    tmp, fd = _hidden_sibling(target, lambda name: os.open(name, _NEW_FILE, 0o666))
     try:
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as handle:
             yield handle
-        os.replace(tmp_name, target)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp_name)
+            os.unlink(tmp)
         raise
+    _fsync(target.parent, directory=True)
+
+
+def _fsync_tree(root: Path) -> None:
+    """fsync every file and directory below `root` (best effort), before it is renamed into place."""
+    for directory, _, files in os.walk(root):
+        for name in files:
+            _fsync(os.path.join(directory, name))
+        _fsync(directory, directory=True)
+
+
+@contextlib.contextmanager
+def atomic_directory(path: str | os.PathLike):
+    """Yield a new, empty staging directory (a `Path`) that replaces the directory `path` only on success.
+
+    The staging directory is a hidden sibling (`.name.XXXXXXXX`, same file system, so renames are atomic) with
+    the permissions `mkdir` would give. On success its contents are fsynced and it is renamed to `path`. An
+    existing `path` is first renamed aside to another hidden sibling and deleted after the new one is in
+    place: between those two renames (two system calls, no copying) `path` does not exist, and a concurrent
+    reader can miss it; POSIX has no atomic exchange of two directories. A crash in that window leaves the
+    old output under its hidden name and no `path`, never a partial one. On an exception the staging
+    directory is removed and `path` is untouched.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging, _ = _hidden_sibling(target, lambda name: os.mkdir(name, 0o777))
+    try:
+        yield staging
+        _fsync_tree(staging)
+        _replace_directory(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    _fsync(target.parent, directory=True)
+
+
+def _replace_directory(staging: Path, target: Path) -> None:
+    if not os.path.lexists(target):
+        os.rename(staging, target)
+        return
+    aside, _ = _hidden_sibling(target, lambda name: os.mkdir(name, 0o700))
+    # A directory renamed onto an empty directory replaces it; a file or link is moved into it instead.
+    moved = aside if target.is_dir() and not target.is_symlink() else aside / target.name
+    os.rename(target, moved)
+    try:
+        os.rename(staging, target)
+    except BaseException:
+        with contextlib.suppress(OSError):  # put the old output back; the caller removes the staging directory
+            os.rename(moved, target)
+            os.rmdir(aside)
+        raise
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 # --- documents -------------------------------------------------------------
@@ -182,10 +276,30 @@ def write_folds(path: str | os.PathLike, folds: Mapping[str, int]) -> None:
 # --- runs ------------------------------------------------------------------
 
 Run = dict[str, dict[str, float]]
+RankedRun = dict[str, dict[str, tuple[int, float]]]  # {qid: {doc_id: (rank column, score)}}
 
 
 def read_run(path: str | os.PathLike) -> Run:
-    run: Run = {}
+    """`{qid: {doc_id: score}}`; the rank column is not read (trec_eval ignores it too)."""
+    return _read_run(path, with_rank=False)
+
+
+def read_ranked_run(path: str | os.PathLike) -> RankedRun:
+    """`{qid: {doc_id: (rank, score)}}`: the run with its rank column, for runs whose order is not (only)
+    in their scores, such as a listwise reranker's with tied or constant scores."""
+    return _read_run(path, with_rank=True)
+
+
+def iter_run(path: str | os.PathLike) -> Iterator[tuple[str, str]]:
+    """`(qid, doc_id)` of each line of a run, in file order, streamed (a training run at MS MARCO scale
+    has tens of millions of lines). Malformed lines are errors as in `read_run`; a document listed twice
+    is not (only the readers see that)."""
+    for _, qid, doc_id, _, _ in _run_lines(path):
+        yield qid, doc_id
+
+
+def _run_lines(path: str | os.PathLike) -> Iterator[tuple[int, str, str, int, float]]:
+    """`(line number, qid, doc_id, rank, score)` of each line of a run."""
     for line_no, line in numbered_lines(path):
         parts = line.split()
         if len(parts) != 6:
@@ -194,22 +308,42 @@ def read_run(path: str | os.PathLike) -> Run:
             score = float(parts[4])
         except ValueError:
             raise FormatError(path, line_no, f"score {parts[4]!r} is not a number") from None
-        scores = run.setdefault(parts[0], {})
-        if parts[2] in scores:  # trec_eval's behaviour with duplicates is undefined; refuse them
-            raise FormatError(path, line_no, f"document {parts[2]} is listed twice for query {parts[0]}")
-        scores[parts[2]] = score
+        try:
+            rank = int(parts[3])
+        except ValueError:
+            raise FormatError(path, line_no, f"rank {parts[3]!r} is not an integer") from None
+        yield line_no, parts[0], parts[2], rank, score
+
+
+def _read_run(path: str | os.PathLike, with_rank: bool) -> dict:
+    run: dict[str, dict] = {}
+    for line_no, qid, doc_id, rank, score in _run_lines(path):
+        entries = run.setdefault(qid, {})
+        if doc_id in entries:  # trec_eval's behaviour with duplicates is undefined; refuse them
+            raise FormatError(path, line_no, f"document {doc_id} is listed twice for query {qid}")
+        entries[doc_id] = (rank, score) if with_rank else score
     return run
 
 
 def write_run(path: str | os.PathLike, run: Mapping[str, Mapping[str, float]], tag: str) -> None:
-    """Write a TREC run, each query's documents by decreasing score (ties by doc id)."""
+    """Write a TREC run in trec_eval's order: each query's documents by decreasing score, ties by
+    decreasing doc id (`posbias.evaluation.metrics.trec_eval_order`), so the rank column is the rank that
+    evaluation sees. Scores are written with `repr(float(score))`, which reads back as the same float64 (and
+    so the same float32): rounding never creates new ties."""
     if not tag or any(ch.isspace() for ch in tag):
         raise ValueError(f"run tag {tag!r} must be a non-empty word")
     with atomic_write(path) as out:
         for qid, scores in run.items():
-            ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+            ranked = sorted(((doc_id, _score(qid, doc_id, score)) for doc_id, score in scores.items()),
+                            key=lambda item: (item[1], item[0]), reverse=True)
             for rank, (doc_id, score) in enumerate(ranked, start=1):
-                out.write(f"{qid} Q0 {doc_id} {rank} {score:.6f} {tag}\n")
+                out.write(f"{qid} Q0 {doc_id} {rank} {score!r} {tag}\n")
+
+
+def _score(qid: str, doc_id: str, score) -> float:
+    if not isinstance(score, numbers.Real):  # float("1.5") would pass a string through
+        raise TypeError(f"score of document {doc_id} for query {qid} is {score!r}, not a number")
+    return float(score)
 
 
 def batched(items: Iterable, size: int) -> Iterator[list]:

@@ -149,3 +149,18 @@ def test_statistics_round_trip(tmp_path):
     write_statistics(stats, str(path))
     assert read_statistics(str(path)) == stats
     assert [p.name for p in path.parent.iterdir()] == ["stats.json"]  # no temporary file left behind
+
+
+def test_a_token_store_gives_the_same_collection_statistics_without_tokenising(tmp_path):
+    from posbias.data.statistics import store_statistics
+    from posbias.data.token_store import build_token_store
+    from posbias.io import write_documents
+
+    docs = [{"id": f"d{i}", "title": "A title" if i % 2 else "", "text": "word " * (3 * i + 1)} for i in range(7)]
+    write_documents(tmp_path / "docs.jsonl", docs)
+    build_token_store(tmp_path / "docs.jsonl", tmp_path / "tokens", "offline:all-MiniLM-L6-v2", cap=4,
+                      progress=False)  # the cap does not change the recorded lengths
+    expected = collection_statistics(tmp_path / "docs.jsonl", "offline:all-MiniLM-L6-v2", progress=False)
+    assert store_statistics(tmp_path / "tokens", "offline:all-MiniLM-L6-v2") == pytest.approx(expected)
+    with pytest.raises(ValueError, match="not 'whitespace'"):
+        store_statistics(tmp_path / "tokens", "whitespace")

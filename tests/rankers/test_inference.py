@@ -1,18 +1,77 @@
+import json
+
 import torch
 
+from posbias.rankers.chunking import Chunker
 from posbias.rankers.inference import rerank
 from posbias.rankers.registry import build_ranker
 
+QUERIES = {"q1": "capital of zorvia", "q2": "founder of brel"}
+DOCS = {"a": "short text", "b": " ".join(["a much longer document"] * 8), "c": "zorvia capital mendal"}
 
-def test_rerank_scores_every_candidate_the_same_as_one_at_a_time(tiny_backbone, tokenizer):
+
+def maxp(backbone):
     torch.manual_seed(0)
-    ranker = build_ranker("maxp", dict(backbone=tiny_backbone, max_query_tokens=6, chunk_tokens=8, stride=8,
-                                       max_doc_tokens=24)).eval()
-    queries = {"q1": "capital of zorvia", "q2": "founder of brel"}
-    docs = {"a": "short text", "b": " ".join(["a much longer document"] * 8), "c": "zorvia capital mendal"}
+    return build_ranker("maxp", dict(backbone=backbone, max_query_tokens=6, chunk_tokens=8, stride=8,
+                                     max_doc_tokens=24)).eval()
+
+
+def test_rerank_scores_every_candidate_the_same_as_one_at_a_time(tiny_backbone, tokenizer, token_store):
+    ranker, store = maxp(tiny_backbone), token_store(DOCS)
     candidates = {"q1": {"a": 1.0, "b": 0.5, "c": 0.1}, "q2": {"b": 3.0, "c": 1.0}}
-    run = rerank(ranker, tokenizer, queries, docs, candidates, batch_size=2, device="cpu", progress=False)
+    run, info = rerank(ranker, tokenizer, QUERIES, store, candidates, batch_size=2, device="cpu", progress=False)
     assert {q: set(s) for q, s in run.items()} == {q: set(s) for q, s in candidates.items()}
-    single = rerank(ranker, tokenizer, queries, docs, {"q1": {"b": 0.0}}, batch_size=1, device="cpu",
-                    progress=False)
+    assert info == {"device": "cpu", "autocast": "fp32", "pairs": 5}
+    single, _ = rerank(ranker, tokenizer, QUERIES, store, {"q1": {"b": 0.0}}, batch_size=1, device="cpu",
+                       progress=False)
     assert abs(single["q1"]["b"] - run["q1"]["b"]) < 1e-5
+
+
+def test_a_store_with_a_smaller_cap_than_the_ranker_reads_is_refused(tiny_backbone, tokenizer, token_store):
+    import pytest
+
+    with pytest.raises(ValueError, match="keeps 10 tokens per document, but the ranker reads 24"):
+        rerank(maxp(tiny_backbone), tokenizer, QUERIES, token_store(DOCS, cap=10), {"q1": {"a": 1.0}},
+               device="cpu", progress=False)
+
+
+def test_scores_from_a_bf16_backbone_come_from_an_fp32_head(tiny_backbone, tokenizer):
+    """Under bf16 autocast the backbone's matrix products run in bf16, but the head must not round scores
+    to bf16's 8 significant bits (at depth 100 that tied a third of the queries' top 11)."""
+    ranker = maxp(tiny_backbone)
+    with torch.no_grad():
+        ranker.aggregator.score.weight.normal_(std=3.0)  # scores spread over several binades
+    chunker = Chunker(tokenizer, ranker.geometry)
+    query = tokenizer("capital of zorvia", add_special_tokens=False)["input_ids"]
+    docs = [tokenizer(f"document number {i} says {'words ' * i}", add_special_tokens=False)["input_ids"]
+            for i in range(16)]
+    batch = chunker.batch([(query, doc) for doc in docs])
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        scores = ranker(batch)
+        vectors = ranker.encoder(batch)
+        head_under_autocast = ranker.aggregator(vectors, batch.chunk_mask)
+    assert scores.dtype == torch.float32
+    on_bf16_grid = scores == scores.to(torch.bfloat16).float()
+    assert on_bf16_grid.sum() <= 2, scores  # full-precision scores, not bf16 values
+    # The same head left under autocast would have quantised them: what the test guards against.
+    assert head_under_autocast.dtype == torch.bfloat16
+    assert len(set(scores.tolist())) == len(docs)
+
+
+def test_rerank_info_is_recorded_next_to_the_run(tiny_backbone, tokenizer, token_store, tmp_path):
+    from posbias.io import write_queries, write_run
+    from posbias.rankers.checkpoint import save_checkpoint
+    from posbias.steps.training import rerank_candidates
+
+    ranker, store = maxp(tiny_backbone), token_store(DOCS)
+    save_checkpoint(ranker, tokenizer, tmp_path / "ckpt")
+    write_queries(tmp_path / "q.tsv", QUERIES)
+    write_run(tmp_path / "cand.run", {"q1": {"a": 1.0, "c": 0.5}}, tag="bm25")
+    run = tmp_path / "out.run"
+    rerank_candidates(str(tmp_path / "ckpt"), [str(store.directory)], [str(tmp_path / "q.tsv")],
+                      [str(tmp_path / "cand.run")], [str(run)], "t", {"batch_size": 4, "device": "cpu"},
+                      threads=1, progress=False)
+    info = json.loads((tmp_path / "out.run.json").read_text())
+    assert info["autocast"] == "fp32" and info["device"] == "cpu" and info["pairs"] == 2
+    assert info["precision"] == "auto"
+    assert len(run.read_text().splitlines()) == 2

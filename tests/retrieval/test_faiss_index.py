@@ -66,7 +66,7 @@ def test_save_load_round_trip_keeps_results_ids_and_search_parameters(tmp_path, 
     for got, want in zip(faiss_index.search(loaded, queries, 10), faiss_index.search(index, queries, 10)):
         np.testing.assert_array_equal(got, want)
     assert faiss_index.load_metadata(tmp_path / "dense") == {"encoder": {"model": "m"}}
-    assert not (tmp_path / "dense.partial").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["dense"]  # no staging directory left beside it
 
 
 def test_save_replaces_an_old_index_and_refuses_mismatched_ids(tmp_path, docs):
@@ -129,3 +129,54 @@ def test_settings_file_is_plain_json(tmp_path, docs):
     faiss_index.save(tmp_path / "d", index, list("abcdefghij"), settings)
     assert json.loads((tmp_path / "d" / "settings.json").read_text())["ef_search"] == 77
     assert faiss_index.load(tmp_path / "d")[0].hnsw.efSearch == 77
+
+
+def build_in_blocks(vectors: np.ndarray, settings: FaissSettings, sizes: list[int], **kwargs):
+    builder = faiss_index.IncrementalBuilder(vectors.shape[1], settings, **kwargs)
+    start = 0
+    for size in sizes:
+        builder.add(vectors[start:start + size])
+        start += size
+    assert start == len(vectors) and builder.ntotal == len(vectors)
+    return builder.finish()
+
+
+def test_incremental_flat_equals_building_from_all_vectors(docs, queries):
+    settings = FaissSettings(index="flat", use_gpu=False)
+    whole = faiss_index.search(faiss_index.build(docs, settings, progress=False), queries, k=20)
+    for expected in (None, len(docs), 1000):  # storage reserved for all, for some (then grown), or not at all
+        index = build_in_blocks(docs, settings, [1, 699, 0, 1000, 300], n_expected=expected)
+        for got, want in zip(faiss_index.search(index, queries, k=20), whole):
+            np.testing.assert_array_equal(got, want)
+
+
+def test_incremental_ivf_trains_on_the_first_blocks_and_holds_every_vector(docs, queries):
+    settings = FaissSettings(index="ivf", nlist=8, nprobe=8, use_gpu=False)
+    index = build_in_blocks(docs, settings, [300, 300, 300, 1100], n_train=700)  # training spans three blocks
+    trained_on_first = faiss_index.build(docs[:700], settings, progress=False)
+    np.testing.assert_array_equal(index.quantizer.reconstruct_n(0, 8), trained_on_first.quantizer.reconstruct_n(0, 8))
+    assert index.ntotal == len(docs) and index.nprobe == 8
+    flat = faiss_index.build(docs, FaissSettings(index="flat", use_gpu=False), progress=False)
+    # nprobe = nlist searches every list: exact, so every vector is in the index once, at its own position.
+    for got, want in zip(faiss_index.search(index, queries, 10), faiss_index.search(flat, queries, 10)):
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_incremental_ivf_smaller_than_its_training_size_trains_on_all_vectors(docs):
+    settings = FaissSettings(index="ivf", nlist=4, use_gpu=False)
+    index = build_in_blocks(docs[:100], settings, [60, 40])  # default n_train: 4 * TRAIN_PER_LIST > 100
+    assert index.is_trained and index.ntotal == 100
+    with pytest.raises(ValueError, match="nlist=4 .* got 3"):
+        build_in_blocks(docs[:3], settings, [2, 1])
+
+
+def test_incremental_builder_checks_its_blocks(docs):
+    builder = faiss_index.IncrementalBuilder(DIM, FaissSettings(use_gpu=False))
+    with pytest.raises(ValueError, match="dimension 16 for an index of dimension 32"):
+        builder.add(np.zeros((2, 16), dtype=np.float32))
+    builder.add(docs[:5].astype(np.float64))  # converted to float32
+    assert builder.finish().ntotal == 5
+    with pytest.raises(RuntimeError, match="after finish"):
+        builder.add(docs[:5])
+    with pytest.raises(ValueError, match="nlist=8 .* got 5"):
+        faiss_index.IncrementalBuilder(DIM, FaissSettings(index="ivf", nlist=8, use_gpu=False), n_train=5)

@@ -112,3 +112,16 @@ def test_encoding_in_blocks_gives_the_same_index(indexes, tmp_path):
     blocks, block_ids = faiss_index.load(tmp_path / "blocks")
     assert block_ids == whole_ids == list(DOCS)
     np.testing.assert_allclose(blocks.reconstruct_n(0, len(DOCS)), whole.reconstruct_n(0, len(DOCS)), atol=1e-5)
+
+
+def test_an_ivf_index_is_built_block_by_block_and_finds_what_flat_finds(indexes, tmp_path, monkeypatch):
+    monkeypatch.setattr(faiss_index.IncrementalBuilder, "TRAIN_PER_LIST", 2)  # train on 4 vectors: two blocks
+    build_dense_index(str(indexes / "docs.jsonl"), str(tmp_path / "ivf"), ENCODER,
+                      {"index": "ivf", "nlist": 2, "nprobe": 2}, block_size=3)
+    ivf, ivf_ids = faiss_index.load(tmp_path / "ivf")
+    assert ivf_ids == list(DOCS) and ivf.ntotal == len(DOCS)
+    encoder = DenseEncoder.from_config(ENCODER)
+    flat, flat_ids = faiss_index.load(indexes / "dense")
+    exact = dense_candidates(encoder, flat, flat_ids, QUERIES, k=4)
+    for qid, found in dense_candidates(encoder, ivf, ivf_ids, QUERIES, k=4).items():
+        assert found == pytest.approx(exact[qid], abs=1e-5)

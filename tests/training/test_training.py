@@ -9,7 +9,7 @@ from posbias.training.device import autocast_dtype, pick_device
 from posbias.training.freezing import freeze_lower, transformer_layers
 from posbias.training.loop import TrainingSettings, seed_everything, train, warmup_then_constant
 from posbias.training.loss import pairwise_margin_loss
-from posbias.training.sampler import PairSampler
+from posbias.training.sampler import PairSampler, candidate_numbers
 
 QUERIES = {f"q{i}": f"capital of land{i}" for i in range(6)}
 DOCS = {**{f"pos{i}": f"the capital of land{i} is city{i} and it lies by the sea" for i in range(6)},
@@ -36,22 +36,35 @@ def test_warmup_is_linear_then_constant():
     assert warmup_then_constant(0)(0) == 1.0
 
 
-def test_sampler_draws_positive_and_hard_negative_from_candidates():
-    sampler = PairSampler(QRELS, CANDIDATES, DOCS)
+def numbers(store, candidates=CANDIDATES):
+    return candidate_numbers(((q, d) for q, docs in candidates.items() for d in docs), store, set(QRELS), "test")
+
+
+def test_sampler_draws_positive_and_hard_negative_from_candidates(token_store):
+    store = token_store(DOCS)
+    sampler = PairSampler(QRELS, numbers(store), store)
     triples = sampler.epoch(random.Random(0))
     assert sorted(q for q, _, _ in triples) == sorted(QUERIES)
     for qid, pos, neg in triples:
+        pos, neg = store.doc_id(pos), store.doc_id(neg)
         assert QRELS[qid].get(pos) == 1 and neg in CANDIDATES[qid] and neg not in QRELS[qid]
 
 
-def test_two_steps_finite_loss_parameters_change_and_seeded_runs_agree(tiny_backbone, tokenizer):
+def test_a_candidate_missing_from_the_collection_is_named(token_store):
+    store = token_store(DOCS)
+    with pytest.raises(ValueError, match=r"1 candidate documents of test are not in the token store .*'ghost'"):
+        numbers(store, {**CANDIDATES, "q1": {"ghost": 1.0}})
+
+
+def test_two_steps_finite_loss_parameters_change_and_seeded_runs_agree(tiny_backbone, tokenizer, token_store):
+    store = token_store(DOCS)
     args = dict(backbone=tiny_backbone, max_query_tokens=8, chunk_tokens=8, stride=8, max_doc_tokens=16)
 
     def run(seed):
         seed_everything(seed)
         ranker = build_ranker("parade_attn", args)
         before = {n: p.detach().clone() for n, p in ranker.named_parameters()}
-        summary = train(ranker, tokenizer, QUERIES, DOCS, QRELS, CANDIDATES,
+        summary = train(ranker, tokenizer, QUERIES, store, QRELS, numbers(store),
                         settings(batch_size=3, grad_accum=1), seed=seed, progress=False)
         return ranker, before, summary
 
@@ -69,12 +82,13 @@ def test_two_steps_finite_loss_parameters_change_and_seeded_runs_agree(tiny_back
     assert all(torch.equal(a, b) for a, b in zip(ranker.parameters(), again.parameters()))
 
 
-def test_frozen_embeddings_and_layers_stay_put_and_the_rest_trains(tiny_backbone, tokenizer):
+def test_frozen_embeddings_and_layers_stay_put_and_the_rest_trains(tiny_backbone, tokenizer, token_store):
+    store = token_store(DOCS)
     seed_everything(1)
     ranker = build_ranker("maxp", dict(backbone=tiny_backbone, max_query_tokens=8, chunk_tokens=8, stride=8,
                                        max_doc_tokens=16))
     before = {n: p.detach().clone() for n, p in ranker.named_parameters()}
-    train(ranker, tokenizer, QUERIES, DOCS, QRELS, CANDIDATES,
+    train(ranker, tokenizer, QUERIES, store, QRELS, numbers(store),
           settings(freeze_embeddings=True, freeze_layers=1), 1, progress=False)
     after = dict(ranker.named_parameters())
     frozen = [n for n in before if ".embeddings." in n or ".encoder.layer.0." in n]
@@ -103,9 +117,10 @@ def test_device_choice():
             pick_device("cuda")
 
 
-def test_short_epochs_train_on_a_sample_of_the_queries(tiny_backbone, tokenizer):
+def test_short_epochs_train_on_a_sample_of_the_queries(tiny_backbone, tokenizer, token_store):
+    store = token_store(DOCS)
     args = dict(backbone=tiny_backbone, max_query_tokens=8, chunk_tokens=8, stride=8, max_doc_tokens=16)
     seed_everything(3)
-    summary = train(build_ranker("maxp", args), tokenizer, QUERIES, DOCS, QRELS, CANDIDATES,
+    summary = train(build_ranker("maxp", args), tokenizer, QUERIES, store, QRELS, numbers(store),
                     settings(epochs=3, batch_size=1, queries_per_epoch=2), seed=3, progress=False)
     assert summary["steps"] == 3 * 2 and len(summary["losses"]) == 6  # 2 of the 6 queries per epoch

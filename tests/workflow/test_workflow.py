@@ -22,32 +22,12 @@ def default_config() -> dict:
 
 
 def tiny_config(backbone: str) -> dict:
-    """The default config scaled down: two seeds, three rankers, a tiny random BERT."""
-    config = default_config()
-    config["generator"]["tokenizer"] = "whitespace"
-    config["farrelevant"].update(tokenizer="whitespace", first_window=16, max_doc_tokens=48, n_queries=4,
-                                 n_train_queries=4)
-    config["generator"]["settings"].update(
-        n_entities=40, n_train_queries=24, n_dev_queries=8, n_test_queries=4, n_farrelevant_queries=8,
-        first_window=16, min_doc_tokens=20, max_doc_tokens=48, pool_passages=60, hard_negatives=2)
-    for spec in config["querysets"].values():
-        spec["depth"] = 6
-    config["training"].update(seeds=[1, 2], epochs=1, batch_size=4, freeze_layers=1)  # the tiny BERT has 2 layers
-    config["retrievers"]["hybrid"]["encoder"] = {"model": backbone, "pooling": "mean", "max_passage_tokens": 64}
-    config["tables"]["first_stage"]["depth"] = 20
-    args = dict(backbone=backbone, max_query_tokens=8, chunk_tokens=16, stride=16, max_doc_tokens=48)
-    config["models"] = {
-        "firstp": {"label": "FirstP", "ranker": "firstp", "baseline": "firstp", "lr": 1e-4, "head_lr": 1e-3,
-                   "args": {**args, "max_doc_tokens": 16}},
-        "maxp": {"label": "MaxP", "ranker": "maxp", "baseline": "firstp", "lr": 1e-4, "head_lr": 1e-3,
-                 "args": dict(args)},
-        "parade_attn": {"label": "PARADE Attn", "ranker": "parade_attn", "baseline": "firstp", "lr": 1e-4,
-                        "head_lr": 1e-3, "args": dict(args)},
-    }
-    config["tables"]["table1"]["models"] = ["firstp", "maxp", "parade_attn"]
-    config["tables"]["table4"]["models"] = ["firstp", "maxp", "parade_attn"]
-    config["tables"]["table7"]["models"] = ["firstp", "maxp", "parade_attn"]
-    config["tables"]["dataset_stats"]["tokenizer"] = "whitespace"
+    """config/test/tiny.yaml (two seeds, three rankers) with a tiny random BERT in place of MiniLM."""
+    config = yaml.safe_load((ROOT / "config" / "test" / "tiny.yaml").read_text())
+    for spec in config["models"].values():
+        spec["args"] = {**spec["args"], "backbone": backbone}
+        spec["args"].pop("backbone_layers", None)  # the tiny BERT has 2 layers
+    config["retrievers"]["hybrid"]["encoder"]["model"] = backbone
     return config
 
 

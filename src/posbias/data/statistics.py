@@ -3,7 +3,8 @@
 Tokens are counted as the rankers see them: without special tokens, with a document's title joined
 to its text (as `posbias.io.iter_documents` does). Collections are streamed and tokenized in batches
 with the fast tokenizer, so a corpus of millions need not fit in memory; a seeded reservoir sample
-can stand in for the full collection when tokenizing everything would take too long.
+can stand in for the full collection when tokenizing everything would take too long. A collection
+the rankers already tokenised with the same tokenizer is counted from its token store instead.
 """
 
 from __future__ import annotations
@@ -90,6 +91,18 @@ def collection_statistics(docs: str | os.PathLike, tokenizer: str, sample: int |
     if not n_documents:
         raise ValueError(f"{docs}: no documents")
     return {"n_documents": n_documents, "avg_tokens": tokens / sampled, "sampled": sampled}
+
+
+def store_statistics(store_dir: str | os.PathLike, tokenizer: str) -> dict:
+    """`collection_statistics` from a token store made with `tokenizer` (it records every document's full
+    length), without tokenising anything again."""
+    from posbias.data.token_store import TokenStore
+
+    with TokenStore(store_dir) as store:
+        if store.meta["tokenizer"] != tokenizer:
+            raise ValueError(f"{store_dir} was tokenised with {store.meta['tokenizer']!r}, not {tokenizer!r}")
+        return {"n_documents": len(store), "avg_tokens": store.meta["full_tokens"] / len(store),
+                "sampled": len(store)}
 
 
 def queryset_statistics(queries: str | os.PathLike, qrels: str | os.PathLike, tokenizer: str,

@@ -60,8 +60,8 @@ def _cut_points(texts: list[str], tokenizer, max_tokens: int) -> list[int | None
     if not texts:  # the tokenizer fails on an empty batch
         return []
     # One token more than the limit tells a long text from one of exactly max_tokens.
-    encoded = tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True,
-                        truncation=True, max_length=max_tokens + 1)
+    encoded = tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True, return_attention_mask=False,
+                        return_token_type_ids=False, truncation=True, max_length=max_tokens + 1)
     return [offsets[max_tokens - 1][1] if len(offsets) > max_tokens else None
             for offsets in encoded["offset_mapping"]]
 

@@ -9,27 +9,22 @@ Layout of a checkpoint directory:
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import torch
 
+from posbias.io import atomic_directory
 from posbias.rankers.registry import ChunkRanker, build_ranker
 
 
 def save_checkpoint(ranker: ChunkRanker, tokenizer, directory: str, extra: dict | None = None) -> None:
-    """Write the checkpoint to a staging directory, then move it into place."""
-    target = Path(directory)
-    staging = target.with_name(target.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    ranker.encoder.backbone.save_pretrained(staging / "backbone")
-    tokenizer.save_pretrained(staging / "backbone")
-    torch.save(ranker.aggregator.state_dict(), staging / "head.pt")
-    description = {"name": ranker.registry_name, "args": ranker.args, **(extra or {})}
-    (staging / "ranker.json").write_text(json.dumps(description, indent=2) + "\n")
-    shutil.rmtree(target, ignore_errors=True)
-    staging.rename(target)
+    """Write the checkpoint to a staging directory, then move it into place (`posbias.io.atomic_directory`)."""
+    with atomic_directory(directory) as staging:
+        ranker.encoder.backbone.save_pretrained(staging / "backbone")
+        tokenizer.save_pretrained(staging / "backbone")
+        torch.save(ranker.aggregator.state_dict(), staging / "head.pt")
+        description = {"name": ranker.registry_name, "args": ranker.args, **(extra or {})}
+        (staging / "ranker.json").write_text(json.dumps(description, indent=2) + "\n")
 
 
 def load_checkpoint(directory: str) -> tuple[ChunkRanker, "object"]:

@@ -1,6 +1,6 @@
 """The chunking core every ranker shares.
 
-A document is cut to `max_doc_tokens` and split into windows of `chunk_tokens`
+A document (its token ids, from a token store) is cut to `max_doc_tokens` and split into windows of `chunk_tokens`
 tokens every `stride` tokens (stride == chunk_tokens gives disjoint chunks).
 Each window becomes one cross-encoder input `[CLS] query [SEP] window [SEP]`,
 with the query cut to `max_query_tokens`. A batch is padded only to its longest
@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Sequence
 
+import numpy as np
 import torch
 
 
@@ -64,7 +66,11 @@ class ChunkBatch:
 
 
 class Chunker:
-    """Tokenises queries and documents once and assembles padded chunk batches."""
+    """Tokenises queries and assembles padded chunk batches from query and document token ids.
+
+    Document ids come from a token store (`posbias.data.token_store`) one batch at a time, as
+    int32 arrays; nothing here holds a collection's tokens.
+    """
 
     def __init__(self, tokenizer, geometry: ChunkGeometry):
         self.tokenizer = tokenizer
@@ -75,38 +81,39 @@ class Chunker:
         if None in (self.cls_id, self.sep_id, self.pad_id):
             raise ValueError("the tokenizer needs [CLS], [SEP] and [PAD] tokens for cross-encoding")
 
-    def _ids(self, texts: list[str], limit: int) -> list[list[int]]:
-        encoded = self.tokenizer(texts, add_special_tokens=False, truncation=True, max_length=limit)
-        return encoded["input_ids"]
-
     def tokenize_queries(self, texts: list[str]) -> list[list[int]]:
-        return self._ids(texts, self.geometry.max_query_tokens)
+        if not texts:  # the tokenizer fails on an empty batch
+            return []
+        return self.tokenizer(texts, add_special_tokens=False, truncation=True,
+                              max_length=self.geometry.max_query_tokens, return_attention_mask=False,
+                              return_token_type_ids=False)["input_ids"]
 
-    def tokenize_documents(self, texts: list[str]) -> list[list[int]]:
-        return self._ids(texts, self.geometry.max_doc_tokens)
-
-    def batch(self, pairs: list[tuple[list[int], list[int]]]) -> ChunkBatch:
-        """Build a batch from (query token ids, document token ids) pairs."""
-        sequences: list[list[list[int]]] = []
+    def batch(self, pairs: Sequence[tuple[Sequence[int], Sequence[int]]]) -> ChunkBatch:
+        """Build a batch from (query token ids, document token ids) pairs (lists or int arrays)."""
+        geometry = self.geometry
+        layouts = []  # per pair: the query ids and the document windows
         for query_ids, doc_ids in pairs:
-            query_ids = query_ids[: self.geometry.max_query_tokens]
-            doc_ids = doc_ids[: self.geometry.max_doc_tokens]
-            sequences.append([
-                [self.cls_id, *query_ids, self.sep_id, *doc_ids[start:end], self.sep_id]
-                for start, end in self.geometry.windows(len(doc_ids))
-            ])
-        n_chunks = max(len(chunks) for chunks in sequences)
-        length = max(len(seq) for chunks in sequences for seq in chunks)
+            query = np.asarray(query_ids[: geometry.max_query_tokens], dtype=np.int64)
+            doc = np.asarray(doc_ids[: geometry.max_doc_tokens], dtype=np.int64)
+            layouts.append((query, doc, geometry.windows(len(doc))))
+        n_chunks = max(len(windows) for _, _, windows in layouts)
+        length = max(len(query) + end - start + 3 for query, _, windows in layouts for start, end in windows)
         shape = (len(pairs), n_chunks, length)
-        input_ids = torch.full(shape, self.pad_id, dtype=torch.long)
-        attention = torch.zeros(shape, dtype=torch.long)
-        token_types = torch.zeros(shape, dtype=torch.long)
-        chunk_mask = torch.zeros(shape[:2], dtype=torch.bool)
-        for b, ((query_ids, _), chunks) in enumerate(zip(pairs, sequences)):
-            query_part = min(len(query_ids), self.geometry.max_query_tokens) + 2
-            for c, seq in enumerate(chunks):
-                input_ids[b, c, : len(seq)] = torch.tensor(seq)
-                attention[b, c, : len(seq)] = 1
-                token_types[b, c, query_part: len(seq)] = 1
+        input_ids = np.full(shape, self.pad_id, dtype=np.int64)
+        attention = np.zeros(shape, dtype=np.int64)
+        token_types = np.zeros(shape, dtype=np.int64)
+        chunk_mask = np.zeros(shape[:2], dtype=bool)
+        for b, (query, doc, windows) in enumerate(layouts):
+            query_part = len(query) + 2  # [CLS] query [SEP]
+            for c, (start, end) in enumerate(windows):
+                row = input_ids[b, c]
+                row[0] = self.cls_id
+                row[1:query_part - 1] = query
+                row[query_part - 1] = self.sep_id
+                row[query_part:query_part + end - start] = doc[start:end]
+                row[query_part + end - start] = self.sep_id
+                used = query_part + end - start + 1
+                attention[b, c, :used] = 1
+                token_types[b, c, query_part:used] = 1
                 chunk_mask[b, c] = True
-        return ChunkBatch(input_ids, attention, token_types, chunk_mask)
+        return ChunkBatch(*(torch.from_numpy(array) for array in (input_ids, attention, token_types, chunk_mask)))

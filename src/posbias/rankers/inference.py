@@ -1,46 +1,58 @@
 """Reranking: score each query's candidates with a trained ranker.
 
-Pairs are sorted by document length so each batch pads to similar lengths,
-and only chunks holding document text are encoded.
+Document token ids are read from a token store one batch at a time. Pairs are sorted by document
+length so each batch pads to similar lengths, and only chunks holding document text are encoded.
+The backbone may run under autocast; scores come out of an fp32 head (see `ChunkRanker.forward`).
 """
 
 from __future__ import annotations
 
+import logging
+
+import numpy as np
 import torch
 from tqdm import tqdm
 
+from posbias.data.token_store import TokenStore
 from posbias.rankers.chunking import Chunker
 from posbias.rankers.registry import ChunkRanker
-from posbias.training.device import autocast, autocast_dtype, pick_device
+from posbias.training.device import autocast, autocast_dtype, dtype_name, pick_device
+
+log = logging.getLogger(__name__)
 
 
 @torch.inference_mode()
-def rerank(ranker: ChunkRanker, tokenizer, queries: dict[str, str], documents: dict[str, str],
+def rerank(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenStore,
            candidates: dict[str, dict[str, float]], batch_size: int = 32, device: str = "auto",
-           precision: str = "auto", progress: bool = True) -> dict[str, dict[str, float]]:
-    """Return a run with the ranker's score for every (query, candidate) pair."""
+           precision: str = "auto", progress: bool = True) -> tuple[dict[str, dict[str, float]], dict]:
+    """A run with the ranker's score for every (query, candidate) pair, and how it was computed
+    (`device`, `autocast`: the backbone's autocast dtype or fp32, `pairs`)."""
     missing_queries = sorted(set(candidates) - set(queries))
     if missing_queries:
-        raise KeyError(f"{len(missing_queries)} queries in the candidates have no text, e.g. {missing_queries[:3]}")
+        raise ValueError(f"{len(missing_queries)} queries in the candidates have no text, e.g. {missing_queries[:3]}")
     torch_device = pick_device(device)
     dtype = autocast_dtype(torch_device, precision)
     ranker.to(torch_device).eval()
     chunker = Chunker(tokenizer, ranker.geometry)
-    doc_set = sorted({d for scored in candidates.values() for d in scored})
-    absent = [d for d in doc_set if d not in documents]
-    if absent:
-        raise KeyError(f"{len(absent)} candidate documents are not in the collection, e.g. {absent[:3]}")
-    doc_ids = dict(zip(doc_set, chunker.tokenize_documents([documents[d] for d in doc_set])))
+    store.check_tokenizer(tokenizer, ranker.geometry.max_doc_tokens)
     qids = sorted(candidates)
     query_ids = dict(zip(qids, chunker.tokenize_queries([queries[q] for q in qids])))
-    pairs = sorted(((q, d) for q in qids for d in candidates[q]), key=lambda qd: (len(doc_ids[qd[1]]), qd))
+    pair_queries = [q for q in qids for _ in candidates[q]]
+    pair_docs = [d for q in qids for d in candidates[q]]
+    numbers = store.numbers(pair_docs, what="candidate documents")
+    lengths = np.minimum(store.counts[numbers], ranker.geometry.max_doc_tokens)
+    order = sorted(range(len(pair_docs)), key=lambda i: (lengths[i], pair_queries[i], pair_docs[i]))
     run: dict[str, dict[str, float]] = {q: {} for q in qids}
-    for start in tqdm(range(0, len(pairs), batch_size), desc=f"reranking with {ranker.registry_name}",
+    limit = ranker.geometry.max_doc_tokens
+    for start in tqdm(range(0, len(order), batch_size), desc=f"reranking with {ranker.registry_name}",
                       unit="batch", disable=not progress, mininterval=5):
-        part = pairs[start:start + batch_size]
-        batch = chunker.batch([(query_ids[q], doc_ids[d]) for q, d in part]).to(torch_device)
+        part = order[start:start + batch_size]
+        batch = chunker.batch([(query_ids[pair_queries[i]], store.ids(numbers[i], limit)) for i in part])
         with autocast(torch_device, dtype):
-            scores = ranker(batch).float().cpu().tolist()
-        for (q, d), score in zip(part, scores):
-            run[q][d] = score
-    return run
+            scores = ranker(batch.to(torch_device)).float().cpu().tolist()
+        for i, score in zip(part, scores):
+            run[pair_queries[i]][pair_docs[i]] = score
+    info = {"device": str(torch_device), "autocast": dtype_name(dtype), "pairs": len(order)}
+    log.info("reranked %d pairs of %d queries with %s on %s (backbone autocast %s, head fp32)", len(order),
+             len(qids), ranker.registry_name, torch_device, info["autocast"])
+    return run, info

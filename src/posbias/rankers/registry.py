@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 from typing import Callable
 
+import torch
 from torch import nn
 
 from posbias.rankers.aggregators import ParadeAttention, ParadePooling, ScoreAggregator
@@ -67,7 +68,11 @@ class ChunkRanker(nn.Module):
         raise NotImplementedError
 
     def forward(self, batch: ChunkBatch):
-        return self.aggregator(self.encoder(batch), batch.chunk_mask)
+        vectors = self.encoder(batch)
+        # The encoder may run under autocast (bf16 keeps 8 significant bits); the aggregator and its
+        # scoring layer run in fp32, or scores would round to bf16 and tie (then doc ids would decide).
+        with torch.autocast(device_type=vectors.device.type, enabled=False):
+            return self.aggregator(vectors.float(), batch.chunk_mask)
 
     def head_parameters(self):
         """Parameters outside the pretrained backbone (they get their own learning rate)."""

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
-from pathlib import Path
 from typing import Mapping
 
 from tqdm import tqdm
 
 from posbias.data.sources.expansions import expand
-from posbias.io import iter_documents
+from posbias.io import atomic_directory, iter_documents
 from posbias.retrieval.jvm import prepare_jvm
 
 log = logging.getLogger(__name__)
@@ -24,32 +22,28 @@ def build_index(docs_path: str, index_dir: str, threads: int = 1, expansions: Ma
     Documents are streamed in batches to Anserini's indexer, which spreads each batch
     over `threads` Java threads, so a collection never has to fit in memory.
     `expansions` (doc2query text by doc id) are appended to their documents'
-    indexed text only. The index is built in a temporary sibling directory and
-    renamed when complete, so an interrupted job never leaves an index that looks finished.
+    indexed text only. The index is built in a hidden sibling directory and
+    renamed when complete (`posbias.io.atomic_directory`), so an interrupted job never leaves an index that
+    looks finished.
     """
     prepare_jvm()
     from pyserini.index.lucene import LuceneIndexer
 
-    target = Path(index_dir)
-    staging = target.with_name(target.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    indexer = LuceneIndexer(str(staging), threads=threads)
-    documents = ({"id": doc_id, "text": text} for doc_id, text in iter_documents(docs_path))
-    if expansions is not None:
-        documents = expand(documents, expansions)
-    count, batch = 0, []
-    for doc in tqdm(documents, desc="indexing", unit="doc", mininterval=10):
-        batch.append(json.dumps({"id": doc["id"], "contents": doc["text"]}))
-        if len(batch) == batch_size:
+    with atomic_directory(index_dir) as staging:
+        indexer = LuceneIndexer(str(staging), threads=threads)
+        documents = ({"id": doc_id, "text": text} for doc_id, text in iter_documents(docs_path))
+        if expansions is not None:
+            documents = expand(documents, expansions)
+        count, batch = 0, []
+        for doc in tqdm(documents, desc="indexing", unit="doc", mininterval=10):
+            batch.append(json.dumps({"id": doc["id"], "contents": doc["text"]}))
+            if len(batch) == batch_size:
+                indexer.add_batch_raw(batch)
+                count, batch = count + len(batch), []
+        if batch:
             indexer.add_batch_raw(batch)
-            count, batch = count + len(batch), []
-    if batch:
-        indexer.add_batch_raw(batch)
-        count += len(batch)
-    indexer.close()
-    shutil.rmtree(target, ignore_errors=True)
-    staging.rename(target)
+            count += len(batch)
+        indexer.close()
     log.info("indexed %d documents from %s into %s with %d threads", count, docs_path, index_dir, threads)
     return count
 

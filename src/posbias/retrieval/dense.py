@@ -104,7 +104,8 @@ class DenseEncoder:
         return vectors
 
     def _encode_block(self, texts: list[str], max_tokens: int, bar: tqdm) -> np.ndarray:
-        token_ids = self.tokenizer(texts, truncation=True, max_length=max_tokens)["input_ids"]
+        token_ids = self.tokenizer(texts, truncation=True, max_length=max_tokens, return_attention_mask=False,
+                                   return_token_type_ids=False)["input_ids"]
         # Longest first: similar lengths share a batch (little padding), and memory trouble shows at once.
         order = sorted(range(len(texts)), key=lambda i: -len(token_ids[i]))
         vectors = np.empty((len(texts), self.dim), dtype=np.float32)

@@ -7,13 +7,14 @@ vectors, `nprobe` searched per query) and `hnsw` (graph: `m` links per node,
 search-time parameters such as nprobe survive a reload) and `metadata.json`
 (whatever the caller records, e.g. the encoder that made the vectors). Saved indexes are
 always CPU indexes; `use_gpu` decides where they are built and searched.
+`IncrementalBuilder` builds an index from blocks of vectors as they are made, without
+holding the collection's vectors twice; `build` is the same for an array in memory.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -22,6 +23,7 @@ import faiss
 import numpy as np
 from tqdm import tqdm
 
+from posbias.io import atomic_directory
 from posbias.settings import from_section
 
 KINDS = ("flat", "ivf", "hnsw")
@@ -76,19 +78,109 @@ def wants_gpu(settings: FaissSettings) -> bool:
 
 
 def build(vectors: np.ndarray, settings: FaissSettings, progress: bool = True) -> faiss.Index:
-    """An index over `vectors` (rows = documents), trained on them where the kind needs training."""
+    """An index over `vectors` (rows = documents), trained on all of them where the kind needs training."""
     vectors = _as_float32_rows(vectors)
-    index = _empty_index(vectors.shape[1], settings)
-    if wants_gpu(settings):
-        index = to_gpu(index)
-    if settings.index == "ivf":
-        check_trainable(len(vectors), settings)
-        index.train(vectors)
-    for start in tqdm(range(0, len(vectors), ADD_BLOCK), desc="FAISS add", unit="block",
-                      disable=not progress, mininterval=5):
-        index.add(vectors[start:start + ADD_BLOCK])
-    set_search_parameters(index, settings)
-    return index
+    builder = IncrementalBuilder(vectors.shape[1], settings, n_train=len(vectors) or None, n_expected=len(vectors),
+                                 progress=progress)
+    builder.add(vectors)
+    return builder.finish()
+
+
+class IncrementalBuilder:
+    """Builds an index from blocks of vectors as they arrive (e.g. as a collection is encoded), holding no
+    copy of the collection: `add(block)` any number of times, then `finish()` for the index.
+
+    `flat` and `hnsw` add each block at once. `ivf` must be trained before anything is added: its first
+    `n_train` vectors are copied into a training buffer, k-means runs on them once the buffer is full (or in
+    `finish()`, on all vectors, if the collection is smaller), they are added, and later blocks are added
+    directly. The default `n_train` is `nlist * TRAIN_PER_LIST`. FAISS recommends 30 to 256 training vectors
+    per centroid (it warns below 39 and subsamples above 256); 64 keeps the buffer at `nlist * 64 * dim * 4`
+    bytes (0.8 GB for nlist 4096 and dimension 768) while training on far more than the minimum. Training on
+    the first vectors rather than a sample of all assumes the collection's order is not topical.
+
+    `n_expected`, the number of vectors to come if known, lets a CPU `flat` or `hnsw` index allocate its vector
+    storage once: FAISS grows it like a `std::vector`, and the copy at the last doubling alone can cost as much
+    memory as the vectors. More vectors than expected are fine (storage grows as without it).
+    """
+
+    TRAIN_PER_LIST = 64
+
+    def __init__(self, dim: int, settings: FaissSettings, n_train: int | None = None,
+                 n_expected: int | None = None, progress: bool = False):
+        if settings.index == "ivf":
+            n_train = settings.nlist * self.TRAIN_PER_LIST if n_train is None else n_train
+            check_trainable(n_train, settings)
+        self.dim, self.settings, self.n_train = dim, settings, n_train
+        self._index = _empty_index(dim, settings)
+        if wants_gpu(settings):
+            self._index = to_gpu(self._index)
+        elif n_expected:
+            _reserve(self._index, n_expected)
+        self._train_buffer: np.ndarray | None = None
+        self._buffered = 0
+        self._bar = tqdm(desc="FAISS add", unit="vector", disable=not progress, mininterval=5)
+
+    @property
+    def ntotal(self) -> int:
+        """Vectors added so far, including those waiting in the training buffer."""
+        return self._index.ntotal + self._buffered
+
+    def add(self, block: np.ndarray) -> None:
+        """Add the rows of `block` (float32, `dim` columns; other float types are converted)."""
+        if self._index is None:
+            raise RuntimeError("IncrementalBuilder.add after finish()")
+        block = _as_float32_rows(block)
+        if block.shape[1] != self.dim:
+            raise ValueError(f"a block of dimension {block.shape[1]} for an index of dimension {self.dim}")
+        if not self._index.is_trained:
+            block = self._take_for_training(block)
+        self._add(block)
+
+    def _take_for_training(self, block: np.ndarray) -> np.ndarray:
+        """Buffer rows of `block` for training, train (and add them) once there are `n_train`; the rest."""
+        if self._buffered == 0 and len(block) >= self.n_train:  # one block suffices: train on a view, no copy
+            self._train_and_add(block[:self.n_train])
+            return block[self.n_train:]
+        if self._train_buffer is None:
+            self._train_buffer = np.empty((self.n_train, self.dim), dtype=np.float32)
+        taken = min(len(block), self.n_train - self._buffered)
+        self._train_buffer[self._buffered:self._buffered + taken] = block[:taken]
+        self._buffered += taken
+        if self._buffered == self.n_train:
+            self._train_and_add(self._train_buffer)
+        return block[taken:]
+
+    def finish(self) -> faiss.Index:
+        """The index, with the search parameters of the settings; the builder cannot be used after."""
+        if self._index is None:
+            raise RuntimeError("IncrementalBuilder.finish called twice")
+        if not self._index.is_trained:  # fewer vectors than n_train: train on all of them
+            check_trainable(self._buffered, self.settings)
+            self._train_and_add(self._train_buffer[:self._buffered])
+        self._bar.close()
+        index, self._index = self._index, None
+        set_search_parameters(index, self.settings)
+        return index
+
+    def _train_and_add(self, vectors: np.ndarray) -> None:
+        check_trainable(len(vectors), self.settings)
+        self._index.train(vectors)
+        self._add(vectors)
+        self._train_buffer, self._buffered = None, 0
+
+    def _add(self, vectors: np.ndarray) -> None:
+        for start in range(0, len(vectors), ADD_BLOCK):
+            self._index.add(vectors[start:start + ADD_BLOCK])
+            self._bar.update(min(ADD_BLOCK, len(vectors) - start))
+
+
+def _reserve(index: faiss.Index, n_vectors: int) -> None:
+    """Give the flat vector storage of an empty CPU index (flat, or HNSW's) room for `n_vectors`: growing a
+    `std::vector` to that size and back to 0 keeps its capacity, so later adds do not reallocate."""
+    flat = faiss.downcast_index(index.storage) if isinstance(index, faiss.IndexHNSW) else index
+    if isinstance(flat, faiss.IndexFlatCodes) and flat.ntotal == 0:
+        flat.codes.resize(n_vectors * flat.code_size)
+        flat.codes.resize(0)
 
 
 def check_trainable(n_vectors: int, settings: FaissSettings) -> None:
@@ -141,19 +233,15 @@ def search(index: faiss.Index, query_vectors: np.ndarray, k: int) -> tuple[np.nd
 def save(directory: str | Path, index: faiss.Index, doc_ids: Sequence[str], settings: FaissSettings,
          metadata: Mapping | None = None) -> None:
     """Write the index, its doc ids, settings and `metadata` (any JSON object, e.g. how the vectors were
-    made) into a staging directory, then rename it into place."""
+    made) into a staging directory, then rename it into place (`posbias.io.atomic_directory`)."""
     if len(doc_ids) != index.ntotal:
         raise ValueError(f"{len(doc_ids)} doc ids for an index of {index.ntotal} vectors")
-    target = Path(directory)
-    staging = target.with_name(target.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    faiss.write_index(to_cpu(index), str(staging / INDEX_FILE))
-    (staging / DOC_IDS_FILE).write_text(json.dumps(list(doc_ids)), encoding="utf-8")
-    (staging / SETTINGS_FILE).write_text(json.dumps(dataclasses.asdict(settings)), encoding="utf-8")
-    (staging / METADATA_FILE).write_text(json.dumps(dict(metadata or {})), encoding="utf-8")
-    shutil.rmtree(target, ignore_errors=True)
-    staging.rename(target)
+    with atomic_directory(directory) as staging:
+        faiss.write_index(to_cpu(index), str(staging / INDEX_FILE))
+        with open(staging / DOC_IDS_FILE, "w", encoding="utf-8") as out:  # streamed: no second copy of the ids
+            json.dump(doc_ids if isinstance(doc_ids, (list, tuple)) else list(doc_ids), out)
+        (staging / SETTINGS_FILE).write_text(json.dumps(dataclasses.asdict(settings)), encoding="utf-8")
+        (staging / METADATA_FILE).write_text(json.dumps(dict(metadata or {})), encoding="utf-8")
 
 
 def load(directory: str | Path) -> tuple[faiss.Index, list[str]]:

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Mapping
 
 import faiss
-import numpy as np
 from tqdm import tqdm
 
 from posbias.io import batched, iter_documents, numbered_lines
@@ -33,25 +32,26 @@ def build_dense_index(docs_path: str, index_dir: str, encoder_settings: Mapping,
                       block_size: int = 50_000) -> int:
     """Encode a documents JSONL and save a FAISS index over it; returns the number of documents.
 
-    Documents are read and encoded `block_size` at a time, so only their ids and vectors stay in
-    memory (documents x dimension x 4 bytes; MS MARCO v2 has about 12M documents).
+    Documents are read and encoded `block_size` at a time, and each block of vectors goes into the index as
+    soon as it is encoded (`faiss_index.IncrementalBuilder`; an IVF index is trained on the first vectors), so
+    the vectors are held once, by the index (documents x dimension x 4 bytes for flat and IVF; MS MARCO v2 has
+    about 12M documents), plus one block and the doc ids.
     """
     index_config = FaissSettings.from_config(faiss_settings)
     encoder = DenseEncoder.from_config(encoder_settings)
-    if index_config.index == "ivf":  # before hours of encoding, not after
-        faiss_index.check_trainable(sum(1 for _ in numbered_lines(docs_path)), index_config)
-    documents = iter_documents(docs_path)
+    n_docs = sum(1 for _ in numbered_lines(docs_path))
+    faiss_index.check_trainable(n_docs, index_config)  # before hours of encoding, not after
+    builder = faiss_index.IncrementalBuilder(encoder.dim, index_config, n_expected=n_docs, progress=False)
     doc_ids: list[str] = []
-    blocks: list[np.ndarray] = []
     bar = tqdm(desc="encoding documents", unit="doc", mininterval=10)
-    for block in batched(documents, block_size):
+    for block in batched(iter_documents(docs_path), block_size):
         doc_ids += [doc_id for doc_id, _ in block]
-        blocks.append(encoder.encode_passages([text for _, text in block], progress=False))
+        builder.add(encoder.encode_passages([text for _, text in block], progress=False))
         bar.update(len(block))
     bar.close()
     if not doc_ids:
         raise ValueError(f"{docs_path}: no documents to index")
-    index = faiss_index.build(np.concatenate(blocks), index_config, progress=True)
+    index = builder.finish()
     metadata = {"encoder": encoder.settings.vector_identity()}
     faiss_index.save(index_dir, index, doc_ids, index_config, metadata=metadata)
     log.info("encoded %d documents from %s into a %s index at %s", len(doc_ids), docs_path, index_config.index,

@@ -8,17 +8,19 @@ query set: hundreds of BERT-sized checkpoints in the study's setting) never reac
 from __future__ import annotations
 
 import logging
+import shutil
 
 from posbias.io import read_folds, read_qrels, read_run, write_run
-from posbias.steps.training import fit, rerank_with
+from posbias.steps.training import fit, rerank_with, state_dir_of
 
 log = logging.getLogger(__name__)
 
 
-def cross_validate_fold(init_checkpoint: str, model: dict, training: dict, seed: int, docs: str, queries: str,
+def cross_validate_fold(init_checkpoint: str, model: dict, training: dict, seed: int, tokens: str, queries: str,
                         qrels: str, candidates: str, folds: str, fold: int, run: str, tag: str,
-                        batch_size: int, device: str, threads: int, progress: bool = True) -> None:
-    """Fine-tune on every fold but `fold`, then rerank only `fold`'s queries."""
+                        scoring: dict, threads: int, progress: bool = True, name: str | None = None) -> None:
+    """Fine-tune on every fold but `fold`, then rerank only `fold`'s queries (`scoring`: see `rerank_with`).
+    The fold's training state is kept beside its run until the run is written."""
     assignment = read_folds(folds)
     held_out = {q for q, f in assignment.items() if f == fold}
     if not held_out:
@@ -26,10 +28,12 @@ def cross_validate_fold(init_checkpoint: str, model: dict, training: dict, seed:
     judged = {q: d for q, d in read_qrels(qrels).items() if q in assignment and assignment[q] != fold}
     log.info("fold %d: fine-tuning on %d judged queries of the other folds, reranking %d queries",
              fold, len(judged), len(held_out))
-    ranker, tokenizer, _ = fit(model, training, seed, docs, queries, judged, candidates, threads, progress,
-                               init_checkpoint=init_checkpoint)
-    rerank_with(ranker, tokenizer, [docs], [queries], [candidates], [run], tag, batch_size, device, progress,
+    state_dir = state_dir_of(run)
+    ranker, tokenizer, _ = fit(model, training, seed, tokens, queries, judged, candidates, threads, progress,
+                               init_checkpoint=init_checkpoint, state_dir=state_dir, name=name)
+    rerank_with(ranker, tokenizer, [tokens], [queries], [candidates], [run], tag, scoring, progress,
                 keep_qids=held_out)
+    shutil.rmtree(state_dir, ignore_errors=True)
 
 
 def merge_fold_runs(fold_runs: list[str], folds: str, run: str, tag: str) -> None:

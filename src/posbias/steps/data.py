@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import random
 from pathlib import Path
 
@@ -140,3 +141,13 @@ def truncate_documents(docs: str, out: str, tokenizer: str, max_tokens: int) -> 
     from posbias.data.truncation import truncate_documents as truncate
 
     truncate(docs, out, tokenizer, max_tokens)
+
+
+def tokenize_documents(docs: str, out_dir: str, tokenizer: str, cap: int | None, trust_remote_code: bool = False,
+                       threads: int = 1) -> None:
+    """Tokenise a collection once into a token store (`posbias.data.token_store`) for the rankers."""
+    from posbias.data.token_store import build_token_store
+
+    # The fast tokenizer's batch calls use this many threads (Rust rayon).
+    os.environ.setdefault("RAYON_NUM_THREADS", str(threads))
+    build_token_store(docs, out_dir, tokenizer, cap, trust_remote_code)

@@ -151,8 +151,12 @@ def outcome_table(per_seed: list[str], qrels: list[str], querysets: list[str], r
 
 # --- dataset statistics (Tables 9 and 10) -----------------------------------------------------------
 
-def collection_statistics(docs: str, tokenizer: str, sample: int | None, out: str) -> None:
-    stats.write_statistics(stats.collection_statistics(docs, tokenizer, sample=sample), out)
+def collection_statistics(docs: str | None, tokens: str | None, tokenizer: str, sample: int | None,
+                          out: str) -> None:
+    """Table 9's numbers of one collection: from its token store when given, else by tokenising `docs`."""
+    counted = (stats.store_statistics(tokens, tokenizer) if tokens
+               else stats.collection_statistics(docs, tokenizer, sample=sample))
+    stats.write_statistics(counted, out)
 
 
 def queryset_statistics(queries: str, qrels: str, tokenizer: str, rel_level: int, out: str) -> None:

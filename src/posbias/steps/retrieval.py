@@ -7,7 +7,7 @@ import logging
 import random
 from pathlib import Path
 
-from posbias.io import read_queries, read_run, write_run
+from posbias.io import read_queries, read_ranked_run, read_run, write_run
 from posbias.retrieval import bm25
 
 log = logging.getLogger(__name__)
@@ -22,22 +22,40 @@ def index(docs: str, index_dir: str, threads: int, expansions: str | None = None
     bm25.build_index(docs, index_dir, threads, read_expansions(expansions) if expansions else None)
 
 
-def retrieve(index_dir: str, queries: str, run: str, k: int, k1: float, b: float, threads: int) -> None:
-    write_run(run, bm25.search(index_dir, read_queries(queries), k, k1, b, threads), tag="bm25")
+def retrieve(index_dir: str, queries: str, run: str, k: int, k1: float, b: float, threads: int,
+             tag: str = "bm25") -> None:
+    write_run(run, bm25.search(index_dir, read_queries(queries), k, k1, b, threads), tag=tag)
 
 
 def import_run(given: str, queries: str, run: str, depth: int) -> None:
-    """Use a precomputed TREC run as candidates: each query's top `depth`, checked against the query set."""
+    """Use a precomputed TREC run as candidates: each query's top `depth`, checked against the query set.
+
+    The given order is the run's scores, descending, with tied scores in the order of its rank column (a
+    listwise reranker may give every document the same score), then trec_eval's doc id descending. Each query
+    is cut at `depth` in that order. A query whose cut list still has tied scores gets strictly decreasing
+    scores (n, n - 1, ..., 1 for n candidates) in that order: evaluation and every later stage order by score,
+    then by doc id, and would otherwise lose the given order. Other queries keep their scores exactly.
+    """
     known = read_queries(queries)
-    candidates = read_run(given)
+    candidates = read_ranked_run(given)
     unknown = sorted(set(candidates) - set(known))
     if unknown:
         raise ValueError(f"{given}: {len(unknown)} queries are not in {queries} (first: {unknown[:5]})")
     missing = len(known) - len(set(candidates) & set(known))
     if missing:
         log.warning("%s: %d of %d queries have no candidates", given, missing, len(known))
-    top = {q: dict(sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:depth])
-           for q, scores in candidates.items()}
+    top, rescored = {}, 0
+    for qid, entries in candidates.items():
+        ranked = sorted(entries, reverse=True)  # doc id descending, within ...
+        ranked.sort(key=lambda doc: (-entries[doc][1], entries[doc][0]))  # ... score desc, rank asc (stable)
+        scores = {doc: entries[doc][1] for doc in ranked[:depth]}
+        if len(set(scores.values())) < len(scores):
+            scores = {doc: float(len(scores) - position) for position, doc in enumerate(scores)}
+            rescored += 1
+        top[qid] = scores
+    if rescored:
+        log.warning("%s: %d of %d queries have tied scores in their top %d; their scores are replaced by "
+                    "decreasing ones in the run's rank order", given, rescored, len(top), depth)
     write_run(run, top, tag="given")
 
 

@@ -2,31 +2,38 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import shutil
 
 import torch
 
 from posbias.backbones import load_tokenizer
-from posbias.io import read_documents, read_qrels, read_queries, read_run, write_run
+from posbias.data.token_store import TokenStore
+from posbias.io import atomic_write, iter_run, read_qrels, read_queries, read_run, write_run
 from posbias.rankers.checkpoint import load_checkpoint, save_checkpoint
 from posbias.rankers.inference import rerank
 from posbias.rankers.registry import build_ranker
+from posbias.settings import from_section
 from posbias.training.loop import TrainingSettings, seed_everything, train
+from posbias.training.sampler import candidate_numbers
 
 log = logging.getLogger(__name__)
 
 
-def fit(model: dict, training: dict, seed: int, docs: str, queries: str, qrels: dict, candidates: str,
-        threads: int, progress: bool = True, init_checkpoint: str | None = None):
+def fit(model: dict, training: dict, seed: int, tokens: str, queries: str, qrels: dict, candidates: str,
+        threads: int, progress: bool = True, init_checkpoint: str | None = None, state_dir: str | None = None,
+        name: str | None = None):
     """Fine-tune the ranker of a `models.<name>` block on the judged queries in `qrels`.
 
-    `init_checkpoint` starts from a trained checkpoint instead of the pretrained backbone
-    (Robust04 fine-tuning of MS MARCO models). Returns the ranker, its tokenizer and a summary.
+    `tokens` is the token store of the collection. `init_checkpoint` starts from a trained
+    checkpoint instead of the pretrained backbone (Robust04 fine-tuning of MS MARCO models).
+    `state_dir` holds the resumable training state. Returns the ranker, its tokenizer and a summary.
     """
     texts = read_queries(queries)
     unknown = sorted(set(qrels) - set(texts))
     if unknown:
-        raise KeyError(f"{len(unknown)} judged training queries are not in {queries}, e.g. {unknown[:3]}")
+        raise ValueError(f"{len(unknown)} judged training queries are not in {queries}, e.g. {unknown[:3]}")
     torch.set_num_threads(threads)
     seed_everything(seed)  # before construction: the head's initial weights depend on it
     if init_checkpoint:
@@ -34,53 +41,76 @@ def fit(model: dict, training: dict, seed: int, docs: str, queries: str, qrels: 
     else:
         ranker = build_ranker(model["ranker"], model["args"])
         tokenizer = load_tokenizer(model["args"]["backbone"], bool(model["args"].get("trust_remote_code")))
-    settings = TrainingSettings(lr=model["lr"], head_lr=model["head_lr"], **training)
-    pool = read_run(candidates)
-    needed = {d for judged in qrels.values() for d in judged} | {d for q in qrels for d in pool.get(q, {})}
-    summary = train(ranker, tokenizer, texts, read_documents(docs, keep=needed), qrels,
-                    pool, settings, seed=seed, progress=progress)
+    settings = from_section(TrainingSettings, {"lr": model["lr"], "head_lr": model["head_lr"], **training},
+                            "training")
+    store = TokenStore(tokens)
+    pool = candidate_numbers(iter_run(candidates), store, set(qrels), candidates)
+    summary = train(ranker, tokenizer, texts, store, qrels, pool, settings, seed=seed, progress=progress,
+                    state_dir=state_dir, name=name)
     return ranker, tokenizer, summary
 
 
-def train_model(model: dict, training: dict, seed: int, docs: str, queries: str, qrels: str,
-                candidates: str, out_dir: str, threads: int, progress: bool = True) -> None:
-    """Fine-tune the ranker described by a `models.<name>` config block; save a checkpoint."""
-    ranker, tokenizer, summary = fit(model, training, seed, docs, queries, read_qrels(qrels), candidates,
-                                     threads, progress)
+def state_dir_of(output: str) -> str:
+    """Where a job writing `output` keeps its resumable training state: beside it."""
+    return f"{output}.resume"
+
+
+def train_model(model: dict, training: dict, seed: int, tokens: str, queries: str, qrels: str,
+                candidates: str, out_dir: str, threads: int, progress: bool = True, name: str | None = None) -> None:
+    """Fine-tune the ranker described by a `models.<name>` config block; save a checkpoint.
+
+    Re-running the same job after a kill resumes from its last saved state."""
+    state_dir = state_dir_of(out_dir)
+    ranker, tokenizer, summary = fit(model, training, seed, tokens, queries, read_qrels(qrels), candidates,
+                                     threads, progress, state_dir=state_dir, name=name)
     save_checkpoint(ranker, tokenizer, out_dir, extra={"seed": seed, "training": summary})
+    shutil.rmtree(state_dir, ignore_errors=True)  # the checkpoint is complete: nothing left to resume
 
 
-def rerank_with(ranker, tokenizer, docs: list[str], queries: list[str], candidates: list[str], runs: list[str],
-                tag: str, batch_size: int, device: str, progress: bool = True,
-                keep_qids: set[str] | None = None) -> None:
-    """Rerank each (documents, queries, candidates) triple into its run file; `keep_qids` limits the queries."""
-    for docs_path, queries_path, candidates_path, run in zip(docs, queries, candidates, runs, strict=True):
+def write_rerank_info(run: str, info: dict) -> None:
+    """Record how a run was scored (device, autocast dtype, pairs) next to it, as `<run>.json`."""
+    with atomic_write(f"{run}.json") as out:
+        json.dump(info, out, indent=2, sort_keys=True)
+        out.write("\n")
+
+
+def rerank_with(ranker, tokenizer, tokens: list[str], queries: list[str], candidates: list[str], runs: list[str],
+                tag: str, scoring: dict, progress: bool = True, keep_qids: set[str] | None = None) -> None:
+    """Rerank each (token store, queries, candidates) triple into its run file (and `<run>.json`, how it was
+    scored). `scoring` is the config's `rerank` section without its query sets: `batch_size`, `device`
+    and `precision` (the backbone's autocast: auto, bf16, fp16 or fp32). `keep_qids` limits the queries."""
+    settings = {"batch_size": 32, "device": "auto", "precision": "auto", **scoring}
+    for tokens_path, queries_path, candidates_path, run in zip(tokens, queries, candidates, runs, strict=True):
         log.info("reranking %s", candidates_path)
         pool = read_run(candidates_path)
         if keep_qids is not None:
             pool = {q: scores for q, scores in pool.items() if q in keep_qids}
-        needed = {d for scores in pool.values() for d in scores}
-        scores = rerank(ranker, tokenizer, read_queries(queries_path), read_documents(docs_path, keep=needed),
-                        pool, batch_size=batch_size, device=device, progress=progress)
+        with TokenStore(tokens_path) as store:
+            scores, info = rerank(ranker, tokenizer, read_queries(queries_path), store, pool, progress=progress,
+                                  **settings)
         write_run(run, scores, tag=tag)
+        write_rerank_info(run, {**info, "candidates": candidates_path, "precision": settings["precision"]})
 
 
-def rerank_candidates(checkpoint: str, docs: list[str], queries: list[str], candidates: list[str],
-                      runs: list[str], tag: str, batch_size: int, device: str, threads: int,
-                      progress: bool = True) -> None:
-    """Load a checkpoint once and rerank each (documents, queries, candidates) triple into its run file."""
+def rerank_candidates(checkpoint: str, tokens: list[str], queries: list[str], candidates: list[str],
+                      runs: list[str], tag: str, scoring: dict, threads: int, progress: bool = True) -> None:
+    """Load a checkpoint once and rerank each (token store, queries, candidates) triple into its run file."""
     torch.set_num_threads(threads)
     ranker, tokenizer = load_checkpoint(checkpoint)
-    rerank_with(ranker, tokenizer, docs, queries, candidates, runs, tag, batch_size, device, progress)
+    rerank_with(ranker, tokenizer, tokens, queries, candidates, runs, tag, scoring, progress)
 
 
-def finetune_and_rerank(init_checkpoint: str, model: dict, training: dict, seed: int, train_docs: str,
-                        train_queries: str, train_qrels: str, train_candidates: str, docs: list[str],
-                        queries: list[str], candidates: list[str], runs: list[str], tag: str, batch_size: int,
-                        device: str, threads: int, progress: bool = True) -> None:
+def finetune_and_rerank(init_checkpoint: str, model: dict, training: dict, seed: int, train_tokens: str,
+                        train_queries: str, train_qrels: str, train_candidates: str, tokens: list[str],
+                        queries: list[str], candidates: list[str], runs: list[str], tag: str, scoring: dict,
+                        threads: int, progress: bool = True, name: str | None = None) -> None:
     """The fine-tuned setting: start from a trained checkpoint, fine-tune on another query set's
-    judgments (FarRelevant train), rerank with the result. The fine-tuned model is not saved."""
-    ranker, tokenizer, summary = fit(model, training, seed, train_docs, train_queries, read_qrels(train_qrels),
-                                     train_candidates, threads, progress, init_checkpoint=init_checkpoint)
+    judgments (FarRelevant train), rerank with the result. The fine-tuned model is not saved; its
+    training state is, beside the first run, until the runs are written."""
+    state_dir = state_dir_of(runs[0])
+    ranker, tokenizer, summary = fit(model, training, seed, train_tokens, train_queries, read_qrels(train_qrels),
+                                     train_candidates, threads, progress, init_checkpoint=init_checkpoint,
+                                     state_dir=state_dir, name=name)
     log.info("fine-tuned %s: %s", init_checkpoint, summary)
-    rerank_with(ranker, tokenizer, docs, queries, candidates, runs, tag, batch_size, device, progress)
+    rerank_with(ranker, tokenizer, tokens, queries, candidates, runs, tag, scoring, progress)
+    shutil.rmtree(state_dir, ignore_errors=True)

@@ -31,3 +31,8 @@ def autocast(device: torch.device, dtype: torch.dtype | None):
     if dtype is None:
         return contextlib.nullcontext()
     return torch.autocast(device_type=device.type, dtype=dtype)
+
+
+def dtype_name(dtype: torch.dtype | None) -> str:
+    """How a job records its autocast dtype: `bf16`, `fp16`, or `fp32` for none."""
+    return {torch.bfloat16: "bf16", torch.float16: "fp16", None: "fp32"}[dtype]

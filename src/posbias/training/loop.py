@@ -3,25 +3,32 @@
 Pairwise margin loss; per step one positive and one hard negative per query;
 minibatches with gradient accumulation; AdamW with separate learning rates for
 the backbone and the aggregator head; a linear warm-up over the first 20% of
-optimizer steps, then a constant rate; autocast (bf16, else fp16) on CUDA.
+optimizer steps, then a constant rate; autocast (bf16, else fp16) on CUDA for the backbone,
+the scoring head in fp32. Document token ids come from a token store, a batch at a time.
+A training job saves its state every `save_every` steps and resumes from it (`resume.py`); a
+non-finite loss stops it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import random
 from dataclasses import dataclass
+from typing import Mapping
 
 import numpy as np
 import torch
 from tqdm import tqdm
 
+from posbias.data.token_store import TokenStore
 from posbias.rankers.chunking import Chunker
 from posbias.rankers.registry import ChunkRanker
-from posbias.training.device import autocast, autocast_dtype, pick_device
+from posbias.training.device import autocast, autocast_dtype, dtype_name, pick_device
 from posbias.training.freezing import freeze_lower
 from posbias.training.loss import pairwise_margin_loss
+from posbias.training.resume import Position, TrainingState, fingerprint
 from posbias.training.sampler import PairSampler
 
 log = logging.getLogger(__name__)
@@ -43,6 +50,7 @@ class TrainingSettings:
     max_grad_norm: float
     freeze_layers: int = 0  # also keep the first N transformer layers fixed (no backward through them)
     queries_per_epoch: int | None = None  # short epochs (Robust04 fine-tuning): this many sampled queries each
+    save_every: int = 0  # optimizer steps between saved states a killed job resumes from (0: never)
 
 
 def seed_everything(seed: int) -> None:
@@ -55,20 +63,39 @@ def warmup_then_constant(warmup_steps: int):
     return lambda step: min(1.0, (step + 1) / warmup_steps) if warmup_steps > 0 else 1.0
 
 
-def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], documents: dict[str, str],
-          qrels, candidates, settings: TrainingSettings, seed: int, progress: bool = True) -> dict:
-    """Fine-tune `ranker` in place; returns a summary with the loss curve."""
+def optimizer_step(ranker, optimizer, scheduler, scaler, max_grad_norm: float) -> bool:
+    """Clip, step and advance the schedule; returns False when the fp16 grad scaler skipped the step
+    (inf or NaN gradients: it lowers its scale instead), and then the schedule does not advance either."""
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(ranker.parameters(), max_grad_norm)
+    scale_before = scaler.get_scale() if scaler.is_enabled() else None
+    scaler.step(optimizer)
+    scaler.update()
+    optimizer.zero_grad(set_to_none=True)
+    stepped = scale_before is None or scaler.get_scale() >= scale_before
+    if stepped:
+        scheduler.step()
+    return stepped
+
+
+def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenStore, qrels,
+          candidates: Mapping[str, np.ndarray], settings: TrainingSettings, seed: int, progress: bool = True,
+          state_dir: str | None = None, name: str | None = None) -> dict:
+    """Fine-tune `ranker` in place; returns a summary with the loss curve.
+
+    `candidates` holds each query's candidates as numbers of `store` (`sampler.candidate_numbers`).
+    With `state_dir`, the state is saved there every `settings.save_every` optimizer steps and a
+    saved state is resumed. `name` (the config's model name) is used in messages.
+    """
+    name = name or ranker.registry_name
     rng = random.Random(seed)
     device = pick_device(settings.device)
     dtype = autocast_dtype(device, settings.precision)
     ranker.to(device).train()
-    sampler = PairSampler(qrels, candidates, documents)
+    store.check_tokenizer(tokenizer, ranker.geometry.max_doc_tokens)
+    sampler = PairSampler(qrels, candidates, store)
     chunker = Chunker(tokenizer, ranker.geometry)
-
-    # Tokenise once, outside the loop.
-    needed = sorted({d for q in sampler.qids for d in (*sampler.positives[q], *sampler.negatives[q])})
-    doc_ids = dict(zip(needed, chunker.tokenize_documents([documents[d] for d in needed])))
-    query_ids = dict(zip(sampler.qids, chunker.tokenize_queries([queries[q] for q in sampler.qids])))
+    limit = ranker.geometry.max_doc_tokens
 
     freeze_lower(ranker.encoder.backbone, settings.freeze_embeddings, settings.freeze_layers)
     head = {id(p) for p in ranker.head_parameters()}
@@ -85,35 +112,55 @@ def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], documents: di
         optimizer, warmup_then_constant(round(settings.warmup_fraction * total_steps)))
     scaler = torch.amp.GradScaler(device.type, enabled=dtype == torch.float16)
 
-    losses: list[float] = []
-    bar = tqdm(total=total_steps, desc=f"training {ranker.registry_name}", unit="step",
+    state = None
+    position = Position(epoch=0, step=0, global_step=0, epoch_rng=rng.getstate(), losses=[])
+    if state_dir:
+        # What the saved state must agree on; how often it is saved, and on which device, may change.
+        recipe = {k: v for k, v in dataclasses.asdict(settings).items() if k not in ("save_every", "device")}
+        state = TrainingState(state_dir, fingerprint(ranker=ranker.registry_name, args=ranker.args, settings=recipe,
+                                                     seed=seed, pairs=sampler.fingerprint()))
+        position = state.restore(ranker, optimizer, scheduler, scaler) or position
+
+    bar = tqdm(total=total_steps, initial=position.global_step, desc=f"training {name}", unit="step",
                disable=not progress, mininterval=5)
-    for _ in range(settings.epochs):
+    for epoch in range(position.epoch, settings.epochs):
+        if epoch == position.epoch:
+            rng.setstate(position.epoch_rng)  # draw this epoch's pairs again, as the first time
+        epoch_rng = rng.getstate()
         triples = sampler.epoch(rng)[:per_epoch]
-        for step_start in range(0, len(triples), pairs_per_step):
-            step_triples = triples[step_start:step_start + pairs_per_step]
+        first_step = position.step if epoch == position.epoch else 0
+        for step in range(first_step, steps_per_epoch):
+            step_triples = triples[step * pairs_per_step:(step + 1) * pairs_per_step]
             step_loss = 0.0
             for batch_start in range(0, len(step_triples), settings.batch_size):
                 part = step_triples[batch_start:batch_start + settings.batch_size]
-                batch = chunker.batch([(query_ids[q], doc_ids[d]) for q, pos, neg in part for d in (pos, neg)])
+                query_ids = chunker.tokenize_queries([queries[q] for q, _, _ in part])
+                batch = chunker.batch([(query, store.ids(doc, limit))
+                                       for query, (_, pos, neg) in zip(query_ids, part) for doc in (pos, neg)])
                 with autocast(device, dtype):
                     scores = ranker(batch.to(device)).float().view(-1, 2)
-                    loss = pairwise_margin_loss(scores[:, 0], scores[:, 1], settings.margin)
+                loss = pairwise_margin_loss(scores[:, 0], scores[:, 1], settings.margin)
+                if not torch.isfinite(loss):
+                    raise FloatingPointError(
+                        f"training {name} (seed {seed}): the loss is {loss.item()} at optimizer step "
+                        f"{position.global_step + 1} of {total_steps}; stopping rather than saving a poisoned "
+                        f"checkpoint (lower the learning rate, or use precision fp32 or bf16)")
                 # Weight by the pair count so a short final step averages correctly.
                 scaler.scale(loss * len(part) / len(step_triples)).backward()
                 step_loss += loss.item() * len(part) / len(step_triples)
-            scaler.unscale_(optimizer)
-            torch.nn.utils.clip_grad_norm_(ranker.parameters(), settings.max_grad_norm)
-            scaler.step(optimizer)
-            scaler.update()
-            optimizer.zero_grad(set_to_none=True)
-            scheduler.step()
-            losses.append(step_loss)
+            optimizer_step(ranker, optimizer, scheduler, scaler, settings.max_grad_norm)
+            position.losses.append(step_loss)
+            position.global_step += 1
             bar.update(1)
             bar.set_postfix(loss=f"{step_loss:.3f}", refresh=False)
+            if state and settings.save_every and position.global_step % settings.save_every == 0 \
+                    and position.global_step < total_steps:
+                position.epoch, position.step, position.epoch_rng = epoch, step + 1, epoch_rng
+                state.save(position, ranker, optimizer, scheduler, scaler)
     bar.close()
     ranker.eval()
-    log.info("trained %s for %d steps on %s (autocast %s); final loss %.4f",
-             ranker.registry_name, total_steps, device, dtype, losses[-1] if losses else float("nan"))
-    return {"steps": total_steps, "losses": losses, "device": str(device),
-            "autocast": str(dtype) if dtype else "fp32", "train_queries": len(sampler.qids)}
+    losses = position.losses
+    log.info("trained %s for %d steps on %s (autocast %s, head fp32); final loss %.4f",
+             name, total_steps, device, dtype_name(dtype), losses[-1] if losses else float("nan"))
+    return {"steps": total_steps, "losses": losses, "device": str(device), "autocast": dtype_name(dtype),
+            "train_queries": len(sampler.qids)}

@@ -1,0 +1,81 @@
+import json
+
+import numpy as np
+import pytest
+
+from posbias.data.token_store import TokenStore, build_token_store
+from posbias.io import write_documents
+
+OFFLINE = "offline:all-MiniLM-L6-v2"
+DOCS = [
+    {"id": "d10", "text": "the capital of zorvia is mendal"},
+    {"id": "d2", "title": "Brel", "text": "founded by a sailor"},
+    {"id": "é-3", "text": " ".join(["words"] * 40)},
+    {"id": "d1", "text": ""},
+]
+
+
+def ids_of(tokenizer, text):
+    return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+@pytest.fixture
+def built(tmp_path):
+    write_documents(tmp_path / "docs.jsonl", DOCS)
+    meta = build_token_store(tmp_path / "docs.jsonl", tmp_path / "store", OFFLINE, cap=16, progress=False)
+    with TokenStore(tmp_path / "store") as store:
+        yield store, meta
+
+
+def test_ids_are_the_tokenizers_without_special_tokens_title_joined_and_capped(built, tokenizer):
+    store, meta = built
+    numbers = store.numbers(["d10", "d2", "é-3", "d1"])
+    assert store.ids(numbers[0]).tolist() == ids_of(tokenizer, DOCS[0]["text"])
+    assert store.ids(numbers[1]).tolist() == ids_of(tokenizer, "Brel founded by a sailor")
+    assert store.ids(numbers[2]).tolist() == ids_of(tokenizer, DOCS[2]["text"])[:16]  # capped
+    assert store.ids(numbers[2], limit=5).tolist() == ids_of(tokenizer, DOCS[2]["text"])[:5]
+    assert store.ids(numbers[3]).tolist() == []
+    assert store.ids(numbers[0]).dtype == np.int32
+    # lengths are counted before the cap, counts after it
+    assert store.lengths[numbers[2]] == 40 and store.counts[numbers[2]] == 16
+    assert meta["documents"] == 4 and meta["cap"] == 16 and meta["full_tokens"] > meta["stored_tokens"]
+
+
+def test_numbers_follow_doc_id_order_and_unknown_ids_are_found_missing(built):
+    store, _ = built
+    numbers = store.find(["d1", "d10", "d2", "é-3", "nope", "a-much-longer-id-than-any-key", ""])
+    assert numbers[:4].tolist() == [0, 1, 2, 3]  # "d1" < "d10" < "d2" < "é-3", as Python sorts str
+    assert numbers[4:].tolist() == [-1, -1, -1]
+    assert [store.doc_id(n) for n in range(len(store))] == sorted(doc["id"] for doc in DOCS)
+    with pytest.raises(ValueError, match=r"2 candidate documents are not in the token store .*'nope'"):
+        store.numbers(["d1", "nope", "zzz"], what="candidate documents")
+
+
+def test_a_store_is_only_read_with_the_same_vocabulary_and_enough_tokens(built, tmp_path):
+    from transformers import BertTokenizerFast
+
+    store, _ = built
+    (tmp_path / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b"]))
+    other = BertTokenizerFast(vocab_file=str(tmp_path / "vocab.txt"))
+    with pytest.raises(ValueError, match="vocabulary differs"):
+        store.check_tokenizer(other)
+    from posbias.backbones import load_tokenizer
+
+    store.check_tokenizer(load_tokenizer(OFFLINE), max_doc_tokens=16)
+    with pytest.raises(ValueError, match="keeps 16 tokens per document, but the ranker reads 17"):
+        store.check_tokenizer(load_tokenizer(OFFLINE), max_doc_tokens=17)
+
+
+def test_bad_collections_and_missing_stores_are_clear_errors(tmp_path):
+    write_documents(tmp_path / "twice.jsonl", [{"id": "a", "text": "x"}, {"id": "a", "text": "y"}])
+    with pytest.raises(ValueError, match="document 'a' appears twice"):
+        build_token_store(tmp_path / "twice.jsonl", tmp_path / "store", OFFLINE, cap=None, progress=False)
+    assert not (tmp_path / "store").exists()  # nothing half-written
+    with pytest.raises(FileNotFoundError, match="is not a token store"):
+        TokenStore(tmp_path / "store")
+
+
+def test_meta_names_tokenizer_and_source(built, tmp_path):
+    store, _ = built
+    meta = json.loads((tmp_path / "store" / "meta.json").read_text())
+    assert meta["tokenizer"] == OFFLINE and meta["source"].endswith("docs.jsonl")

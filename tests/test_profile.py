@@ -1,0 +1,87 @@
+"""The SLURM profile against the workflow it runs: GPU requests, rule names, local rules (no SLURM needed)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+PROFILE_DIR = ROOT / "profiles" / "slurm"
+# Every rule that fits or encodes a model: one GPU each.
+GPU_RULES = ("train", "finetune_rerank", "cross_validate_fold", "rerank", "dense_index", "hybrid_retrieve")
+RULE_HEADER = re.compile(r"^[ \t]*(?:rule|checkpoint)(?:[ \t]+(\w+))?[ \t]*:", re.MULTILINE)
+
+
+@pytest.fixture(scope="module")
+def profile() -> dict:
+    return yaml.safe_load((PROFILE_DIR / "profile.yaml").read_text())
+
+
+def rule_blocks(path: Path) -> dict[str, str]:
+    """Rule name to the text of its definition; a rule made in a loop is named by its `name:` line."""
+    text = path.read_text()
+    headers = list(RULE_HEADER.finditer(text))
+    blocks = {}
+    for header, following in zip(headers, headers[1:] + [None]):
+        body = text[header.end():following.start() if following else len(text)]
+        name = header.group(1)
+        if name is None:
+            match = re.search(r"name:\s*f?[\"']([^\"']+)[\"']", body)
+            assert match, f"{path.name}: a rule without a name at offset {header.start()}"
+            name = match.group(1)
+        blocks[name] = body
+    return blocks
+
+
+def workflow_rules() -> set[str]:
+    return {name for path in (ROOT / "rules").glob("*.smk") for name in rule_blocks(path)}
+
+
+def declared_local(path: Path) -> set[str]:
+    """Rules of a file marked `localrule: True`, or named in a `localrules:` directive."""
+    text = path.read_text()
+    local = {name for name, body in rule_blocks(path).items() if re.search(r"^\s*localrule:\s*True\b", body, re.M)}
+    for match in re.finditer(r"^\s*localrules:\s*([\w\s,]+?)\s*$", text, re.MULTILINE):
+        local |= {name.strip() for name in match.group(1).split(",") if name.strip()}
+    return local
+
+
+def test_the_profile_is_read_through_its_config_link(profile):
+    link = PROFILE_DIR / "config.yaml"
+    assert link.is_symlink() and link.resolve() == (PROFILE_DIR / "profile.yaml").resolve()
+    assert profile["executor"] == "slurm"
+    assert profile["retries"] >= 1  # a resubmitted training job resumes from its saved state
+
+
+@pytest.mark.parametrize("rule", GPU_RULES)
+def test_every_rule_that_fits_or_encodes_a_model_requests_a_gpu(profile, rule):
+    resources = profile["set-resources"].get(rule, {})
+    assert resources.get("gpu") == 1, f"profiles/slurm: set-resources.{rule} requests no GPU"
+    assert "gres" not in resources  # `gpu: 1` already becomes --gpus=1; both would ask twice
+
+
+def test_every_rule_the_profile_names_exists_in_the_workflow(profile):
+    rules = workflow_rules()
+    assert {"train", "rerank", "table4"} <= rules  # the parser finds plain, conditional and looped rules
+    named = set(profile.get("set-resources", {})) | set(profile.get("set-threads", {}))
+    assert named - rules == set(), "profiles/slurm names rules the workflow does not have"
+
+
+def test_every_resource_is_sized(profile):
+    for rule, resources in profile["set-resources"].items():
+        assert resources.get("runtime", 0) > 0 and resources.get("mem_mb", 0) > 0, rule
+    assert profile["default-resources"]["runtime"] > 0 and profile["default-resources"]["mem_mb"] > 0
+
+
+def test_table_and_figure_jobs_are_local_rules():
+    report = ROOT / "rules" / "report.smk"
+    blocks = rule_blocks(report)
+    outputs = {name for name in blocks if re.fullmatch(r"table\w*|\w+_(table|tables|figure)", name)}
+    assert {"table4", "farrelevant_figure", "outcome_table", "first_stage_table", "dataset_tables"} <= outputs
+    assert "{_table}" in blocks  # the baseline tables (BASELINE_TABLES), made in a loop
+    outputs.add("{_table}")
+    assert outputs - declared_local(report) == set(), "table or figure rules submitted to the cluster"
+    assert {"combine_seeds", "combine_finetuned_seeds"} <= declared_local(ROOT / "rules" / "stats.smk")

@@ -100,6 +100,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--min-available-gb", type=float, default=1.5,
                         help="kill a measurement when the machine's available memory falls below this")
     parser.add_argument("--workdir", default="/tmp/posbias-scale", help="generated files, cached by size")
+    parser.add_argument("--skip-old-after-kill", action="store_true",
+                        help="do not rerun an old path at a larger size once it was killed above the limit at a "
+                             "smaller one (its memory only grows with the collection); reported as not rerun")
     parser.add_argument("--fresh-store", action="store_true", help="rebuild (and re-measure) cached token stores")
     parser.add_argument("--json", help="also write the numbers to this JSON file")
     parser.add_argument("--quick", action="store_true",
@@ -219,9 +222,10 @@ def prepare_data(n: int, args: argparse.Namespace, words_cache: list) -> dict:
     queries_dir = collection_dir / f"q{args.train_queries}-r{args.rerank_queries}-k{args.depth}"
     files = {"docs": str(collection_dir / "docs.jsonl"), "tokens": str(collection_dir / "tokens"),
              "store_measurement": str(collection_dir / "store.json"),
-             "train_queries": str(queries_dir / "train_queries.tsv"), "train_qrels": str(queries_dir / "train_qrels.txt"),
-             "train_run": str(queries_dir / "train_run.txt"), "rerank_queries": str(queries_dir / "rerank_queries.tsv"),
-             "rerank_run": str(queries_dir / "rerank_run.txt")}
+             **{name: str(queries_dir / file) for name, file in (
+                 ("train_queries", "train_queries.tsv"), ("train_qrels", "train_qrels.txt"),
+                 ("train_run", "train_run.txt"), ("rerank_queries", "rerank_queries.tsv"),
+                 ("rerank_run", "rerank_run.txt"))}}
 
     def words():
         if not words_cache:
@@ -263,7 +267,7 @@ def measure_store(spec: dict) -> dict:
     from posbias.data.token_store import build_token_store
 
     start = time.perf_counter()
-    meta = build_token_store(spec["docs"], spec["tokens"], TOKENIZER, cap=CAP, progress=False)
+    meta = build_token_store(spec["docs"], spec["tokens"], TOKENIZER, cap=CAP, progress=True)  # bar: in the log
     seconds = time.perf_counter() - start
     disk = sum(f.stat().st_size for f in Path(spec["tokens"]).iterdir())
     return {"seconds": seconds, "details": {"disk_bytes": disk, "documents": meta["documents"],
@@ -383,11 +387,12 @@ def measure_rerank(spec: dict, tokenizer, chunker) -> dict:
 
 
 def vector_blocks(n: int, seed: int):
-    """Random unit vectors, `VECTOR_BLOCK` at a time (a stand-in for encoded documents)."""
+    """Random unit vectors, `VECTOR_BLOCK` at a time (a stand-in for encoded documents), normalised in place
+    (np.linalg.norm would make two temporary copies of a block)."""
     rng = np.random.default_rng([seed, n, 4])
     for start in range(0, n, VECTOR_BLOCK):
         block = rng.standard_normal((min(VECTOR_BLOCK, n - start), DIM), dtype=np.float32)
-        block /= np.linalg.norm(block, axis=1, keepdims=True)
+        block /= np.sqrt(np.einsum("ij,ij->i", block, block))[:, None]
         yield block
 
 
@@ -403,6 +408,7 @@ def measure_faiss(spec: dict) -> dict:
         builder = faiss_index.IncrementalBuilder(DIM, FaissSettings(index="flat", use_gpu=False), n_expected=n)
         for block in vector_blocks(n, spec["seed"]):
             builder.add(block)
+            del block  # as build_dense_index holds no block while the next one is made
         index = builder.finish()
     else:  # the previous build_dense_index + faiss_index.build
         blocks = list(vector_blocks(n, spec["seed"]))
@@ -468,6 +474,18 @@ def kill_tree(process) -> None:
             pass
 
 
+def last_progress(log_path: Path) -> str:
+    """The child's latest progress bar line (tqdm writes it to the log), shortened, for the parent's bar."""
+    try:
+        with open(log_path, "rb") as log:
+            log.seek(max(0, log.seek(0, os.SEEK_END) - 400))
+            tail = log.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    lines = [part.strip() for part in re.split(r"[\r\n]", tail) if part.strip()]
+    return f" | {lines[-1][:100]}" if lines else ""
+
+
 def run_measurement(spec: dict, args: argparse.Namespace, label: str, log_path: Path) -> dict:
     """Run one measurement in a child process, polling its RSS; kill it above the limit."""
     import psutil
@@ -500,7 +518,7 @@ def run_measurement(spec: dict, args: argparse.Namespace, label: str, log_path: 
                 child.wait()
                 break
             if time.perf_counter() - shown >= (1 if sys.stderr.isatty() else 30):
-                bar.set_postfix_str(f"RSS {rss / GB:.2f} GB, peak {peak / GB:.2f} GB")
+                bar.set_postfix_str(f"RSS {rss / GB:.2f} GB, peak {peak / GB:.2f} GB{last_progress(log_path)}")
                 shown = time.perf_counter()
             time.sleep(0.2)
         elapsed = time.perf_counter() - start
@@ -515,7 +533,9 @@ def run_measurement(spec: dict, args: argparse.Namespace, label: str, log_path: 
     return result
 
 
-def measure_size(n: int, data: dict, args: argparse.Namespace) -> list[dict]:
+def measure_size(n: int, data: dict, args: argparse.Namespace, killed_old: dict[str, int]) -> list[dict]:
+    """The measurements of one size; `killed_old` (step: smallest size where the old path was killed above
+    the limit) is updated, and with `--skip-old-after-kill` such old paths are not run again at larger sizes."""
     files, rows = data["files"], []
     logs = Path(args.workdir) / "logs" / f"n{n}"
     base = {"n": n, "seed": args.seed, "batches": args.batches, **files}
@@ -536,9 +556,15 @@ def measure_size(n: int, data: dict, args: argparse.Namespace) -> list[dict]:
         for path in ("new", "old"):
             if path not in args.paths:
                 continue
+            if path == "old" and args.skip_old_after_kill and step in killed_old:
+                rows.append({"size": n, "step": step, "path": path, "killed": "smaller",
+                             "killed_size": killed_old[step]})
+                continue
             result = run_measurement({**base, "step": step, "path": path}, args, f"n={n:,} {step} {path}",
                                      logs / f"{step}-{path}.log")
             rows.append({"size": n, "step": step, "path": path, **result})
+            if path == "old" and result.get("killed") == "limit":
+                killed_old.setdefault(step, n)
     return rows
 
 
@@ -552,6 +578,8 @@ def step_name(step: str, args: argparse.Namespace) -> str:
 def rss_text(row: dict, limit_gb: float) -> str:
     if row.get("killed") == "limit":
         return f"> {limit_gb:g} GB (killed at {row['killed_at_s']:.0f} s)"
+    if row.get("killed") == "smaller":
+        return f"> {limit_gb:g} GB (not rerun: killed at size {row['killed_size']:,})"
     if row.get("killed") == "machine":
         return f"killed at {row['killed_at_s']:.0f} s, {row['peak_bytes'] / GB:.2f} GB: machine low on memory"
     return f"{row['peak_bytes'] / GB:.2f}"
@@ -560,7 +588,7 @@ def rss_text(row: dict, limit_gb: float) -> str:
 def ratio_cells(new: dict, old: dict | None, limit_gb: float) -> tuple[str, str]:
     if old is None or "killed" in new:
         return "", ""
-    if old.get("killed") == "limit":
+    if old.get("killed") in ("limit", "smaller"):
         return f"< {new['peak_bytes'] / GB / limit_gb:.2f}", "old killed"
     if "killed" in old:
         return "", ""
@@ -605,8 +633,9 @@ def markdown(result: dict, args: argparse.Namespace) -> str:
     lines.append(f"Training: {queries['train_queries']:,} queries, {queries['train_pairs']:,} candidate pairs, "
                  f"positive among the candidates for {queries['positive_among_candidates']:,}; reranking: "
                  f"{queries['rerank_queries']:,} queries, {queries['rerank_pairs']:,} pairs; "
-                 f"{args.batches} batches assembled after preparing. RSS: the child process, polled every 0.2 s, "
-                 f"and its own high-water mark; time: wall time after imports and the tokenizer load.")
+                 f"the first {args.batches} batches (fewer if an epoch has fewer pairs) assembled after preparing. "
+                 f"RSS: the child process, polled every 0.2 s, and its own high-water mark; time: wall time after "
+                 f"imports and the tokenizer load.")
     machine = result["machine"]
     lines.append(f"Machine: {machine['cpus']} CPUs, {machine['memory_gb']:.1f} GB RAM, load average "
                  f"{machine['load_average_at_start'][0]:.2f} at start, {machine['load_average_at_end'][0]:.2f} at end "
@@ -628,10 +657,10 @@ def main() -> None:
     print(f"workdir {args.workdir} ({free / GB:.0f} GB free), sizes {args.sizes}, "
           f"RSS limit {args.ram_limit_gb:g} GB", file=sys.stderr)
     words_cache: list = []
-    data, rows = {}, []
-    for n in args.sizes:
+    data, rows, killed_old = {}, [], {}
+    for n in sorted(args.sizes):
         data[str(n)] = prepare_data(n, args, words_cache)
-        rows += measure_size(n, data[str(n)], args)
+        rows += measure_size(n, data[str(n)], args, killed_old)
     machine["load_average_at_end"] = os.getloadavg()
     result = {"machine": machine, "args": {k: v for k, v in vars(args).items() if k not in ("measure", "result")},
               "tokenizer": TOKENIZER, "cap": CAP, "geometry": GEOMETRY, "dim": DIM, "data": data, "rows": rows,

@@ -400,3 +400,13 @@ OUTCOME_TABLE = ["results/outcomes.tex"] if "outcomes" in TABLES else []
 DATASET_TABLES = ["results/table9.tex", "results/table10.tex"] if "dataset_stats" in TABLES else []
 REPORTED = [*(f"results/{t}.tex" for t in BASELINE_TABLES), *(["results/table4.tex"] if "table4" in TABLES else []),
             *FIGURES, *FIRST_STAGE_TABLE, *OUTCOME_TABLE, *DATASET_TABLES]
+
+
+def statistics_input(wildcards):
+    """The collection's token store when the rankers tokenise the same documents with the statistics'
+    tokenizer (it holds every document's length); otherwise the documents, tokenised here."""
+    tokenizer = TABLES["dataset_stats"]["tokenizer"]
+    key, collection = tokenizer_key(tokenizer), wildcards.collection
+    if TOKENIZERS.get(key, {}).get("name") == tokenizer and docs_of(collection) == source_docs_of(collection):
+        return {"tokens": f"results/tokens/{collection}/{key}"}
+    return {"docs": source_docs_of(collection)}

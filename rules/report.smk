@@ -116,15 +116,6 @@ if "dataset_stats" in TABLES:
     STATS_QUERYSETS = TABLES["dataset_stats"]["querysets"]
     STATS_COLLECTIONS = list(dict.fromkeys(collection_of(qs) for qs in STATS_QUERYSETS))
 
-    def statistics_input(wildcards):
-        """The collection's token store when the rankers tokenise the same documents with the statistics'
-        tokenizer (it holds every document's length); otherwise the documents, tokenised here."""
-        tokenizer = TABLES["dataset_stats"]["tokenizer"]
-        key, collection = tokenizer_key(tokenizer), wildcards.collection
-        if TOKENIZERS.get(key, {}).get("name") == tokenizer and docs_of(collection) == source_docs_of(collection):
-            return {"tokens": f"results/tokens/{collection}/{key}"}
-        return {"docs": source_docs_of(collection)}
-
     rule collection_statistics:
         input:
             unpack(statistics_input),

@@ -69,8 +69,10 @@ cleanup() {
             [[ -s $log ]] && { say "last lines of $log:"; tail -n 15 "$log"; }
         done
     fi
+    rmdir "$STATE" 2>/dev/null   # still empty: nothing to keep
     if [[ ${SLURM_TEST_KEEP:-0} == 1 || $rc -ne 0 ]]; then
-        say "kept: daemon state and logs in $STATE${WORK:+, work directory $WORK}"
+        [[ -d $STATE ]] && say "kept: daemon state and logs in $STATE"
+        [[ -n $WORK ]] && say "kept: work directory $WORK"
     else
         rm -rf "$STATE" ${WORK:+"$WORK"}
     fi
@@ -87,6 +89,18 @@ if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! comm
     apt-get install -y -qq --no-install-recommends slurm-wlm munge >/dev/null
 fi
 say "$(slurmctld -V)"
+
+# --- nothing of another cluster is touched -------------------------------------------------------
+for pattern in slurmctld slurmd; do
+    if pid=$(pgrep -x "$pattern"); then
+        die "a $pattern is already running (pid $pid); this test starts its own cluster"
+    fi
+done
+for file in "$SLURM_CONF" "$GRES_CONF"; do
+    if [[ -e $file ]] && ! head -n 1 "$file" | grep -qxF "$MARKER"; then
+        die "$file exists and was not written by this test: refusing to overwrite it"
+    fi
+done
 
 # --- munge -----------------------------------------------------------------------------------
 install -d -o munge -g munge -m 0700 /etc/munge /var/lib/munge /var/log/munge
@@ -114,16 +128,6 @@ else
 fi
 
 # --- slurm.conf and gres.conf for one node ---------------------------------------------------------
-for pattern in slurmctld slurmd; do
-    if pid=$(pgrep -x "$pattern"); then
-        die "a $pattern is already running (pid $pid); this test starts its own cluster"
-    fi
-done
-for file in "$SLURM_CONF" "$GRES_CONF"; do
-    if [[ -e $file ]] && ! head -n 1 "$file" | grep -qxF "$MARKER"; then
-        die "$file exists and was not written by this test: refusing to overwrite it"
-    fi
-done
 
 NODE=$(slurmd -C | head -n 1)   # NodeName=<host> CPUs=2 Boards=1 ... RealMemory=24105
 field() { sed -n "s/.*[[:space:]]$1=\([0-9]*\).*/\1/p" <<<"$NODE"; }
@@ -273,8 +277,9 @@ printf '  workflow    : %s --configfile %s\n' "$REPO/Snakefile" "$CONFIG"
 printf '  submitted   : %d SLURM jobs (ids %s .. %s), %s of them holding a GPU\n' \
     "${#SUBMITTED[@]}" "${SUBMITTED[0]}" "${SUBMITTED[-1]}" "$gpu_jobs"
 printf '  completed   : %s (squeue --states=all)\n' "$completed"
-printf '  local jobs  : %d (tables, figures, seed averaging; not queued)\n' "$n_local"
-printf '  outputs     : %s, figures/farrelevant.{png,pdf}\n' "$(printf '%s.tex ' "${TABLES[@]}")"
+printf '  local jobs  : %d (tables, figures, seed averaging, the target rule; not queued)\n' "$n_local"
+printf '  outputs     : results/{%s}.{tex,csv,md,html}, results/figures/farrelevant.{png,pdf}\n' \
+    "$(IFS=,; echo "${TABLES[*]}")"
 printf '  time        : %d s\n' "$elapsed"
 printf '  SLURM job ids: %s\n' "${SUBMITTED[*]}"
 say "jobs (id|state|cpus|mem|gres per job|rule and wildcards):"

@@ -33,8 +33,8 @@ def candidate_numbers(entries: Iterable[tuple[str, str]], store: TokenStore, kee
     for block in batched(((q, d) for q, d in entries if q in keep), LOOKUP_BLOCK):
         found = store.numbers([d for _, d in block], what=f"candidate documents of {source}")
         for (qid, _), number in zip(block, found):
-            numbers.setdefault(qid, array("q")).append(int(number))
-    return {qid: np.frombuffer(values, dtype=np.int64) for qid, values in numbers.items()}
+            numbers.setdefault(qid, array("i")).append(int(number))
+    return {qid: np.frombuffer(values, dtype=np.int32) for qid, values in numbers.items()}
 
 
 class PairSampler:
@@ -49,8 +49,8 @@ class PairSampler:
             relevant_ids = [d for d, grade in judged.items() if grade >= min_grade]
             relevant = store.find(relevant_ids)
             unknown_positives += int((relevant < 0).sum())
-            relevant = np.unique(relevant[relevant >= 0])  # sorted: numbers follow doc-id order
-            negatives = np.setdiff1d(candidates.get(qid, np.empty(0, np.int64)), relevant)
+            relevant = np.unique(relevant[relevant >= 0]).astype(np.int32)  # sorted: numbers follow doc-id order
+            negatives = np.setdiff1d(candidates.get(qid, np.empty(0, np.int32)), relevant)
             if len(relevant) and len(negatives):
                 self.positives[qid], self.negatives[qid] = relevant, negatives
         if not self.positives:

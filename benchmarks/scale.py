@@ -643,6 +643,15 @@ def markdown(result: dict, args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
+def git(*args: str) -> str:
+    """The output of a read-only git command in this repository ('' where git is unavailable)."""
+    try:
+        return subprocess.run(["git", *args], cwd=Path(__file__).resolve().parents[1], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
 def main() -> None:
     args = parse_args()
     if args.measure:
@@ -653,6 +662,8 @@ def main() -> None:
     started = time.perf_counter()
     machine = {"cpus": os.cpu_count(), "memory_gb": psutil.virtual_memory().total / GB,
                "load_average_at_start": os.getloadavg(), "python": platform.python_version()}
+    code = {"commit": git("rev-parse", "HEAD"),  # the code measured: HEAD and what differs from it in src/
+            "changed_files": git("status", "--porcelain", "--", "src").splitlines()}
     free = shutil.disk_usage(Path(args.workdir).parent if not Path(args.workdir).exists() else args.workdir).free
     print(f"workdir {args.workdir} ({free / GB:.0f} GB free), sizes {args.sizes}, "
           f"RSS limit {args.ram_limit_gb:g} GB", file=sys.stderr)
@@ -662,7 +673,7 @@ def main() -> None:
         data[str(n)] = prepare_data(n, args, words_cache)
         rows += measure_size(n, data[str(n)], args, killed_old)
     machine["load_average_at_end"] = os.getloadavg()
-    result = {"machine": machine, "args": {k: v for k, v in vars(args).items() if k not in ("measure", "result")},
+    result = {"machine": machine, "code": code, "args": {k: v for k, v in vars(args).items() if k not in ("measure", "result")},
               "tokenizer": TOKENIZER, "cap": CAP, "geometry": GEOMETRY, "dim": DIM, "data": data, "rows": rows,
               "total_s": time.perf_counter() - started}
     report = markdown(result, args)

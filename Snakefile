@@ -1,7 +1,7 @@
 # posbias: positional bias in long-document ranking.
 #
 #   snakemake -j 8 results/table1.tex                  # main table, embedded default
-#   snakemake -j 8 --configfile my.yaml results/table4.tex
+#   snakemake -j 8 results/table4.tex --configfile my.yaml
 #   snakemake --profile profiles/slurm results/table1.tex
 #
 #   snakemake -j 8 --configfile config/paper/robust04.yaml     # a paper-scale experiment (GPU)

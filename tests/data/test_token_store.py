@@ -79,3 +79,12 @@ def test_meta_names_tokenizer_and_source(built, tmp_path):
     store, _ = built
     meta = json.loads((tmp_path / "store" / "meta.json").read_text())
     assert meta["tokenizer"] == OFFLINE and meta["source"].endswith("docs.jsonl")
+
+
+def test_a_truncated_token_file_is_an_error_naming_the_document(built, tmp_path):
+    store, _ = built
+    last = max((n for n in range(len(store)) if store.counts[n] > 1), key=lambda n: int(store.starts[n]))
+    with open(tmp_path / "store" / "tokens.bin", "r+b") as handle:
+        handle.truncate((int(store.starts[last]) + 1) * 4)
+    with pytest.raises(OSError, match=rf"read 4 of {int(store.counts[last]) * 4} bytes of document"):
+        store.ids(last)

@@ -191,4 +191,7 @@ class TokenStore:
         if count <= 0:
             return np.empty(0, dtype=np.int32)
         data = os.pread(self._fd, count * ID_BYTES, int(self.starts[number]) * ID_BYTES)
+        if len(data) != count * ID_BYTES:  # a truncated file (or a network file system's short read)
+            raise OSError(f"{self.directory / TOKENS}: read {len(data)} of {count * ID_BYTES} bytes of document "
+                          f"{self.doc_id(number)!r}; the store is damaged, rebuild it")
         return np.frombuffer(data, dtype=np.int32)

@@ -7,6 +7,7 @@ from pathlib import Path
 from snakemake.logging import logger
 
 from posbias.rankers import catalog
+from posbias.settings import training_recipe
 
 
 class ConfigError(ValueError):
@@ -282,9 +283,8 @@ def model_params(model):
 
 
 def training_params(overrides=None):
-    """The training recipe without the seed list and query set (adding a seed must not retrain the others)."""
-    base = {k: v for k, v in config["training"].items() if k not in ("seeds", "queryset")}
-    return {**base, **(overrides or {})}
+    """The training recipe a job gets (`posbias.settings.training_recipe`)."""
+    return training_recipe(config["training"], overrides)
 
 
 # How rerank jobs score: batch size, device and the backbone's autocast precision.

@@ -224,10 +224,11 @@ def _dispatch(args) -> int:
         with _user_errors("tokenize"):
             tokenize_documents(args.docs, args.out, args.tokenizer, args.cap, args.trust_remote_code, args.threads)
     elif args.command == "train":
+        from posbias.settings import training_recipe
         from posbias.steps.training import train_model
 
         config = _load_config(args.config)
-        training = {k: v for k, v in config["training"].items() if k not in ("seeds", "queryset")}
+        training = training_recipe(config["training"])
         with _user_errors("train"):
             train_model(_model_block(config, args.model), training, args.seed, args.tokens, args.queries,
                         args.qrels, args.candidates, args.out, args.threads, name=args.model)

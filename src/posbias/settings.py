@@ -17,3 +17,10 @@ def from_section(cls: type[T], section: Mapping, what: str) -> T:
     if unknown or missing:
         raise ValueError(f"{what}: unknown keys {unknown}, missing keys {missing}; known: {sorted(names)}")
     return cls(**section)
+
+
+def training_recipe(training: Mapping, overrides: Mapping | None = None) -> dict:
+    """The config's `training` section as a job's recipe: without the seed list and the query set (adding a
+    seed must not retrain the others), with a fine-tuning section's `overrides` on top."""
+    base = {k: v for k, v in training.items() if k not in ("seeds", "queryset")}
+    return {**base, **(overrides or {})}

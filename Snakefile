@@ -11,7 +11,11 @@
 #
 #   snakemake --report results/report.zip                # tables and figures as an offline HTML report
 
+from pathlib import Path
+
 from snakemake.utils import min_version, validate
+
+import posbias
 
 min_version("9.0")
 
@@ -24,7 +28,7 @@ if not workflow.overwrite_configfiles:
 
 
 
-validate(config, "schemas/config.schema.yaml")
+validate(config, str(Path(posbias.__file__).parent / "config.schema.yaml"))
 
 
 report: "report/workflow.rst"

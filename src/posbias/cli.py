@@ -25,7 +25,7 @@ from pathlib import Path
 import yaml
 
 
-SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
+SCHEMA = Path(__file__).resolve().parent / "config.schema.yaml"
 
 
 def _load_config(path: str) -> dict:

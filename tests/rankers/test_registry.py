@@ -1,5 +1,9 @@
+from pathlib import Path
+
 import pytest
 import torch
+
+import posbias
 
 from posbias.rankers.chunking import Chunker
 from posbias.rankers.checkpoint import load_checkpoint, save_checkpoint
@@ -20,7 +24,7 @@ def test_schema_lists_the_registered_and_the_planned_rankers():
 
     from posbias.rankers import catalog
 
-    schema = yaml.safe_load(open("schemas/config.schema.yaml"))
+    schema = yaml.safe_load(open(Path(posbias.__file__).parent / "config.schema.yaml"))
     enum = schema["properties"]["models"]["additionalProperties"]["properties"]["ranker"]["enum"]
     assert set(enum) == catalog.ALL and set(RANKERS) <= set(enum)
 

@@ -6,29 +6,34 @@
 #
 #   snakemake -j 8 --configfile config/paper/robust04.yaml     # a paper-scale experiment (GPU)
 #
+# Targets go before --configfile: Snakemake reads every word after it as another config file.
+#
 # Stages (one rules/*.smk each): data -> retrieval -> train -> rerank (cross_validation, finetune)
 # -> evaluate -> stats -> report.
 #
 #   snakemake --report results/report.zip                # tables and figures as an offline HTML report
 
-from pathlib import Path
+from snakemake.logging import logger
+from snakemake.utils import min_version
 
-from snakemake.utils import min_version, validate
-
-import posbias
+from posbias.config import ConfigError, load_config
 
 min_version("9.0")
 
 
-# A config file named on the command line replaces the embedded default instead of being
-# merged into it, so a paper config never inherits the default's query sets or models.
-if not workflow.overwrite_configfiles:
-
-    configfile: "config.yaml"
-
-
-
-validate(config, str(Path(posbias.__file__).parent / "config.schema.yaml"))
+# The config is read, layered (`base:` files), validated against the package's schema, cross-checked
+# and derived by posbias.config, the same layer the CLI uses. A config file named on the command line
+# replaces the embedded default instead of being merged into it, so a paper config never inherits the
+# default's query sets or models; `--config key=value` overrides go on top.
+try:
+    CFG = load_config(*(workflow.config_settings.configfiles or ["config.yaml"]),
+                      overrides=dict(workflow.config_settings.config))
+except ConfigError as err:
+    raise SystemExit(f"config error: {err}")
+for _warning in CFG.warnings:
+    logger.warning(_warning)
+config.clear()
+config.update(CFG.data)
 
 
 report: "report/workflow.rst"

@@ -15,7 +15,7 @@ if "generator" in config:
             passage_qrels="results/data/synthetic-passages/qrels/farrelevant.txt",
             docs="results/data/synthetic/docs.jsonl",
         params:
-            settings=config["generator"]["settings"],
+            settings=canonical(config["generator"]["settings"]),
             tokenizer=config["generator"]["tokenizer"],
         conda:
             "../envs/posbias.yaml"
@@ -38,7 +38,7 @@ if "generator" in config and "farrelevant" in config:
             positions=expand("results/data/farrelevant/positions/{qs}.tsv", qs=FAR_QUERYSETS),
             docs="results/data/farrelevant/docs.jsonl",
         params:
-            settings={k: v for k, v in config["farrelevant"].items() if k not in ("tokenizer", "train_queryset")},
+            settings=canonical({k: v for k, v in config["farrelevant"].items() if k not in ("tokenizer", "train_queryset")}),
             tokenizer=config["farrelevant"]["tokenizer"],
             queryset=FAR_QUERYSET,
             train_queryset=config["farrelevant"].get("train_queryset"),
@@ -54,7 +54,7 @@ rule fetch_documents:
     output:
         docs="results/data/{collection}/source/docs.jsonl",
     params:
-        source=lambda wc: COLLECTIONS[wc.collection]["documents"],
+        source=lambda wc: canonical(COLLECTIONS[wc.collection]["documents"]),
     wildcard_constraints:
         collection=alternatives(COLLECTIONS),
     conda:
@@ -70,7 +70,7 @@ rule fetch_queryset:
         queries="results/data/{collection}/queries/{queryset}.tsv",
         qrels="results/data/{collection}/qrels/{queryset}.txt",
     params:
-        source=lambda wc: QUERYSETS[wc.queryset]["source"],
+        source=lambda wc: canonical(QUERYSETS[wc.queryset].source),
     wildcard_constraints:
         collection=alternatives(COLLECTIONS),
     conda:
@@ -85,7 +85,7 @@ rule fetch_folds:
     output:
         folds="results/data/{collection}/folds/{queryset}.tsv",
     params:
-        folds=lambda wc: QUERYSETS[wc.queryset]["folds"],
+        folds=lambda wc: QUERYSETS[wc.queryset].folds,
     wildcard_constraints:
         collection=alternatives(COLLECTIONS),
     conda:

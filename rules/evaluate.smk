@@ -1,57 +1,29 @@
-# Per-query metric values (trec_eval semantics via ir_measures), one Parquet file per run.
-# One job per system and seed evaluates its runs on every reranked query set.
+# Per-query metric values (trec_eval semantics via ir_measures), one Parquet file per
+# (query set, system, seed): a system is a model, the candidates (`retriever`), the random shuffle
+# (`random`) or a run made elsewhere (`external_runs`). Only the query set's own metrics are
+# evaluated here; what a single table needs on top (the outcome table's RR@k) has rules of its own,
+# so changing a table setting never re-evaluates a run.
 
 
-rule evaluate_system:
+rule evaluate:
     input:
-        qrels=[qrels_of(qs) for qs in RERANK_QUERYSETS],
-        runs=expand("results/runs/{qs}/{{system}}/seed{{seed}}.run", qs=RERANK_QUERYSETS),
+        qrels=lambda wc: qrels_of(wc.queryset),
+        run=lambda wc: run_of(wc.queryset, wc.system, wc.seed),
     output:
-        values=expand("results/eval/{qs}/{{system}}/seed{{seed}}.parquet", qs=RERANK_QUERYSETS),
+        values="results/eval/{queryset}/{system}/seed{seed}.parquet",
     params:
-        **evaluation_params(RERANK_QUERYSETS),
+        evaluation=lambda wc: CFG.evaluation_params(wc.queryset),
+        queryset=lambda wc: wc.queryset,
+        system=lambda wc: wc.system,
+        seed=lambda wc: int(wc.seed),
     wildcard_constraints:
-        system="|".join(["random", *MODELS]),
+        queryset=alternatives(RERANK_QUERYSETS),
+        system=alternatives([names.RETRIEVER, names.RANDOM, *MODELS, *EXTERNAL_RUNS]),
+    localrule: True
     conda:
         "../envs/posbias.yaml"
     log:
-        "logs/evaluate/{system}/seed{seed}.log",
-    script:
-        "../scripts/evaluate.py"
-
-
-rule evaluate_retriever:
-    input:
-        qrels=[qrels_of(qs) for qs in RERANK_QUERYSETS],
-        runs=[candidates_of(qs) for qs in RERANK_QUERYSETS],
-    output:
-        values=expand("results/eval/{qs}/retriever/seed0.parquet", qs=RERANK_QUERYSETS),
-    params:
-        **evaluation_params(RERANK_QUERYSETS),
-    conda:
-        "../envs/posbias.yaml"
-    log:
-        "logs/evaluate/retriever/seed0.log",
-    script:
-        "../scripts/evaluate.py"
-
-
-# A run made elsewhere (config `external_runs`), evaluated like ours and placed in the tables.
-rule evaluate_external:
-    input:
-        qrels=lambda wc: [qrels_of(wc.queryset)],
-        runs=lambda wc: [EXTERNAL_RUNS[wc.external]["runs"][wc.queryset]],
-    output:
-        values=["results/eval/{queryset}/{external}/seed0.parquet"],
-    params:
-        querysets=lambda wc: [wc.queryset],
-        metrics=lambda wc: [metrics_of(wc.queryset)],
-        rel_levels=lambda wc: [QUERYSETS[wc.queryset]["rel_level"]],
-        system=lambda wc: wc.external,
-    conda:
-        "../envs/posbias.yaml"
-    log:
-        "logs/evaluate/external/{external}/{queryset}.log",
+        "logs/evaluate/{queryset}/{system}/seed{seed}.log",
     script:
         "../scripts/evaluate.py"
 
@@ -60,32 +32,90 @@ if FINETUNED_QUERYSETS:
 
     rule evaluate_finetuned:
         input:
-            qrels=[qrels_of(qs) for qs in FINETUNED_QUERYSETS],
-            runs=expand("results/runs-finetuned/{qs}/{{model}}/seed{{seed}}.run", qs=FINETUNED_QUERYSETS),
+            qrels=lambda wc: qrels_of(wc.queryset),
+            run=lambda wc: run_of(wc.queryset, wc.system, wc.seed, stage="runs-finetuned"),
         output:
-            values=expand("results/eval-finetuned/{qs}/{{model}}/seed{{seed}}.parquet", qs=FINETUNED_QUERYSETS),
+            values="results/eval-finetuned/{queryset}/{system}/seed{seed}.parquet",
         params:
-            **evaluation_params(FINETUNED_QUERYSETS),
-            system=lambda wc: wc.model,
+            evaluation=lambda wc: CFG.evaluation_params(wc.queryset),
+            queryset=lambda wc: wc.queryset,
+            system=lambda wc: wc.system,
+            seed=lambda wc: int(wc.seed),
+        wildcard_constraints:
+            queryset=alternatives(FINETUNED_QUERYSETS),
+            system=alternatives(MODELS),
+        localrule: True
         conda:
             "../envs/posbias.yaml"
         log:
-            "logs/evaluate/finetuned/{model}/seed{seed}.log",
+            "logs/evaluate_finetuned/{queryset}/{system}/seed{seed}.log",
+        script:
+            "../scripts/evaluate.py"
+
+
+# A pooled query set (e.g. TREC DL 2019-2021) stacks its members' per-query values of one system.
+if POOLED_QUERYSETS:
+
+    rule pool_evaluations:
+        input:
+            values=pool_members_evaluated,
+        output:
+            values="results/eval/{queryset}/{system}/seed{seed}.parquet",
+        params:
+            members=lambda wc: list(QUERYSETS[wc.queryset].pool),
+            metrics=lambda wc: list(QUERYSETS[wc.queryset].metrics),
+            queryset=lambda wc: wc.queryset,
+        wildcard_constraints:
+            queryset=alternatives(POOLED_QUERYSETS),
+            system=alternatives([names.RETRIEVER, names.RANDOM, *MODELS]),
+        localrule: True
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/evaluate/{queryset}/{system}/seed{seed}.log",
+        script:
+            "../scripts/pool_evaluations.py"
+
+
+# The outcome table's RR@k, kept apart from the query set's metrics: k is a table setting.
+if OUTCOME_QUERYSETS:
+
+    rule evaluate_cutoff:
+        input:
+            qrels=lambda wc: qrels_of(wc.queryset),
+            run=lambda wc: run_of(wc.queryset, wc.system, wc.seed),
+        output:
+            values="results/eval-cutoff/k{k}/{queryset}/{system}/seed{seed}.parquet",
+        params:
+            evaluation=lambda wc: {"metrics": [f"RR@{wc.k}"], "rel_level": QUERYSETS[wc.queryset].rel_level},
+            queryset=lambda wc: wc.queryset,
+            system=lambda wc: wc.system,
+            seed=lambda wc: int(wc.seed),
+        wildcard_constraints:
+            queryset=alternatives(OUTCOME_QUERYSETS),
+            system=alternatives(MODELS),
+        localrule: True
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/evaluate_cutoff/k{k}/{queryset}/{system}/seed{seed}.log",
         script:
             "../scripts/evaluate.py"
 
 
 rule evaluate_first_stage:
     input:
-        qrels=lambda wc: [qrels_of(wc.queryset)],
-        runs=lambda wc: [retrieval_run(wc.retriever, wc.queryset, wc.depth)],
+        qrels=lambda wc: qrels_of(wc.queryset),
+        run=lambda wc: retrieval_run(wc.retriever, wc.queryset, wc.depth),
     output:
-        values=["results/eval-first-stage/{retriever}/{queryset}/top{depth}.parquet"],
+        values="results/eval-first-stage/{retriever}/{queryset}/top{depth}.parquet",
     params:
-        metrics=lambda wc: [TABLES["first_stage"]["metrics"]],
-        querysets=lambda wc: [wc.queryset],
-        rel_levels=lambda wc: [QUERYSETS[wc.queryset]["rel_level"]],
+        evaluation=lambda wc: canonical({"metrics": TABLES["first_stage"]["metrics"],
+                                         "rel_level": QUERYSETS[wc.queryset].rel_level}),
+        queryset=lambda wc: wc.queryset,
         system=lambda wc: wc.retriever,
+        seed=0,
+    localrule: True
     conda:
         "../envs/posbias.yaml"
     log:

@@ -1,36 +1,54 @@
 # Fine-tuned setting (Table 4's second column): each trained checkpoint is fine-tuned on the
-# `finetuning.queryset` judgments (FarRelevant train in the study) and reranks `finetuning.querysets`
-# in one job; the fine-tuned model is not kept, only its runs.
+# `finetuning.queryset` judgments (FarRelevant train in the study) into its own checkpoint, which then
+# reranks each of `finetuning.querysets` in a job of its own (as rules/rerank.smk does for the trained ones).
 
 
 if FINETUNING:
 
-    rule finetune_rerank:
+    rule finetune:
         input:
             init="results/models/{model}/seed{seed}",
-            train_tokens=lambda wc: tokens_of(collection_of(FINETUNING["queryset"]), wc.model),
-            train_queries=queries_of(FINETUNING["queryset"]),
-            train_qrels=qrels_of(FINETUNING["queryset"]),
-            train_candidates=candidates_of(FINETUNING["queryset"]),
-            tokens=lambda wc: [tokens_of(collection_of(qs), wc.model) for qs in FINETUNED_QUERYSETS],
-            queries=[queries_of(qs) for qs in FINETUNED_QUERYSETS],
-            candidates=[candidates_of(qs) for qs in FINETUNED_QUERYSETS],
+            tokens=lambda wc: tokens_of(collection_of(FINETUNING["queryset"]), wc.model),
+            queries=queries_of(FINETUNING["queryset"]),
+            qrels=qrels_of(FINETUNING["queryset"]),
+            candidates=candidates_of(FINETUNING["queryset"]),
         output:
-            runs=expand("results/runs-finetuned/{qs}/{{model}}/seed{{seed}}.run", qs=FINETUNED_QUERYSETS),
-            info=expand("results/runs-finetuned/{qs}/{{model}}/seed{{seed}}.run.json", qs=FINETUNED_QUERYSETS),
+            checkpoint=directory("results/models-finetuned/{model}/seed{seed}"),
         params:
-            model=lambda wc: model_params(wc.model),
-            training=training_params(FINETUNING.get("training")),
+            model=lambda wc: CFG.model_params(wc.model),
+            training=lambda wc: CFG.training_params(wc.model, FINETUNING.get("training")),
             seed=lambda wc: int(wc.seed),
-            name=lambda wc: wc.model,
-            scoring=SCORING,
-            tag=lambda wc: f"{wc.model}-finetuned-seed{wc.seed}",
+            name=lambda wc: f"{wc.model}-finetuned",
         threads: 1
         benchmark:
-            "results/benchmarks/finetune_rerank/{model}/seed{seed}.tsv"
+            "results/benchmarks/finetune/{model}/seed{seed}.tsv"
         conda:
             "../envs/posbias.yaml"
         log:
-            "logs/finetune_rerank/{model}/seed{seed}.log",
+            "logs/finetune/{model}/seed{seed}.log",
         script:
-            "../scripts/finetune_rerank.py"
+            "../scripts/train.py"
+
+    rule rerank_finetuned:
+        input:
+            checkpoint="results/models-finetuned/{model}/seed{seed}",
+            tokens=lambda wc: tokens_of(collection_of(wc.queryset), wc.model),
+            queries=lambda wc: queries_of(wc.queryset),
+            candidates=lambda wc: candidates_of(wc.queryset),
+        output:
+            run="results/runs-finetuned/{queryset}/{model}/seed{seed}.run",
+            info="results/runs-finetuned/{queryset}/{model}/seed{seed}.run.json",
+        params:
+            scoring=CFG.scoring,
+            tag=lambda wc: f"{wc.model}-finetuned-seed{wc.seed}",
+        wildcard_constraints:
+            queryset=alternatives(FINETUNED_QUERYSETS),
+        threads: 1
+        benchmark:
+            "results/benchmarks/rerank_finetuned/{queryset}/{model}/seed{seed}.tsv"
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/rerank_finetuned/{queryset}/{model}/seed{seed}.log",
+        script:
+            "../scripts/rerank.py"

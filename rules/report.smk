@@ -6,18 +6,18 @@
 # statistics jobs that tokenise whole collections are submitted like any other job.
 
 
-for _table in BASELINE_TABLES:
+for _table in CFG.baseline_tables:
 
     rule:
         name:
             f"{_table}"
         localrule: True
         input:
-            averaged=expand("results/eval/{qs}/seed_averaged.parquet", qs=table_querysets(_table)),
+            averaged=expand("results/eval/{qs}/seed_averaged.parquet", qs=CFG.table_querysets(_table)),
         output:
             **table_outputs(_table, "baseline_table"),
         params:
-            **table_params(_table),
+            **CFG.table_params(_table),
             label=f"tab:{_table}",
         conda:
             "../envs/posbias.yaml"
@@ -32,13 +32,13 @@ if "table4" in TABLES:
     rule table4:
         localrule: True
         input:
-            averaged=expand("results/eval/{qs}/seed_averaged.parquet", qs=table_querysets("table4")),
+            averaged=expand("results/eval/{qs}/seed_averaged.parquet", qs=CFG.table_querysets("table4")),
             finetuned=expand("results/eval-finetuned/{qs}/seed_averaged.parquet",
-                             qs=finetuned_table_querysets("table4")),
+                             qs=CFG.table_querysets("table4", setting="fine-tuned")),
         output:
             **table_outputs("table4", "table4"),
         params:
-            **table_params("table4"),
+            **CFG.table_params("table4"),
         conda:
             "../envs/posbias.yaml"
         log:
@@ -55,7 +55,7 @@ if "table4" in TABLES:
             pdf=FIGURES[1],
         params:
             models=TABLES["table4"]["models"],
-            labels={m: s["label"] for m, s in config["models"].items()},
+            labels={m: s.label for m, s in CFG.models.items()},
             metric=TABLES["table4"]["columns"][0]["metric"],
         conda:
             "../envs/posbias.yaml"
@@ -70,17 +70,18 @@ if "outcomes" in TABLES:
     rule outcome_table:
         localrule: True
         input:
-            per_seed=expand("results/eval/{qs}/per_seed.parquet", qs=OUTCOME_QUERYSETS),
+            per_seed=expand("results/eval-cutoff/k{k}/{qs}/per_seed.parquet", k=TABLES.get("outcomes", {}).get("k"),
+                            qs=OUTCOME_QUERYSETS),
             qrels=[qrels_of(qs) for qs in OUTCOME_QUERYSETS],
         output:
             **table_outputs("outcomes", "outcomes"),
         params:
             querysets=OUTCOME_QUERYSETS,
-            rel_levels=[QUERYSETS[qs]["rel_level"] for qs in OUTCOME_QUERYSETS],
-            alphas=[QUERYSETS[qs]["alpha"] for qs in OUTCOME_QUERYSETS],
-            spec=TABLES["outcomes"],
+            rel_levels=[QUERYSETS[qs].rel_level for qs in OUTCOME_QUERYSETS],
+            alphas=[QUERYSETS[qs].alpha for qs in OUTCOME_QUERYSETS],
+            spec=canonical(TABLES.get("outcomes")),
             statistics={"correction": config["statistics"]["correction"]},
-            models={m: {"label": s["label"], "baseline": s["baseline"]} for m, s in config["models"].items()},
+            models=canonical({m: {"label": s.label, "baseline": s.baseline} for m, s in CFG.models.items()}),
         conda:
             "../envs/posbias.yaml"
         log:
@@ -101,9 +102,9 @@ if "first_stage" in TABLES:
         output:
             **table_outputs("first_stage", "first_stage"),
         params:
-            spec=TABLES["first_stage"],
-            querysets={q: {"alpha": s["alpha"]} for q, s in QUERYSETS.items()},
-            statistics=config["statistics"],
+            spec=canonical(TABLES.get("first_stage")),
+            querysets=canonical({q: {"alpha": QUERYSETS[q].alpha} for q in TABLES.get("first_stage", {}).get("querysets", [])}),
+            statistics=canonical(config["statistics"]),
         conda:
             "../envs/posbias.yaml"
         log:
@@ -139,7 +140,7 @@ if "dataset_stats" in TABLES:
             stats="results/stats/querysets/{queryset}.json",
         params:
             tokenizer=TABLES["dataset_stats"]["tokenizer"],
-            rel_level=lambda wc: QUERYSETS[wc.queryset]["rel_level"],
+            rel_level=lambda wc: QUERYSETS[wc.queryset].rel_level,
         conda:
             "../envs/posbias.yaml"
         log:

@@ -9,7 +9,7 @@ rule bm25_index:
     output:
         index=directory("results/index/{collection}/lucene"),
     params:
-        expansions=expansions_param,
+        expansions=lambda wc: COLLECTIONS.get(wc.collection, {}).get("expansions"),
     threads: 2
     conda:
         "../envs/posbias.yaml"
@@ -27,11 +27,11 @@ rule bm25_retrieve:
         run="results/candidates/{retriever}/{queryset}/top{depth}.run",
     params:
         depth=lambda wc: int(wc.depth),
-        k1=lambda wc: RETRIEVERS[wc.retriever]["k1"],
-        b=lambda wc: RETRIEVERS[wc.retriever]["b"],
+        k1=lambda wc: canonical(RETRIEVERS[wc.retriever]["k1"]),
+        b=lambda wc: canonical(RETRIEVERS[wc.retriever]["b"]),
         tag=lambda wc: wc.retriever,
     wildcard_constraints:
-        retriever=alternatives(BM25_RETRIEVERS),
+        retriever=alternatives(CFG.retrievers_of_kind("bm25")),
     threads: 2
     conda:
         "../envs/posbias.yaml"
@@ -47,10 +47,10 @@ rule dense_index:
     output:
         index=directory("results/index/{collection}/dense/{retriever}"),
     params:
-        encoder=lambda wc: RETRIEVERS[wc.retriever]["encoder"],
-        faiss=lambda wc: RETRIEVERS[wc.retriever]["faiss"],
+        encoder=lambda wc: canonical(RETRIEVERS[wc.retriever]["encoder"]),
+        faiss=lambda wc: canonical(RETRIEVERS[wc.retriever]["faiss"]),
     wildcard_constraints:
-        retriever=alternatives(HYBRID_RETRIEVERS),
+        retriever=alternatives(CFG.retrievers_of_kind("hybrid")),
     threads: 2
     conda:
         "../envs/posbias.yaml"
@@ -69,12 +69,12 @@ rule hybrid_retrieve:
         run="results/candidates/{retriever}/{queryset}/top{depth}.run",
     params:
         depth=lambda wc: int(wc.depth),
-        encoder=lambda wc: RETRIEVERS[wc.retriever]["encoder"],
-        weight=lambda wc: RETRIEVERS[wc.retriever]["weight"],
-        bm25=lambda wc: {k: RETRIEVERS[RETRIEVERS[wc.retriever]["bm25"]][k] for k in ("k1", "b")},
+        encoder=lambda wc: canonical(RETRIEVERS[wc.retriever]["encoder"]),
+        weight=lambda wc: canonical(RETRIEVERS[wc.retriever]["weight"]),
+        bm25=lambda wc: canonical({k: RETRIEVERS[RETRIEVERS[wc.retriever]["bm25"]][k] for k in ("k1", "b")}),
         tag=lambda wc: wc.retriever,
     wildcard_constraints:
-        retriever=alternatives(HYBRID_RETRIEVERS),
+        retriever=alternatives(CFG.retrievers_of_kind("hybrid")),
     threads: 2
     conda:
         "../envs/posbias.yaml"
@@ -86,14 +86,14 @@ rule hybrid_retrieve:
 
 rule import_run:
     input:
-        run=lambda wc: QUERYSETS[wc.queryset]["candidates"],
+        run=lambda wc: QUERYSETS[wc.queryset].candidates,
         queries=lambda wc: queries_of(wc.queryset),
     output:
-        run="results/candidates/given/{queryset}/top{depth}.run",
+        run=f"results/candidates/{names.GIVEN}/{{queryset}}/top{{depth}}.run",
     params:
         depth=lambda wc: int(wc.depth),
     wildcard_constraints:
-        queryset=alternatives([q for q, s in QUERYSETS.items() if "candidates" in s]),
+        queryset=alternatives([q for q, s in QUERYSETS.items() if s.candidates]),
     conda:
         "../envs/posbias.yaml"
     log:
@@ -104,14 +104,16 @@ rule import_run:
 
 rule random_shuffle:
     input:
-        candidates=[candidates_of(qs) for qs in RERANK_QUERYSETS],
+        candidates=lambda wc: candidates_of(wc.queryset),
     output:
-        runs=expand("results/runs/{qs}/random/seed{{seed}}.run", qs=RERANK_QUERYSETS),
+        run="results/runs/{queryset}/random/seed{seed}.run",
     params:
         seed=lambda wc: int(wc.seed),
+    wildcard_constraints:
+        queryset=alternatives(RERANK_QUERYSETS),
     conda:
         "../envs/posbias.yaml"
     log:
-        "logs/retrieval/random_shuffle/seed{seed}.log",
+        "logs/retrieval/random_shuffle/{queryset}/seed{seed}.log",
     script:
         "../scripts/random_shuffle.py"

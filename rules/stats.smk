@@ -1,5 +1,5 @@
 # All systems of a query set in one table; per-query values averaged over seeds before testing.
-# Both rules only concatenate small per-query Parquet files: local rules, never queued on a cluster.
+# These rules only concatenate small per-query Parquet files: local rules, never queued on a cluster.
 
 
 rule combine_seeds:
@@ -9,6 +9,8 @@ rule combine_seeds:
     output:
         per_seed="results/eval/{queryset}/per_seed.parquet",
         averaged="results/eval/{queryset}/seed_averaged.parquet",
+    wildcard_constraints:
+        queryset=alternatives(CFG.evaluated_querysets),
     conda:
         "../envs/posbias.yaml"
     log:
@@ -32,5 +34,25 @@ if FINETUNED_QUERYSETS:
             "../envs/posbias.yaml"
         log:
             "logs/stats/combine_finetuned_seeds/{queryset}.log",
+        script:
+            "../scripts/combine_seeds.py"
+
+
+if OUTCOME_QUERYSETS:
+
+    rule combine_cutoff_seeds:
+        localrule: True
+        input:
+            values=lambda wc: expand("results/eval-cutoff/k{k}/{qs}/{model}/seed{seed}.parquet", k=wc.k,
+                                     qs=wc.queryset, model=MODELS, seed=SEEDS),
+        output:
+            per_seed="results/eval-cutoff/k{k}/{queryset}/per_seed.parquet",
+            averaged="results/eval-cutoff/k{k}/{queryset}/seed_averaged.parquet",
+        wildcard_constraints:
+            queryset=alternatives(OUTCOME_QUERYSETS),
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/stats/combine_cutoff_seeds/k{k}/{queryset}.log",
         script:
             "../scripts/combine_seeds.py"

@@ -5,15 +5,15 @@
 
 rule train:
     input:
-        tokens=lambda wc: tokens_of(collection_of(TRAIN_QUERYSET), wc.model),
-        queries=queries_of(TRAIN_QUERYSET),
-        qrels=qrels_of(TRAIN_QUERYSET),
-        candidates=candidates_of(TRAIN_QUERYSET),
+        tokens=lambda wc: tokens_of(collection_of(CFG.train_queryset), wc.model),
+        queries=queries_of(CFG.train_queryset),
+        qrels=qrels_of(CFG.train_queryset),
+        candidates=candidates_of(CFG.train_queryset),
     output:
         checkpoint=directory("results/models/{model}/seed{seed}"),
     params:
-        model=lambda wc: model_params(wc.model),
-        training=training_params(),
+        model=lambda wc: CFG.model_params(wc.model),
+        training=lambda wc: CFG.training_params(wc.model),
         seed=lambda wc: int(wc.seed),
         name=lambda wc: wc.model,
     threads: 1

@@ -26,3 +26,17 @@ def combine_seeds(inputs: list[str], per_seed_out: str, averaged_out: str) -> No
     frame = pd.concat([pd.read_parquet(path) for path in inputs], ignore_index=True)
     write_parquet(frame, per_seed_out)
     write_parquet(average_over_seeds(frame), averaged_out)
+
+
+def pool_values(inputs: list[str], members: list[str], metrics: list[str], queryset: str, out: str) -> None:
+    """A pooled query set's per-query values: its members' (one file each, in `members` order) stacked, each
+    query id prefixed with its member's name (TREC DL years may reuse ids), keeping the pool's metrics."""
+    frames = []
+    for path, member in zip(inputs, members, strict=True):
+        frame = pd.read_parquet(path)
+        missing = sorted(set(metrics) - set(frame["metric"]))
+        if missing:
+            raise ValueError(f"{path}: has no values of {missing} for the pooled query set {queryset!r}")
+        frame = frame[frame["metric"].isin(metrics)]
+        frames.append(frame.assign(qid=member + ":" + frame["qid"].astype(str), queryset=queryset))
+    write_parquet(pd.concat(frames, ignore_index=True), out)

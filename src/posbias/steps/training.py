@@ -56,13 +56,16 @@ def state_dir_of(output: str) -> str:
 
 
 def train_model(model: dict, training: dict, seed: int, tokens: str, queries: str, qrels: str,
-                candidates: str, out_dir: str, threads: int, progress: bool = True, name: str | None = None) -> None:
-    """Fine-tune the ranker described by a `models.<name>` config block; save a checkpoint.
+                candidates: str, out_dir: str, threads: int, progress: bool = True, name: str | None = None,
+                init_checkpoint: str | None = None) -> None:
+    """Fine-tune the ranker described by a `models.<name>` config block, from its pretrained backbone or from
+    `init_checkpoint` (the fine-tuned setting); save a checkpoint.
 
     Re-running the same job after a kill resumes from its last saved state."""
     state_dir = state_dir_of(out_dir)
     ranker, tokenizer, summary = fit(model, training, seed, tokens, queries, read_qrels(qrels), candidates,
-                                     threads, progress, state_dir=state_dir, name=name)
+                                     threads, progress, init_checkpoint=init_checkpoint, state_dir=state_dir,
+                                     name=name)
     save_checkpoint(ranker, tokenizer, out_dir, extra={"seed": seed, "training": summary})
     shutil.rmtree(state_dir, ignore_errors=True)  # the checkpoint is complete: nothing left to resume
 
@@ -98,19 +101,3 @@ def rerank_candidates(checkpoint: str, tokens: list[str], queries: list[str], ca
     torch.set_num_threads(threads)
     ranker, tokenizer = load_checkpoint(checkpoint)
     rerank_with(ranker, tokenizer, tokens, queries, candidates, runs, tag, scoring, progress)
-
-
-def finetune_and_rerank(init_checkpoint: str, model: dict, training: dict, seed: int, train_tokens: str,
-                        train_queries: str, train_qrels: str, train_candidates: str, tokens: list[str],
-                        queries: list[str], candidates: list[str], runs: list[str], tag: str, scoring: dict,
-                        threads: int, progress: bool = True, name: str | None = None) -> None:
-    """The fine-tuned setting: start from a trained checkpoint, fine-tune on another query set's
-    judgments (FarRelevant train), rerank with the result. The fine-tuned model is not saved; its
-    training state is, beside the first run, until the runs are written."""
-    state_dir = state_dir_of(runs[0])
-    ranker, tokenizer, summary = fit(model, training, seed, train_tokens, train_queries, read_qrels(train_qrels),
-                                     train_candidates, threads, progress, init_checkpoint=init_checkpoint,
-                                     state_dir=state_dir, name=name)
-    log.info("fine-tuned %s: %s", init_checkpoint, summary)
-    rerank_with(ranker, tokenizer, tokens, queries, candidates, runs, tag, scoring, progress)
-    shutil.rmtree(state_dir, ignore_errors=True)

@@ -1,0 +1,586 @@
+"""The one config layer: read, merge, validate, cross-check and derive, for the workflow and the CLI alike.
+
+    cfg = load_config("config/paper/robust04.yaml")       # a file (its `base:` files first)
+    cfg = prepare(data)                                     # an already merged mapping (tests, Snakemake)
+
+`prepare` validates against the schema that ships with the package (`config.schema.yaml`), fills its
+defaults, drops the models whose ranker is not implemented yet (with a warning), and runs every
+cross-check; each problem is a `ConfigError` whose message starts with the key it is about. The
+returned `Config` holds typed sections and everything the workflow derives from them: the job lists,
+the token stores and what each job receives through `params:`. Those params are `canonical` (sorted
+keys, integral floats as ints), so a config that only differs in key order or number spelling never
+reruns a job.
+
+Layering: a config may name `base:` files (one or a list, relative to the file naming them). They are
+merged first, in order, and the file itself on top: mappings merge key by key, anything else (lists
+included) is replaced. The paper configs share their models, training recipe and MS MARCO collection
+through `config/paper/common.yaml` this way.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import re
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import yaml
+
+from posbias import names
+from posbias.rankers import catalog
+
+SCHEMA_PATH = Path(__file__).with_name("config.schema.yaml")
+GENERATED_COLLECTIONS = ("synthetic", "farrelevant")  # written by the embedded generator and FarRelevant builder
+SYNTHETIC_QUERYSETS = ("train", "dev", "test")  # what the embedded generator writes
+BASELINE_TABLE_NAMES = ("table1", "table7", "table8")  # one layout, different columns
+FINE_TUNED = "fine-tuned"
+
+
+class ConfigError(ValueError):
+    """A config problem; the message starts with the file or the key it is about."""
+
+
+# --- reading and merging -------------------------------------------------------------------------
+
+
+def read_config_file(path: str | Path) -> dict:
+    """One YAML file as a mapping; a syntax error names the file and line."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such config file") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path}: cannot be read as a UTF-8 config file ({err})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise ConfigError(f"{where}: YAML syntax error: {problem}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a config is a YAML mapping of sections, got {type(data).__name__}")
+    return data
+
+
+def merge(base: Mapping, top: Mapping) -> dict:
+    """`top` over `base`: mappings merge key by key, anything else is replaced."""
+    merged = copy.deepcopy(dict(base))
+    for key, value in top.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def read_layered(path: str | Path, _seen: tuple[Path, ...] = ()) -> dict:
+    """A config file with its `base:` files merged underneath (relative to the file that names them)."""
+    path = Path(path)
+    if path.resolve() in _seen:
+        raise ConfigError(f"{path}: base: files include each other ({' -> '.join(map(str, [*_seen, path]))})")
+    data = read_config_file(path)
+    bases = data.pop("base", [])
+    if isinstance(bases, str):
+        bases = [bases]
+    if not isinstance(bases, list) or not all(isinstance(b, str) for b in bases):
+        raise ConfigError(f"{path}: base: a file name or a list of file names")
+    merged: dict = {}
+    for base in bases:
+        merged = merge(merged, read_layered(path.parent / base, (*_seen, path.resolve())))
+    return merge(merged, data)
+
+
+def load_config(*paths: str | Path, overrides: Mapping | None = None) -> "Config":
+    """Config files merged in order (each with its bases), `overrides` on top, then `prepare`d."""
+    if not paths:
+        raise ConfigError("no config file given")
+    data: dict = {}
+    for path in paths:
+        data = merge(data, read_layered(path))
+    return prepare(merge(data, overrides or {}))
+
+
+# --- schema --------------------------------------------------------------------------------------
+
+
+def _schema() -> dict:
+    return yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+def validate(data: dict) -> dict:
+    """A copy of `data` checked against the schema, with its defaults filled in."""
+    from jsonschema import Draft202012Validator, validators
+    from jsonschema.exceptions import best_match
+
+    def fill_defaults(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for key, subschema in properties.items():
+                if "default" in subschema and key not in instance:
+                    instance[key] = copy.deepcopy(subschema["default"])
+        yield from Draft202012Validator.VALIDATORS["properties"](validator, properties, instance, schema)
+
+    Validator = validators.extend(Draft202012Validator, {"properties": fill_defaults})
+    data = copy.deepcopy(data)
+    error = best_match(Validator(_schema()).iter_errors(data))
+    if error is not None:
+        key = ".".join(str(p) for p in error.absolute_path) or "(top level)"
+        raise ConfigError(f"{key}: {error.message}")
+    return data
+
+
+# --- canonical params ----------------------------------------------------------------------------
+
+
+def canonical(value: Any) -> Any:
+    """`value` with mappings in sorted key order and integral floats as ints, recursively.
+
+    Snakemake compares a job's params by their printed form, so `{b: 1, a: 2.0}` and `{a: 2, b: 1}`
+    would otherwise count as a change and rerun the job."""
+    if isinstance(value, Mapping):
+        return {str(k): canonical(value[k]) for k in sorted(value, key=str)}
+    if isinstance(value, (list, tuple)):
+        return [canonical(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+# --- typed sections ------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class QuerySet:
+    name: str
+    metrics: tuple[str, ...]
+    alpha: float
+    rel_level: int
+    collection: str | None = None  # None for a pooled query set
+    depth: int | None = None
+    retriever: str | None = None
+    source: dict | None = None
+    folds: list | str | None = None
+    candidates: str | None = None  # a given run instead of retrieval
+    pool: tuple[str, ...] = ()  # member query sets whose judged queries this one pools
+
+    @property
+    def pooled(self) -> bool:
+        return bool(self.pool)
+
+    @classmethod
+    def from_spec(cls, name: str, spec: Mapping) -> "QuerySet":
+        return cls(name=name, metrics=tuple(spec["metrics"]), alpha=spec["alpha"], rel_level=spec["rel_level"],
+                   collection=spec.get("collection"), depth=spec.get("depth") if "pool" not in spec else None,
+                   retriever=spec.get("retriever") if "pool" not in spec else None, source=spec.get("source"),
+                   folds=spec.get("folds"), candidates=spec.get("candidates"), pool=tuple(spec.get("pool", ())))
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+    name: str
+    label: str
+    ranker: str
+    baseline: str
+    lr: float
+    head_lr: float
+    args: dict
+    training: dict  # this model's overrides of the training recipe
+
+    @classmethod
+    def from_spec(cls, name: str, spec: Mapping) -> "Model":
+        return cls(name=name, label=spec["label"], ranker=spec["ranker"], baseline=spec["baseline"], lr=spec["lr"],
+                   head_lr=spec["head_lr"], args=dict(spec["args"]), training=dict(spec.get("training", {})))
+
+
+def tokenizer_key(name: str) -> str:
+    """A path component for a tokenizer (a hub name, a directory or offline:...)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_.") or "tokenizer"
+
+
+def training_recipe(training: Mapping, *overrides: Mapping | None) -> dict:
+    """The `training` section as a job's recipe: without the seed list and the query set (adding a seed must
+    not retrain the others), with each of `overrides` on top in order."""
+    recipe = {k: v for k, v in training.items() if k not in ("seeds", "queryset")}
+    for layer in overrides:
+        recipe.update(layer or {})
+    return canonical(recipe)
+
+
+# --- the prepared config -------------------------------------------------------------------------
+
+
+class Config:
+    """A validated, cross-checked config and what the workflow derives from it."""
+
+    def __init__(self, data: dict, warnings: list[str]):
+        self.data = data
+        self.warnings = warnings
+        self.querysets = {n: QuerySet.from_spec(n, s) for n, s in data["querysets"].items()}
+        self.models = {n: Model.from_spec(n, s) for n, s in sorted(data["models"].items())}
+        self.collections: dict = data.get("collections", {})
+        self.retrievers: dict = data["retrievers"]
+        self.tables: dict = data["tables"]
+        self.external_runs: dict = data.get("external_runs", {})
+        self.finetuning: dict | None = data.get("finetuning")
+        self.seeds: list[int] = list(data["training"]["seeds"])
+        self.train_queryset: str = data["training"]["queryset"]
+        self.rerank_querysets: list[str] = list(data["rerank"]["querysets"])
+        self.cv_querysets: list[str] = list(data.get("cross_validation", {}).get("querysets", []))
+        self.finetuned_querysets: list[str] = list(self.finetuning["querysets"]) if self.finetuning else []
+        self.outcome_querysets: list[str] = list(self.tables.get("outcomes", {}).get("querysets", []))
+        self.far_train_queryset: str | None = data.get("farrelevant", {}).get("train_queryset")
+        self.experiment: str | None = data.get("experiment")
+
+    # names
+    @property
+    def model_names(self) -> list[str]:
+        return list(self.models)
+
+    @property
+    def direct_querysets(self) -> list[str]:
+        """Query sets each trained checkpoint reranks directly (cross-validated ones go fold by fold)."""
+        return [qs for qs in self.rerank_querysets if qs not in self.cv_querysets]
+
+    @property
+    def pooled_querysets(self) -> list[str]:
+        return [n for n, q in self.querysets.items() if q.pooled]
+
+    @property
+    def evaluated_querysets(self) -> list[str]:
+        """Query sets with per-query values of every system: the reranked ones and the pools of them."""
+        return [*self.rerank_querysets, *self.pooled_querysets]
+
+    def retrievers_of_kind(self, kind: str) -> list[str]:
+        return [r for r, s in self.retrievers.items() if s["kind"] == kind]
+
+    @property
+    def baseline_tables(self) -> list[str]:
+        return [t for t in BASELINE_TABLE_NAMES if t in self.tables]
+
+    @property
+    def far_queryset(self) -> str:
+        """The FarRelevant test query set (at most one besides farrelevant.train_queryset)."""
+        return next((n for n, q in self.querysets.items() if q.collection == "farrelevant"
+                     and n != self.far_train_queryset), "farrelevant")
+
+    @property
+    def results_dir(self) -> str:
+        """Where this experiment's tables and figures go: `results/`, or `results/<experiment>/`."""
+        return f"results/{self.experiment}" if self.experiment else "results"
+
+    # token stores
+    @cached_property
+    def tokenizers(self) -> dict[str, dict]:
+        """One token store per ranker tokenizer, capped at the longest document budget of the models that share
+        it (so FirstP and MaxP on one backbone read the same store)."""
+        stores: dict[str, dict] = {}
+        for model in self.models.values():
+            entry = stores.setdefault(tokenizer_key(model.args["backbone"]),
+                                      {"name": model.args["backbone"], "cap": 0, "trust_remote_code": False})
+            entry["cap"] = max(entry["cap"], model.args["max_doc_tokens"])
+            entry["trust_remote_code"] |= bool(model.args.get("trust_remote_code"))
+        return stores
+
+    def tokenizer_of(self, model: str) -> str:
+        return tokenizer_key(self.models[model].args["backbone"])
+
+    # what jobs receive
+    def model_params(self, model: str) -> dict:
+        """What a job that builds or fine-tunes a model needs from its `models.<name>` block."""
+        spec = self.models[model]
+        return canonical({"ranker": spec.ranker, "args": spec.args, "lr": spec.lr, "head_lr": spec.head_lr})
+
+    def training_params(self, model: str, overrides: Mapping | None = None) -> dict:
+        """The recipe a model trains with: `training`, the model's own `training` block, then `overrides`
+        (a fine-tuning or cross-validation section's)."""
+        return training_recipe(self.data["training"], self.models[model].training, overrides)
+
+    @property
+    def scoring(self) -> dict:
+        """How rerank jobs score: batch size, device and the backbone's autocast precision."""
+        return canonical({k: v for k, v in self.data["rerank"].items() if k != "querysets"})
+
+    def evaluation_params(self, queryset: str) -> dict:
+        qs = self.querysets[queryset]
+        return canonical({"metrics": list(qs.metrics), "rel_level": qs.rel_level})
+
+    def systems(self, queryset: str, stage: str = "eval") -> list[tuple[str, int]]:
+        """(system, seed) pairs evaluated on a query set: the retriever and random rows (zero-shot only),
+        every model with every seed, and the runs made elsewhere for it."""
+        pairs = []
+        if stage == "eval":
+            pairs += [(names.RETRIEVER, 0)] + [(names.RANDOM, s) for s in self.seeds]
+        pairs += [(m, s) for m in self.models for s in self.seeds]
+        if stage == "eval":
+            pairs += [(n, 0) for n, spec in self.external_runs.items() if queryset in spec["runs"]]
+        return pairs
+
+    def table_querysets(self, table: str, setting: str = "zero-shot") -> list[str]:
+        want_finetuned = setting == FINE_TUNED
+        return sorted({c["queryset"] for c in self.tables[table]["columns"]
+                       if (c.get("setting") == FINE_TUNED) == want_finetuned})
+
+    def table_params(self, table: str) -> dict:
+        """What a table job needs: its spec, labels and baselines, its query sets' thresholds, the test recipe.
+        Only what the table shows, so changing another query set or table leaves it alone."""
+        spec = self.tables[table]
+        shown = {c["queryset"] for c in spec["columns"]}
+        return canonical({
+            "spec": spec,
+            "models": {m: {"label": s.label, "baseline": s.baseline} for m, s in self.models.items()},
+            "external": {n: {"label": s["label"], "baseline": s.get("baseline"), "querysets": sorted(s["runs"])}
+                         for n, s in self.external_runs.items() if set(s["runs"]) & shown},
+            "querysets": {q: {"alpha": self.querysets[q].alpha} for q in sorted(shown)},
+            "n_seeds": len(self.seeds),
+            "statistics": self.data["statistics"],
+        })
+
+    def folds_count(self, queryset: str) -> int:
+        """The number of folds of a cross-validated query set (a user's qid<TAB>fold file is read here)."""
+        folds = self.querysets[queryset].folds
+        if isinstance(folds, list):
+            return len(folds)
+        from posbias.io import read_folds
+
+        numbers = set(read_folds(folds).values())
+        if numbers != set(range(1, len(numbers) + 1)):
+            raise ConfigError(f"querysets.{queryset}.folds: {folds} must number its folds 1..k, "
+                              f"got {sorted(numbers)}")
+        return len(numbers)
+
+
+# --- cross-checks --------------------------------------------------------------------------------
+
+
+def prepare(data: Mapping) -> Config:
+    """Validate, fill defaults, drop unimplemented models and cross-check; see the module docstring."""
+    data = validate(dict(data))
+    warnings: list[str] = []
+    _skip_unimplemented_models(data, warnings)
+    for check in CHECKS:
+        check(data, warnings)
+    return Config(data, warnings)
+
+
+def _skip_unimplemented_models(cfg: dict, warnings: list[str]) -> None:
+    """Drop models whose ranker is planned but not implemented yet, saying so once per model."""
+    skipped = {m for m, spec in cfg["models"].items() if spec["ranker"] not in catalog.IMPLEMENTED}
+    for model in sorted(skipped):
+        warnings.append(catalog.not_implemented_message(model, cfg["models"][model]["ranker"]))
+    cfg["models"] = {m: spec for m, spec in cfg["models"].items() if m not in skipped}
+    for key in ("table1", "table4", "table7", "table8", "outcomes"):
+        spec = cfg["tables"].get(key)
+        if spec and "models" in spec:
+            spec["models"] = [m for m in spec["models"] if m not in skipped]
+    if not cfg["models"]:
+        raise ConfigError("models: none of the configured rankers is implemented yet")
+
+
+def _require(known: Iterable[str], value: str, key: str, what: str) -> None:
+    if value not in known:
+        raise ConfigError(f"{key}: {value!r} is not {what}")
+
+
+def check_collections(cfg: dict, warnings: list[str]) -> None:
+    for name, spec in cfg["querysets"].items():
+        if "pool" in spec:
+            continue  # check_pools
+        collection = spec.get("collection")
+        if collection is None:
+            raise ConfigError(f"querysets.{name}: needs `collection` (or `pool`, a list of query sets)")
+        if collection == "synthetic" and name not in SYNTHETIC_QUERYSETS:
+            raise ConfigError(f"querysets.{name}: the synthetic collection has only {SYNTHETIC_QUERYSETS}")
+        if collection in GENERATED_COLLECTIONS:
+            for key in ("source", "folds"):
+                if key in spec:
+                    raise ConfigError(f"querysets.{name}.{key}: the generated {collection} collection writes "
+                                      f"its own queries and qrels")
+            continue
+        if collection not in cfg.get("collections", {}):
+            raise ConfigError(f"querysets.{name}.collection: {collection!r} is neither a generated collection "
+                              f"{GENERATED_COLLECTIONS} nor a key of collections")
+        if "source" not in spec:
+            raise ConfigError(f"querysets.{name}.source: required for query sets of collection {collection!r}")
+        source = spec["source"]
+        if source["kind"] == "local" and not {"queries", "qrels"} <= set(source):
+            raise ConfigError(f"querysets.{name}.source: a local source needs `queries` and `qrels`")
+        if isinstance(spec.get("folds"), list) and source["kind"] != "ir_datasets":
+            raise ConfigError(f"querysets.{name}.folds: a list names ir_datasets subsets; use a qid<TAB>fold file")
+    for name, spec in cfg.get("collections", {}).items():
+        source = spec["documents"]
+        if source["kind"] == "local" and "path" not in source:
+            raise ConfigError(f"collections.{name}.documents.path: required for a local source")
+        if spec.get("expansions") and not Path(spec["expansions"]).exists():
+            warnings.append(f"collections.{name}.expansions: {spec['expansions']} does not exist (yet); "
+                            f"its bm25_index job will fail until it does")
+    far_train = cfg.get("farrelevant", {}).get("train_queryset")
+    if far_train and cfg["querysets"].get(far_train, {}).get("collection") != "farrelevant":
+        raise ConfigError(f"farrelevant.train_queryset: {far_train!r} is not a query set of the farrelevant collection")
+    far = [n for n, s in cfg["querysets"].items() if s.get("collection") == "farrelevant" and n != far_train]
+    if len(far) > 1:
+        raise ConfigError(f"querysets: only one query set (besides farrelevant.train_queryset) may use the "
+                          f"farrelevant collection, got {far}")
+    used = {s.get("collection") for s in cfg["querysets"].values()}
+    # FarRelevant documents are built from the generator's passage collection.
+    for section, needed_by in (("generator", {"synthetic", "farrelevant"}), ("farrelevant", {"farrelevant"})):
+        if used & needed_by and section not in cfg:
+            raise ConfigError(f"{section}: required because a query set uses the {sorted(used & needed_by)} "
+                              f"collection")
+
+
+def check_pools(cfg: dict, warnings: list[str]) -> None:
+    """A pooled query set (`pool: [dl19, dl20, dl21]`) stacks the judged queries of reranked query sets."""
+    querysets = cfg["querysets"]
+    for name, spec in querysets.items():
+        if "pool" not in spec:
+            continue
+        for key in ("collection", "source", "folds", "candidates"):
+            if key in spec:
+                raise ConfigError(f"querysets.{name}.{key}: a pooled query set takes its queries from `pool`")
+        if len(set(spec["pool"])) != len(spec["pool"]):
+            raise ConfigError(f"querysets.{name}.pool: lists a query set twice")
+        for member in spec["pool"]:
+            _require(querysets, member, f"querysets.{name}.pool", "a key of querysets")
+            if "pool" in querysets[member]:
+                raise ConfigError(f"querysets.{name}.pool: {member!r} is itself pooled")
+            _require(cfg["rerank"]["querysets"], member, f"querysets.{name}.pool", "in rerank.querysets")
+            missing = [m for m in spec["metrics"] if m not in querysets[member]["metrics"]]
+            if missing:
+                raise ConfigError(f"querysets.{name}.metrics: {missing} not in querysets.{member}.metrics "
+                                  f"(a pool's values are its members')")
+
+
+def _plain_querysets(cfg: dict) -> list[str]:
+    return [n for n, s in cfg["querysets"].items() if "pool" not in s]
+
+
+def check_retrievers(cfg: dict, warnings: list[str]) -> None:
+    retrievers = cfg["retrievers"]
+    for name in _plain_querysets(cfg):
+        spec = cfg["querysets"][name]
+        if "candidates" not in spec:
+            _require(retrievers, spec["retriever"], f"querysets.{name}.retriever", "a key of retrievers")
+    for name, spec in retrievers.items():
+        if spec["kind"] == "hybrid":
+            partner = retrievers.get(spec["bm25"])
+            if partner is None or partner["kind"] != "bm25":
+                raise ConfigError(f"retrievers.{name}.bm25: {spec['bm25']!r} is not a bm25 retriever")
+    first_stage = cfg["tables"].get("first_stage")
+    if first_stage:
+        for qs in first_stage["querysets"]:
+            _require(_plain_querysets(cfg), qs, "tables.first_stage.querysets", "a (not pooled) key of querysets")
+        for item in first_stage["retrievers"]:
+            _require(retrievers, item, "tables.first_stage.retrievers", "a key of retrievers")
+
+
+def check_training(cfg: dict, warnings: list[str]) -> None:
+    plain = _plain_querysets(cfg)
+    _require(plain, cfg["training"]["queryset"], "training.queryset", "a (not pooled) key of querysets")
+    for qs in cfg["rerank"]["querysets"]:
+        _require(plain, qs, "rerank.querysets", "a (not pooled) key of querysets")
+    if len(set(cfg["rerank"]["querysets"])) != len(cfg["rerank"]["querysets"]):
+        raise ConfigError("rerank.querysets: lists a query set twice")
+    for qs in cfg.get("cross_validation", {}).get("querysets", []):
+        _require(cfg["rerank"]["querysets"], qs, "cross_validation.querysets", "in rerank.querysets")
+        if "folds" not in cfg["querysets"][qs]:
+            raise ConfigError(f"cross_validation.querysets: {qs!r} has no `folds`")
+    finetuning = cfg.get("finetuning")
+    if finetuning:
+        _require(plain, finetuning["queryset"], "finetuning.queryset", "a (not pooled) key of querysets")
+        cv = cfg.get("cross_validation", {}).get("querysets", [])
+        for qs in finetuning["querysets"]:
+            if qs not in cfg["rerank"]["querysets"] or qs in cv:
+                raise ConfigError(f"finetuning.querysets: {qs!r} must be in rerank.querysets and not cross-validated")
+
+
+def check_models(cfg: dict, warnings: list[str]) -> None:
+    models = cfg["models"]
+    for name, model in models.items():
+        baseline, args = model["baseline"], model["args"]
+        _require(models, baseline, f"models.{name}.baseline", "a configured model")
+        if models[baseline]["ranker"] != "firstp":
+            raise ConfigError(f"models.{name}.baseline: {baseline!r} is not a firstp model")
+        if model["ranker"] == "firstp" and args["max_doc_tokens"] != args["chunk_tokens"]:
+            raise ConfigError(f"models.{name}.args: firstp needs max_doc_tokens == chunk_tokens")
+        if args["stride"] > args["chunk_tokens"]:
+            raise ConfigError(f"models.{name}.args.stride: larger than chunk_tokens, text would be skipped")
+        if args["chunk_tokens"] > args["max_doc_tokens"]:
+            raise ConfigError(f"models.{name}.args.chunk_tokens: larger than max_doc_tokens")
+    labels = [m["label"] for m in models.values()]
+    for label in {label for label in labels if labels.count(label) > 1}:
+        clash = sorted(n for n, m in models.items() if m["label"] == label)
+        raise ConfigError(f"models.{clash[1]}.label: {label!r} is also the label of models.{clash[0]} "
+                          f"(table rows would be ambiguous)")
+
+
+def _column_header(column: Mapping) -> str:
+    """The header a table column shows (`header`, or query set and metric, marked when fine-tuned)."""
+    default = f"{column['queryset']} {column['metric']}"
+    if column.get("setting") == FINE_TUNED:
+        default += f" {FINE_TUNED}"
+    return column.get("header", default)
+
+
+def check_tables(cfg: dict, warnings: list[str]) -> None:
+    models, querysets, tables = cfg["models"], cfg["querysets"], cfg["tables"]
+    evaluated = [*cfg["rerank"]["querysets"], *(n for n, s in querysets.items() if "pool" in s)]
+    finetuned = (cfg.get("finetuning") or {}).get("querysets", [])
+    for table in ("table1", "table4", *BASELINE_TABLE_NAMES[1:]):
+        spec = tables.get(table)
+        if spec is None:
+            continue
+        if len(set(spec["models"])) != len(spec["models"]):
+            raise ConfigError(f"tables.{table}.models: lists a model twice")
+        for m in spec["models"]:
+            _require(models, m, f"tables.{table}.models", "a configured model")
+            baseline = models[m]["baseline"]
+            if table != "table4" and baseline not in spec["models"]:
+                raise ConfigError(f"tables.{table}.models: {m!r} needs its baseline {baseline!r} in the table")
+        headers = []
+        for i, column in enumerate(spec["columns"]):
+            key, qs = f"tables.{table}.columns[{i}]", column["queryset"]
+            _require(evaluated, qs, f"{key}.queryset", "in rerank.querysets or a pooled query set")
+            if column["metric"] not in querysets[qs]["metrics"]:
+                raise ConfigError(f"{key}.metric: {column['metric']!r} is not in querysets.{qs}.metrics")
+            if column.get("setting") == FINE_TUNED and qs not in finetuned:
+                raise ConfigError(f"{key}.setting: fine-tuned needs {qs!r} in finetuning.querysets")
+            header = _column_header(column)
+            if header in headers:
+                raise ConfigError(f"{key}.header: {header!r} is also the header of "
+                                  f"tables.{table}.columns[{headers.index(header)}]")
+            headers.append(header)
+        if "retriever_label" in spec and spec["retriever_label"] in {models[m]["label"] for m in spec["models"]}:
+            raise ConfigError(f"tables.{table}.retriever_label: {spec['retriever_label']!r} is also a model's label")
+    spec4 = tables.get("table4")
+    if spec4:
+        _require(spec4["models"], spec4["reference"], "tables.table4.reference", "among tables.table4.models")
+    outcomes = tables.get("outcomes")
+    if outcomes:
+        for qs in outcomes["querysets"]:
+            _require(cfg["rerank"]["querysets"], qs, "tables.outcomes.querysets", "in rerank.querysets")
+            if outcomes["k"] >= querysets[qs]["depth"]:
+                # Legal (runs made elsewhere have other candidates), but our rankers would tie on case (2).
+                warnings.append(f"tables.outcomes.k: {outcomes['k']} is not below querysets.{qs}.depth "
+                                f"({querysets[qs]['depth']}); rankers reordering the same candidates all find the "
+                                f"relevant document in the top k or all miss it, so case (2) stays empty")
+        for m in outcomes.get("models", []):
+            _require(models, m, "tables.outcomes.models", "a configured model")
+    for qs in tables.get("dataset_stats", {}).get("querysets", []):
+        _require(_plain_querysets(cfg), qs, "tables.dataset_stats.querysets", "a (not pooled) key of querysets")
+
+
+def check_external_runs(cfg: dict, warnings: list[str]) -> None:
+    for name, spec in cfg.get("external_runs", {}).items():
+        if name in cfg["models"]:
+            raise ConfigError(f"external_runs.{name}: the name is already a model's")
+        for qs in spec["runs"]:
+            _require(cfg["rerank"]["querysets"], qs, f"external_runs.{name}.runs", "in rerank.querysets")
+        if "baseline" in spec:
+            _require(cfg["models"], spec["baseline"], f"external_runs.{name}.baseline", "a configured model")
+
+
+CHECKS = (check_collections, check_pools, check_retrievers, check_training, check_models, check_tables,
+          check_external_runs)

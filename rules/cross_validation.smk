@@ -22,7 +22,7 @@ if CV_QUERYSETS:
             seed=lambda wc: int(wc.seed),
             fold=lambda wc: int(wc.fold),
             name=lambda wc: wc.model,
-            scoring=CFG.scoring,
+            scoring=lambda wc: CFG.scoring(wc.model),
             tag=lambda wc: f"{wc.model}-seed{wc.seed}",
         wildcard_constraints:
             queryset=alternatives(CV_QUERYSETS),

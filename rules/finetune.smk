@@ -39,7 +39,7 @@ if FINETUNING:
             run="results/runs-finetuned/{queryset}/{model}/seed{seed}.run",
             info="results/runs-finetuned/{queryset}/{model}/seed{seed}.run.json",
         params:
-            scoring=CFG.scoring,
+            scoring=lambda wc: CFG.scoring(wc.model),
             tag=lambda wc: f"{wc.model}-finetuned-seed{wc.seed}",
         wildcard_constraints:
             queryset=alternatives(FINETUNED_QUERYSETS),

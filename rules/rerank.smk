@@ -14,7 +14,7 @@ rule rerank:
         run="results/runs/{queryset}/{model}/seed{seed}.run",
         info="results/runs/{queryset}/{model}/seed{seed}.run.json",
     params:
-        scoring=CFG.scoring,
+        scoring=lambda wc: CFG.scoring(wc.model),
         tag=lambda wc: f"{wc.model}-seed{wc.seed}",
     wildcard_constraints:
         queryset=alternatives(DIRECT_QUERYSETS),

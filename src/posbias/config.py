@@ -200,6 +200,12 @@ def tokenizer_key(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_.") or "tokenizer"
 
 
+def tokenizer_name(args: Mapping) -> str:
+    """The tokenizer a ranker reads with: its backbone's, unless `args.tokenizer` names another (MOSAIC BERT
+    ships none of its own and reads bert-base-uncased tokens)."""
+    return args.get("tokenizer", args["backbone"])
+
+
 def training_recipe(training: Mapping, *overrides: Mapping | None) -> dict:
     """The `training` section as a job's recipe: without the seed list and the query set (adding a seed must
     not retrain the others), with each of `overrides` on top in order."""
@@ -278,14 +284,15 @@ class Config:
         it (so FirstP and MaxP on one backbone read the same store)."""
         stores: dict[str, dict] = {}
         for model in self.models.values():
-            entry = stores.setdefault(tokenizer_key(model.args["backbone"]),
-                                      {"name": model.args["backbone"], "cap": 0, "trust_remote_code": False})
+            name = tokenizer_name(model.args)
+            entry = stores.setdefault(tokenizer_key(name), {"name": name, "cap": 0, "trust_remote_code": False})
             entry["cap"] = max(entry["cap"], model.args["max_doc_tokens"])
             entry["trust_remote_code"] |= bool(model.args.get("trust_remote_code"))
         return stores
 
     def tokenizer_of(self, model: str) -> str:
-        return tokenizer_key(self.models[model].args["backbone"])
+        """The key of the token store a model reads."""
+        return tokenizer_key(tokenizer_name(self.models[model].args))
 
     # what jobs receive
     def model_params(self, model: str) -> dict:
@@ -298,10 +305,13 @@ class Config:
         (a fine-tuning or cross-validation section's)."""
         return training_recipe(self.data["training"], self.models[model].training, overrides)
 
-    @property
-    def scoring(self) -> dict:
-        """How rerank jobs score: batch size, device and the backbone's autocast precision."""
-        return canonical({k: v for k, v in self.data["rerank"].items() if k != "querysets"})
+    def scoring(self, model: str) -> dict:
+        """How a model's rerank jobs score: the `rerank` section's batch size, device and autocast precision;
+        a model trained at a precision of its own (`models.<name>.training.precision`) also scores at it."""
+        scoring = {k: v for k, v in self.data["rerank"].items() if k != "querysets"}
+        if "precision" in self.models[model].training:
+            scoring["precision"] = self.models[model].training["precision"]
+        return canonical(scoring)
 
     def evaluation_params(self, queryset: str) -> dict:
         qs = self.querysets[queryset]
@@ -360,6 +370,9 @@ def prepare(data: Mapping) -> Config:
     data = validate(dict(data))
     warnings: list[str] = []
     _skip_unimplemented_models(data, warnings)
+    for table in BASELINE_TABLE_NAMES:  # a table without `models` shows every configured model
+        if table in data["tables"]:
+            data["tables"][table].setdefault("models", list(data["models"]))
     for check in CHECKS:
         check(data, warnings)
     return Config(data, warnings)

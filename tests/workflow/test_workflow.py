@@ -90,7 +90,7 @@ def test_default_config_builds_the_full_graph(tmp_path):
     assert len(trained) == 7 * 3  # seven rankers, three seeds each
     assert {r for r, _ in jobs} >= {"generate_synthetic", "build_farrelevant", "bm25_index", "bm25_retrieve",
                                     "dense_index", "hybrid_retrieve", "first_stage_table",
-                                    "train", "rerank", "evaluate_system", "combine_seeds", "table1", "table4"}
+                                    "train", "rerank", "evaluate", "combine_seeds", "table1", "table4"}
 
 
 def test_an_outcome_depth_at_the_rerank_depth_is_warned_about(tmp_path):
@@ -102,20 +102,6 @@ def test_an_outcome_depth_at_the_rerank_depth_is_warned_about(tmp_path):
     write_config(tmp_path, default_config())
     result = run_snakemake(tmp_path, "-n", "results/outcomes.tex")
     assert "tables.outcomes.k" not in result.stdout + result.stderr
-
-
-@pytest.mark.parametrize("paper", ["msmarco_v1", "msmarco_v2", "robust04"])
-def test_a_paper_config_replaces_the_default_and_builds_its_graph(tmp_path, paper):
-    write_config(tmp_path, default_config())  # present, but a config on the command line replaces it
-    result = run_snakemake(tmp_path, "-n", "--configfile", str(ROOT / "config" / "paper" / f"{paper}.yaml"))
-    rules = {rule for rule, _ in scheduled_jobs(result.stdout)}
-    assert "generate_synthetic" not in rules and {"fetch_documents", "train"} <= rules
-    assert sum(rule == "train" for rule, _ in scheduled_jobs(result.stdout)) == 15 * 3
-    assert "models.cedr_knrm: ranker 'cedr_knrm' is not implemented yet" in result.stderr + result.stdout
-    if paper == "robust04":
-        assert {"cross_validate_fold", "merge_folds", "fetch_folds"} <= rules
-    if paper == "msmarco_v2":
-        assert {"dense_index", "hybrid_retrieve"} <= rules
 
 
 # --- a tiny end-to-end run ------------------------------------------------------------------
@@ -146,7 +132,7 @@ def test_end_to_end_writes_tables_runs_and_logs(finished_run):
     assert len(fields) == 6 and fields[1] == "Q0" and fields[3] == "1" and fields[5] == "maxp-seed1"
     assert (work / "logs/train/maxp/seed2.log").read_text().count("training maxp") >= 1
     assert (work / "results/benchmarks/train/maxp/seed1.tsv").exists()
-    assert (work / "results/benchmarks/rerank/maxp/seed1.tsv").exists()
+    assert (work / "results/benchmarks/rerank/dev/maxp/seed1.tsv").exists()
     checkpoint = work / "results/models/maxp/seed1"
     assert {"ranker.json", "head.pt", "backbone"} <= {p.name for p in checkpoint.iterdir()}
     # per-query values are averaged over both seeds before testing
@@ -176,10 +162,12 @@ def test_changing_one_learning_rate_reruns_only_that_model(finished_run):
     # targets first: --configfile takes every argument that follows it
     jobs = scheduled_jobs(run_snakemake(work, "-n", *TARGETS, "--configfile", str(other)).stdout)
     rules = {rule for rule, _ in jobs}
-    assert rules == {"train", "rerank", "evaluate_system", "combine_seeds", "finetune_rerank", "evaluate_finetuned",
-                     "combine_finetuned_seeds", "table1", "table7", "table4", "farrelevant_figure", "outcome_table"}
+    assert rules == {"train", "rerank", "evaluate", "combine_seeds", "finetune", "rerank_finetuned",
+                     "evaluate_finetuned", "combine_finetuned_seeds", "evaluate_cutoff", "combine_cutoff_seeds",
+                     "table1", "table7", "table4", "farrelevant_figure", "outcome_table"}
     for rule, wildcards in jobs:
-        if rule in ("train", "rerank", "evaluate_system", "finetune_rerank", "evaluate_finetuned"):
+        if rule in ("train", "rerank", "evaluate", "finetune", "rerank_finetuned", "evaluate_finetuned",
+                    "evaluate_cutoff"):
             assert "maxp" in wildcards, (rule, wildcards)
     assert sum(rule == "train" for rule, _ in jobs) == 2  # both seeds of maxp, nothing else
 
@@ -211,8 +199,8 @@ def test_an_external_run_is_evaluated_and_placed_in_the_tables(finished_run, tmp
     other = work / "external.yaml"
     other.write_text(yaml.safe_dump(config, sort_keys=False))
     jobs = scheduled_jobs(run_snakemake(work, "-n", *TARGETS, "--configfile", str(other)).stdout)
-    # dev's combined values change, so the outcome table (which reads them) is rebuilt too
-    assert {rule for rule, _ in jobs} == {"evaluate_external", "combine_seeds", "table1", "table7", "outcome_table"}
+    # the outcome table compares our models only: it is left alone
+    assert {rule for rule, _ in jobs} == {"evaluate", "combine_seeds", "table1", "table7"}
     run_snakemake(work, "-j", "2", *TARGETS, "--configfile", str(other))
     table1 = pd.read_csv(work / "results" / "table1.csv").set_index(["system", "queryset"])
     n_dev = table1.loc[("firstp", "dev"), "n_queries"]
@@ -220,6 +208,43 @@ def test_an_external_run_is_evaluated_and_placed_in_the_tables(finished_run, tmp
     assert table1.loc[("theirs", "dev"), "vs_a"] == "firstp"
     assert pd.isna(table1.loc[("theirs", "test"), "value"])  # no run for test: a dash
     assert "| Their BM25 | " in (work / "results" / "table1.md").read_text()
+
+
+def dry_run_with(work: Path, name: str, change) -> list[tuple[str, str]]:
+    """The jobs a dry run schedules after `change` is applied to the finished run's config."""
+    config = yaml.safe_load((work / "config.yaml").read_text())
+    change(config)
+    other = work / f"{name}.yaml"
+    other.write_text(yaml.safe_dump(config, sort_keys=False))
+    return scheduled_jobs(run_snakemake(work, "-n", *TARGETS, "--configfile", str(other)).stdout)
+
+
+def test_the_same_config_with_sorted_keys_and_other_number_spellings_reruns_nothing(finished_run):
+    config = yaml.safe_load((finished_run / "config.yaml").read_text())
+    config["training"]["margin"] = 1  # 1.0 in the run's config: the same number
+    other = finished_run / "sorted.yaml"
+    other.write_text(yaml.safe_dump(config, sort_keys=True))  # as yaml.safe_dump writes it by default
+    assert other.read_text() != (finished_run / "config.yaml").read_text()
+    assert scheduled_jobs(run_snakemake(finished_run, "-n", *TARGETS, "--configfile", str(other)).stdout) == []
+
+
+def test_one_query_sets_depth_reruns_only_that_query_sets_rerankings_and_what_reads_them(finished_run):
+    jobs = dry_run_with(finished_run, "depth", lambda c: c["querysets"]["test"].update(depth=5))
+    assert {rule for rule, _ in jobs} == {"bm25_retrieve", "random_shuffle", "rerank", "evaluate", "combine_seeds",
+                                          "table1", "table7"}
+    for rule, wildcards in jobs:
+        if rule in ("bm25_retrieve", "random_shuffle", "rerank", "evaluate", "combine_seeds"):
+            assert "queryset=test" in wildcards, (rule, wildcards)
+
+
+def test_the_outcome_tables_depth_never_reaches_the_evaluation_of_the_query_sets(finished_run):
+    jobs = dry_run_with(finished_run, "outcome_k", lambda c: c["tables"]["outcomes"].update(k=3))
+    assert {rule for rule, _ in jobs} == {"evaluate_cutoff", "combine_cutoff_seeds", "outcome_table"}
+
+
+def test_one_query_sets_alpha_rebuilds_only_the_tables_that_show_it(finished_run):
+    jobs = dry_run_with(finished_run, "alpha", lambda c: c["querysets"]["test"].update(alpha=0.01))
+    assert {rule for rule, _ in jobs} == {"table1", "table7", "first_stage_table"}
 
 
 def test_report_zip_holds_the_tables_and_figures(finished_run):

@@ -9,6 +9,7 @@ import shutil
 import torch
 
 from posbias.backbones import load_tokenizer
+from posbias.config import tokenizer_name
 from posbias.data.token_store import TokenStore
 from posbias.io import atomic_write, iter_run, read_qrels, read_queries, read_run, write_run
 from posbias.rankers.checkpoint import load_checkpoint, save_checkpoint
@@ -39,8 +40,9 @@ def fit(model: dict, training: dict, seed: int, tokens: str, queries: str, qrels
     if init_checkpoint:
         ranker, tokenizer = load_checkpoint(init_checkpoint)
     else:
-        ranker = build_ranker(model["ranker"], model["args"])
-        tokenizer = load_tokenizer(model["args"]["backbone"], bool(model["args"].get("trust_remote_code")))
+        # `tokenizer` picks what to read with; the ranker itself never needs it (its checkpoint keeps the files)
+        ranker = build_ranker(model["ranker"], {k: v for k, v in model["args"].items() if k != "tokenizer"})
+        tokenizer = load_tokenizer(tokenizer_name(model["args"]), bool(model["args"].get("trust_remote_code")))
     settings = from_section(TrainingSettings, {"lr": model["lr"], "head_lr": model["head_lr"], **training},
                             "training")
     store = TokenStore(tokens)

@@ -1,0 +1,77 @@
+"""The paper configs: each builds the study's graph, and the three experiments share one results tree
+(the same training, tokenisation and index jobs with the same params), so none retrains another's models."""
+
+from __future__ import annotations
+
+import pytest
+
+from posbias.config import load_config
+
+from test_workflow import ROOT, default_config, run_snakemake, scheduled_jobs, write_config
+
+PAPER = ROOT / "config" / "paper"
+EXPERIMENTS = ("msmarco_v1", "msmarco_v2", "robust04")
+IMPLEMENTED_PAPER_MODELS = 14  # the rest are planned rankers, skipped with a message
+
+
+@pytest.fixture(scope="module")
+def dry_runs(tmp_path_factory) -> dict[str, str]:
+    """What `snakemake -n` prints for each paper config, all in one working directory."""
+    workdir = tmp_path_factory.mktemp("paper")
+    write_config(workdir, default_config())  # present, but a config on the command line replaces it
+    return {paper: run_snakemake(workdir, "-n", "--configfile", str(PAPER / f"{paper}.yaml")).stdout
+            for paper in (*EXPERIMENTS, "study")}
+
+
+@pytest.fixture(scope="module")
+def paper_jobs(dry_runs) -> dict[str, list[tuple[str, str]]]:
+    return {paper: scheduled_jobs(output) for paper, output in dry_runs.items()}
+
+
+@pytest.mark.parametrize("paper", [*EXPERIMENTS, "study"])
+def test_a_paper_config_replaces_the_default_and_builds_its_graph(paper_jobs, paper):
+    rules = {rule for rule, _ in paper_jobs[paper]}
+    assert "generate_synthetic" not in rules and {"fetch_documents", "train"} <= rules
+    assert sum(rule == "train" for rule, _ in paper_jobs[paper]) == IMPLEMENTED_PAPER_MODELS * 3
+    if paper in ("robust04", "study"):
+        assert {"cross_validate_fold", "merge_folds", "fetch_folds"} <= rules
+    if paper in ("msmarco_v2", "study"):
+        assert {"dense_index", "hybrid_retrieve", "pool_evaluations"} <= rules
+
+
+def test_the_three_experiments_schedule_the_same_training_and_index_jobs(paper_jobs):
+    shared = ("train", "tokenize_documents", "bm25_index", "truncate_documents", "fetch_documents")
+
+    def jobs(paper, rule):
+        return {w for r, w in paper_jobs[paper] if r == rule and ("msmarco_v1" in w or rule == "train")}
+
+    for rule in shared:
+        assert jobs("msmarco_v1", rule), rule
+        assert jobs("msmarco_v1", rule) == jobs("msmarco_v2", rule) == jobs("robust04", rule), rule
+
+
+def test_the_three_experiments_give_the_shared_jobs_identical_params():
+    configs = {paper: load_config(PAPER / f"{paper}.yaml") for paper in EXPERIMENTS}
+    v1 = configs["msmarco_v1"]
+    for paper, cfg in configs.items():
+        assert cfg.model_names == v1.model_names, paper
+        for model in v1.model_names:  # what every train job receives through params:
+            assert cfg.model_params(model) == v1.model_params(model), (paper, model)
+            assert cfg.training_params(model) == v1.training_params(model), (paper, model)
+        assert cfg.tokenizers == v1.tokenizers, paper  # tokenize_documents
+        assert cfg.collections["msmarco_v1"] == v1.collections["msmarco_v1"], paper  # bm25_index: expansions
+        assert cfg.querysets[cfg.train_queryset] == v1.querysets[v1.train_queryset], paper
+        assert cfg.retrievers["bm25"] == v1.retrievers["bm25"], paper
+
+
+def test_each_experiment_writes_its_tables_into_its_own_directory(dry_runs):
+    for paper, output in dry_runs.items():
+        assert f"results/{paper}/table1.tex" in output and " results/table1.tex" not in output, paper
+
+
+def test_the_pooled_trec_dl_column_stacks_the_three_years(paper_jobs):
+    cfg = load_config(PAPER / "msmarco_v2.yaml")
+    assert cfg.querysets["dl19_21"].pool == ("dl19", "dl20", "dl21")
+    assert {"dl19_21"} <= set(cfg.table_querysets("table1"))
+    pooled = [w for r, w in paper_jobs["msmarco_v2"] if r == "pool_evaluations"]
+    assert pooled and all("queryset=dl19_21" in w for w in pooled)

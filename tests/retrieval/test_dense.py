@@ -41,7 +41,7 @@ def test_pooling_matches_a_direct_forward_pass(tiny_backbone, pooling):
     encoder = DenseEncoder(tiny_backbone, pooling=pooling, max_passage_tokens=64)
     tokens = encoder.tokenizer(TEXTS[1], return_tensors="pt")
     with torch.no_grad():
-        hidden = encoder.model(**tokens).last_hidden_state[0]
+        hidden = encoder.model.backbone(**tokens).last_hidden_state[0]
     expected = hidden[0] if pooling == "cls" else hidden.mean(dim=0)
     expected = (expected / expected.norm()).numpy()
     np.testing.assert_allclose(encoder.encode_passages([TEXTS[1]], progress=False)[0], expected, atol=1e-5)
@@ -69,6 +69,18 @@ def test_settings_errors_name_the_key(tiny_backbone):
         DenseEncoder.from_config({"pooling": "mean"})
     with pytest.raises(ValueError, match="pooling must be one of"):
         DenseEncoder(tiny_backbone, pooling="max", max_passage_tokens=64)
+    with pytest.raises(ValueError, match=r"head must be one of \('none', 'ance'\), got 'dpr'"):
+        DenseEncoder(tiny_backbone, head="dpr", max_passage_tokens=64)
+    with pytest.raises(ValueError, match="head 'ance' projects the CLS vector, so pooling must be 'cls', got 'mean'"):
+        DenseEncoder.from_config({"model": tiny_backbone, "head": "ance", "pooling": "mean"})
+
+
+def test_numerics_name_the_device_and_precision(tiny_backbone):
+    encoder = DenseEncoder(tiny_backbone, max_passage_tokens=64, device="cpu")
+    assert encoder.numerics() == {"device": "cpu", "precision": "fp32"}
+    if torch.cuda.is_available():
+        assert DenseEncoder(tiny_backbone, max_passage_tokens=64, device="cuda").numerics() == \
+            {"device": "cuda", "precision": "fp16"}
 
 
 def test_remote_code_is_not_trusted_unless_asked(tiny_backbone, monkeypatch):

@@ -1,12 +1,16 @@
 """The hybrid first stage end to end on a tiny collection: dense candidates, exact BM25, fusion."""
 
+import json
+import logging
+
 import numpy as np
 import pytest
 
 from posbias.io import write_documents
-from posbias.retrieval import bm25, faiss_index
+from posbias.retrieval import bm25, faiss_index, hybrid
 from posbias.retrieval.fusion import min_max
-from posbias.retrieval.hybrid import bm25_scores, build_dense_index, dense_candidates, hybrid_search
+from posbias.retrieval.hybrid import (bm25_scores, build_dense_index, check_same_encoder, dense_candidates,
+                                      hybrid_search)
 from posbias.retrieval.dense import DenseEncoder
 
 ENCODER = {"model": "offline:all-MiniLM-L6-v2", "pooling": "mean", "max_passage_tokens": 64, "batch_size": 4}
@@ -92,8 +96,8 @@ def test_a_candidate_missing_from_the_lucene_index_is_named(indexes, tmp_path):
 
 
 def test_querying_with_another_encoder_is_an_error(indexes):
-    with pytest.raises(ValueError, match="different encoder.*pooling: index 'mean' vs query 'cls'"):
-        hybrid_search(QUERIES, str(indexes / "dense"), str(indexes / "lucene"), {**ENCODER, "pooling": "cls"},
+    with pytest.raises(ValueError, match="different encoder.*query_prefix: index '' vs query 'query: '"):
+        hybrid_search(QUERIES, str(indexes / "dense"), str(indexes / "lucene"), {**ENCODER, "query_prefix": "query: "},
                       k=3, k1=K1, b=B, weight=0.5)
 
 
@@ -125,3 +129,66 @@ def test_an_ivf_index_is_built_block_by_block_and_finds_what_flat_finds(indexes,
     exact = dense_candidates(encoder, flat, flat_ids, QUERIES, k=4)
     for qid, found in dense_candidates(encoder, ivf, ivf_ids, QUERIES, k=4).items():
         assert found == pytest.approx(exact[qid], abs=1e-5)
+
+
+@pytest.fixture(scope="module")
+def cpu_index(tmp_path_factory):
+    """A flat index of DOCS encoded on the CPU (no Lucene index: these tests stop before BM25)."""
+    root = tmp_path_factory.mktemp("dense-only")
+    write_documents(root / "docs.jsonl", [{"id": doc_id, "text": text} for doc_id, text in DOCS.items()])
+    build_dense_index(str(root / "docs.jsonl"), str(root / "dense"), {**ENCODER, "device": "cpu"}, {"index": "flat"})
+    return root / "dense"
+
+
+def rewrite_metadata(index_dir, tmp_path, change) -> str:
+    """A copy of `index_dir` whose metadata.json is `change(metadata)`."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(index_dir, copy)
+    metadata = json.loads((copy / faiss_index.METADATA_FILE).read_text())
+    (copy / faiss_index.METADATA_FILE).write_text(json.dumps(change(metadata)))
+    return str(copy)
+
+
+def test_the_index_records_the_encoder_device_and_precision(cpu_index):
+    metadata = faiss_index.load_metadata(cpu_index)
+    assert metadata["numerics"] == {"device": "cpu", "precision": "fp32"}
+    assert metadata["encoder"]["head"] == "none" and metadata["encoder"]["pooling"] == "mean"
+
+
+def test_queries_encoded_on_another_device_get_a_warning_only(cpu_index, tmp_path, caplog):
+    encoder = DenseEncoder.from_config({**ENCODER, "device": "cpu"})
+    with caplog.at_level(logging.WARNING, logger="posbias.retrieval.hybrid"):
+        check_same_encoder(str(cpu_index), encoder)
+    assert not caplog.records
+    gpu_built = rewrite_metadata(cpu_index, tmp_path, lambda m: {**m, "numerics": {"device": "cuda",
+                                                                                   "precision": "fp16"}})
+    with caplog.at_level(logging.WARNING, logger="posbias.retrieval.hybrid"):
+        check_same_encoder(gpu_built, encoder)
+    assert "queries are encoded differently from its documents (device: index 'cuda' vs query 'cpu', " \
+           "precision: index 'fp16' vs query 'fp32')" in caplog.text
+
+
+def test_an_index_from_before_head_and_numerics_were_recorded_is_still_usable(cpu_index, tmp_path, caplog):
+    def older(metadata):
+        encoder = {key: value for key, value in metadata["encoder"].items() if key != "head"}
+        return {"encoder": encoder}  # no numerics either
+
+    encoder = DenseEncoder.from_config({**ENCODER, "device": "cpu"})
+    with caplog.at_level(logging.WARNING, logger="posbias.retrieval.hybrid"):
+        check_same_encoder(rewrite_metadata(cpu_index, tmp_path, older), encoder)
+    assert not caplog.records
+
+
+def test_the_encoding_progress_bar_counts_towards_the_number_of_documents(indexes, tmp_path, monkeypatch):
+    bars = []
+
+    class RecordingBar(hybrid.tqdm):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            bars.append(self)
+
+    monkeypatch.setattr(hybrid, "tqdm", RecordingBar)
+    build_dense_index(str(indexes / "docs.jsonl"), str(tmp_path / "dense"), ENCODER, {"index": "flat"}, block_size=3)
+    assert [(bar.total, bar.n) for bar in bars] == [(len(DOCS), len(DOCS))]

@@ -3,6 +3,8 @@
 Vectors are L2-normalised float32, so an inner product is a cosine similarity.
 Texts are sorted by length into batches padded to the longest in the batch, and
 returned in the caller's order: a text gets the same vector whatever its batch.
+The network itself (plain backbone and pooling, ANCE head, or a sentence-transformers
+model's own modules) comes from `posbias.retrieval.encoder_network`.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from posbias.backbones import load_tokenizer, resolve
+from posbias.retrieval.encoder_network import load_network
 from posbias.settings import from_section
-from posbias.training.device import autocast, pick_device
+from posbias.training.device import autocast, dtype_name, pick_device
 
 POOLINGS = ("cls", "mean")
+HEADS = ("none", "ance")  # what runs on the pooled vector; `ance`: ANCE's projection and LayerNorm
 SORT_BLOCK = 8192  # texts tokenised and sorted by length together: bounds the memory held by token ids
 
 
@@ -36,13 +39,20 @@ class EncoderSettings:
     batch_size: int = 64
     device: str = "auto"
     trust_remote_code: bool = False
+    head: str = "none"
 
     # Fields that change the vectors; an index must be queried with an encoder agreeing on all of them.
-    VECTOR_FIELDS = ("model", "pooling", "query_prefix", "passage_prefix", "max_query_tokens", "max_passage_tokens")
+    VECTOR_FIELDS = ("model", "pooling", "head", "query_prefix", "passage_prefix", "max_query_tokens",
+                     "max_passage_tokens")
 
     def __post_init__(self):
         if self.pooling not in POOLINGS:
             raise ValueError(f"encoder settings: pooling must be one of {POOLINGS}, got {self.pooling!r}")
+        if self.head not in HEADS:
+            raise ValueError(f"encoder settings: head must be one of {HEADS}, got {self.head!r}")
+        if self.head == "ance" and self.pooling != "cls":
+            raise ValueError(f"encoder settings: head 'ance' projects the CLS vector, so pooling must be 'cls', "
+                             f"got {self.pooling!r}")
         for key in ("max_query_tokens", "max_passage_tokens", "batch_size"):
             if not isinstance(getattr(self, key), int) or getattr(self, key) < 1:
                 raise ValueError(f"encoder settings: {key} must be a positive integer, got {getattr(self, key)!r}")
@@ -60,15 +70,17 @@ class DenseEncoder:
 
     def __init__(self, model: str, pooling: str = "cls", query_prefix: str = "", passage_prefix: str = "",
                  max_query_tokens: int = 64, max_passage_tokens: int = 512, batch_size: int = 64,
-                 device: str = "auto", trust_remote_code: bool = False):
-        from transformers import AutoModel
-
-        self.settings = EncoderSettings(model, pooling, query_prefix, passage_prefix, max_query_tokens,
-                                        max_passage_tokens, batch_size, device, trust_remote_code)
+                 device: str = "auto", trust_remote_code: bool = False, head: str = "none"):
+        self.settings = EncoderSettings(model=model, pooling=pooling, query_prefix=query_prefix,
+                                        passage_prefix=passage_prefix, max_query_tokens=max_query_tokens,
+                                        max_passage_tokens=max_passage_tokens, batch_size=batch_size,
+                                        device=device, trust_remote_code=trust_remote_code, head=head)
         self.device = pick_device(device)
-        self.tokenizer = load_tokenizer(model, trust_remote_code)
-        self.model = AutoModel.from_pretrained(resolve(model), trust_remote_code=trust_remote_code)
-        self.model.eval().to(self.device)
+        # fp16 on CUDA only: on CPU, reduced precision is slow on most processors and changes the vectors.
+        self.autocast_dtype = torch.float16 if self.device.type == "cuda" else None
+        network = load_network(self.settings)
+        self.tokenizer, self.dim, self._max_positions = network.tokenizer, network.dim, network.max_positions
+        self.model = network.module.eval().to(self.device)
         self._check_lengths_fit()
 
     @classmethod
@@ -76,9 +88,10 @@ class DenseEncoder:
         """Build from a config section; unknown keys are an error that names them."""
         return cls(**dataclasses.asdict(EncoderSettings.from_config(section)))
 
-    @property
-    def dim(self) -> int:
-        return int(self.model.config.hidden_size)
+    def numerics(self) -> dict:
+        """Where and in which precision vectors are computed: the same text gets slightly different vectors in
+        fp16 on a GPU and in fp32 on a CPU, so an index records it (a difference is worth a warning, no more)."""
+        return {"device": self.device.type, "precision": dtype_name(self.autocast_dtype)}
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         prefix = self.settings.query_prefix
@@ -89,7 +102,7 @@ class DenseEncoder:
         return self._encode([prefix + text for text in texts], self.settings.max_passage_tokens, progress)
 
     def _check_lengths_fit(self) -> None:
-        positions = getattr(self.model.config, "max_position_embeddings", None)
+        positions = self._max_positions
         for key in ("max_query_tokens", "max_passage_tokens"):
             if positions is not None and getattr(self.settings, key) > positions:
                 raise ValueError(f"encoder settings: {key}={getattr(self.settings, key)} exceeds the "
@@ -117,10 +130,9 @@ class DenseEncoder:
 
     def _encode_batch(self, token_ids: list[list[int]]) -> np.ndarray:
         input_ids, attention_mask = self._pad(token_ids)
-        with torch.inference_mode(), self._autocast():
-            hidden = self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-        pooled = self._pool(hidden.float(), attention_mask)
-        return torch.nn.functional.normalize(pooled, dim=-1).cpu().numpy()
+        with torch.inference_mode(), autocast(self.device, self.autocast_dtype):
+            vectors = self.model(input_ids, attention_mask)
+        return torch.nn.functional.normalize(vectors.float(), dim=-1).cpu().numpy()
 
     def _pad(self, token_ids: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
         longest = max(len(ids) for ids in token_ids)
@@ -131,13 +143,3 @@ class DenseEncoder:
             input_ids[row, :len(ids)] = torch.tensor(ids)
             attention_mask[row, :len(ids)] = 1
         return input_ids.to(self.device), attention_mask.to(self.device)
-
-    def _pool(self, hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        if self.settings.pooling == "cls":
-            return hidden[:, 0]
-        mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-        return (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
-
-    def _autocast(self):
-        # fp16 on CUDA only: on CPU, reduced precision is slow on most processors and changes the vectors.
-        return autocast(self.device, torch.float16 if self.device.type == "cuda" else None)

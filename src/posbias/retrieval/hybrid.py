@@ -4,11 +4,14 @@ For each query: encode it, take the top-k documents of the FAISS index by
 cosine, compute the exact Lucene BM25(k1, b) score of each of those
 (query, document) pairs, and fuse the two lists (`posbias.retrieval.fusion`).
 The FAISS index records the encoder that made its vectors, and searching it
-with an encoder that would make different vectors is an error.
+with an encoder that would make different vectors is an error. It also records
+where and in which precision they were computed (e.g. cuda, fp16); queries
+encoded otherwise (e.g. on a CPU in fp32, the usual case) get a warning only.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from pathlib import Path
 from typing import Mapping
@@ -43,7 +46,7 @@ def build_dense_index(docs_path: str, index_dir: str, encoder_settings: Mapping,
     faiss_index.check_trainable(n_docs, index_config)  # before hours of encoding, not after
     builder = faiss_index.IncrementalBuilder(encoder.dim, index_config, n_expected=n_docs, progress=False)
     doc_ids: list[str] = []
-    bar = tqdm(desc="encoding documents", unit="doc", mininterval=10)
+    bar = tqdm(total=n_docs, desc="encoding documents", unit="doc", mininterval=10)
     for block in batched(iter_documents(docs_path), block_size):
         doc_ids += [doc_id for doc_id, _ in block]
         builder.add(encoder.encode_passages([text for _, text in block], progress=False))
@@ -52,7 +55,7 @@ def build_dense_index(docs_path: str, index_dir: str, encoder_settings: Mapping,
     if not doc_ids:
         raise ValueError(f"{docs_path}: no documents to index")
     index = builder.finish()
-    metadata = {"encoder": encoder.settings.vector_identity()}
+    metadata = {"encoder": encoder.settings.vector_identity(), "numerics": encoder.numerics()}
     faiss_index.save(index_dir, index, doc_ids, index_config, metadata=metadata)
     log.info("encoded %d documents from %s into a %s index at %s", len(doc_ids), docs_path, index_config.index,
              index_dir)
@@ -64,21 +67,35 @@ def hybrid_search(queries: Mapping[str, str], dense_index_dir: str, lucene_index
     """`{qid: {doc_id: fused score}}` over each query's k nearest documents; `weight` is BM25's share."""
     check_weight(weight)
     encoder = DenseEncoder.from_config(encoder_settings)
-    check_same_encoder(dense_index_dir, encoder.settings)
+    check_same_encoder(dense_index_dir, encoder)
     index, doc_ids = faiss_index.load(dense_index_dir)
     cosine = dense_candidates(encoder, index, doc_ids, queries, k)
     bm25 = bm25_scores(lucene_index_dir, queries, cosine, k1, b)
     return fuse(bm25, cosine, weight)
 
 
-def check_same_encoder(dense_index_dir: str, encoder_config: EncoderSettings) -> None:
-    recorded = faiss_index.load_metadata(dense_index_dir).get("encoder", {})
-    wanted = encoder_config.vector_identity()
-    differing = sorted(key for key in wanted if recorded.get(key) != wanted[key])
+def check_same_encoder(dense_index_dir: str, encoder: DenseEncoder) -> None:
+    """Different encoder settings are an error; a different device or precision is a warning."""
+    metadata = faiss_index.load_metadata(dense_index_dir)
+    # An index recorded before a setting existed was built with that setting's default.
+    defaults = {field.name: field.default for field in dataclasses.fields(EncoderSettings)
+                if field.default is not dataclasses.MISSING}
+    recorded = {**defaults, **metadata.get("encoder", {})}
+    differing = _differences(recorded, encoder.settings.vector_identity())
     if differing:
-        details = ", ".join(f"{key}: index {recorded.get(key)!r} vs query {wanted[key]!r}" for key in differing)
-        raise ValueError(f"{dense_index_dir} was built with a different encoder ({details}); rebuild it or "
+        raise ValueError(f"{dense_index_dir} was built with a different encoder ({differing}); rebuild it or "
                          "use the same encoder settings")
+    # Indexes from before numerics were recorded have none: nothing to compare.
+    numerics = _differences(metadata["numerics"], encoder.numerics()) if "numerics" in metadata else ""
+    if numerics:
+        log.warning("%s: queries are encoded differently from its documents (%s); cosines may differ slightly "
+                    "from those of queries encoded the same way", dense_index_dir, numerics)
+
+
+def _differences(index: Mapping, query: Mapping) -> str:
+    """`key: index X vs query Y` for each key of `query` whose value the index does not share."""
+    return ", ".join(f"{key}: index {index.get(key)!r} vs query {query[key]!r}"
+                     for key in sorted(query) if index.get(key) != query[key])
 
 
 def dense_candidates(encoder: DenseEncoder, index: faiss.Index, doc_ids: list[str],

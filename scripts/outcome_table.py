@@ -5,4 +5,4 @@ from posbias.steps.report import outcome_table
 with job_log(snakemake.log[0]):
     p = snakemake.params
     outcome_table(list(snakemake.input.per_seed), list(snakemake.input.qrels), p.querysets, p.rel_levels,
-                  p.alphas, p.spec, p.models, p.statistics, dict(snakemake.output.items()))
+                  p.alphas, p.spec, p.models, dict(snakemake.output.items()))

@@ -3,8 +3,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from posbias.reporting.tables import (Column, Row, Significance, build_table, significance_note, to_html, to_latex,
-                                      to_markdown)
+from posbias.reporting.tables import (Column, Row, Significance, build_table, column_header, duplicate_headers,
+                                      significance_note, to_html, to_latex, to_markdown)
 
 
 def per_query_frame():
@@ -29,7 +29,7 @@ def test_table_marks_gains_and_renders():
     latex = to_latex(table, columns, "A caption.", "tab:x")
     assert "\\toprule" in latex and "\\midrule" in latex and "\\bottomrule" in latex
     maxp_line = next(line for line in latex.splitlines() if line.startswith("MaxP"))
-    assert "$^{a}$" in maxp_line and "\\%" in maxp_line
+    assert "0.604\\textsuperscript{a} (+49.0\\%)" in maxp_line
     markdown = to_markdown(table, columns, "A caption.")
     assert markdown.splitlines()[0] == "| Ranker | dev RR@10 | Avg. gain |"
     assert markdown.splitlines()[2].startswith("| BM25 | ") and markdown.splitlines()[2].endswith("| - |")
@@ -98,7 +98,8 @@ def test_external_runs_show_a_dash_where_they_have_no_values_and_pair_on_common_
     assert np.isnan(table.loc[("theirs", "test"), "value"])
     markdown = to_markdown(table.reset_index(), columns, "c")
     assert "| Their run | " in markdown and "| – |" in markdown
-    assert "--" in to_latex(table.reset_index(), columns, "c", "t")
+    assert "Their run & 0.604\\textsuperscript{a} (+49.1\\%) & – & +49.1\\%" in to_latex(table.reset_index(), columns,
+                                                                                       "c", "t")
     with pytest.raises(KeyError, match="no per-query values for system 'theirs'"):
         build_table(frame, [Row("theirs", "Their run")], columns)  # not marked external: an error
 
@@ -110,6 +111,41 @@ def test_setting_column_selects_fine_tuned_values():
     columns = [Column("dev", "RR@10", 0.05, "zero-shot"), Column("dev", "RR@10", 0.05, "fine-tuned", "fine-tuned")]
     table = build_table(frame, [Row("maxp", "MaxP")], columns).set_index("setting")
     assert table.loc["fine-tuned", "value"] == pytest.approx(table.loc["zero-shot", "value"] + 0.1)
+
+
+def tuned_frame() -> pd.DataFrame:
+    frame = per_query_frame().assign(setting="zero-shot")
+    return pd.concat([frame, frame.assign(setting="fine-tuned", value=frame["value"] + 0.1)], ignore_index=True)
+
+
+def test_zero_shot_and_fine_tuned_cells_of_one_query_set_and_metric_show_their_own_values():
+    specs = [{"queryset": "dev", "metric": "RR@10"}, {"queryset": "dev", "metric": "RR@10", "setting": "fine-tuned"}]
+    assert [column_header(s) for s in specs] == ["dev RR@10", "dev RR@10 (fine-tuned)"]
+    assert duplicate_headers({"columns": specs}) == []
+    columns = [Column(s["queryset"], s["metric"], 0.05, column_header(s), s.get("setting", "zero-shot"))
+               for s in specs]
+    table = build_table(tuned_frame(), [Row("maxp", "MaxP"), Row("firstp", "FirstP")], columns)
+    values = table.set_index(["system", "setting"])["value"]
+    line = next(line for line in to_markdown(table, columns, "c").splitlines() if line.startswith("| MaxP"))
+    assert line == f"| MaxP | {values[('maxp', 'zero-shot')]:.3f} | {values[('maxp', 'fine-tuned')]:.3f} |"
+
+
+def test_duplicate_headers_labels_and_columns_are_refused_naming_the_table():
+    same_header = [{"queryset": "dev", "metric": "RR@10"},
+                   {"queryset": "dev", "metric": "RR@10", "setting": "fine-tuned", "header": "dev RR@10"},
+                   {"queryset": "dev", "metric": "AP", "header": "AP"}, {"queryset": "test", "metric": "AP",
+                                                                         "header": "AP"}]
+    assert duplicate_headers({"columns": same_header}) == ["dev RR@10", "AP"]
+    columns = [Column("dev", "RR@10", 0.05, "dev RR@10"), Column("dev", "RR@10", 0.05, "dev RR@10", "fine-tuned")]
+    with pytest.raises(ValueError, match=r"^table tab:farrelevant: the header 'dev RR@10' names several columns$"):
+        build_table(tuned_frame(), [Row("maxp", "MaxP")], columns, name="tab:farrelevant")
+    column = [Column("dev", "RR@10", 0.05, "dev RR@10")]
+    with pytest.raises(ValueError, match=r"^table tab:table1: the label 'MaxP' names several rows$"):
+        build_table(per_query_frame(), [Row("maxp", "MaxP"), Row("sump", "MaxP")], column, name="tab:table1")
+    with pytest.raises(ValueError, match=r"the column dev RR@10 \(zero-shot\) appears more than once"):
+        build_table(per_query_frame(), [Row("maxp", "MaxP")], column + [Column("dev", "RR@10", 0.05, "again")])
+    with pytest.raises(ValueError, match=r"the system 'maxp' has several rows"):
+        build_table(per_query_frame(), [Row("maxp", "MaxP"), Row("maxp", "MaxP again")], column)
 
 
 def test_html_page_has_the_marks_and_escapes_labels():

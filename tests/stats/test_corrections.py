@@ -48,3 +48,5 @@ def test_describe():
     assert describe("fdr_bh", 3) == \
         "p-values adjusted with the Benjamini-Hochberg correction over the 3 tests of this table"
     assert describe("none", 12) == "no correction for multiple comparisons"
+    assert describe("bonferroni", 1, "the outcome breakdown") == \
+        "p-values adjusted with the Bonferroni correction over the 1 test of the outcome breakdown"

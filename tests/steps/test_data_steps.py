@@ -9,7 +9,7 @@ SETTINGS = dict(seed=3, n_entities=60, n_train_queries=20, n_dev_queries=6, n_te
                 early_fraction=0.85, literal_fraction=0.5, hard_negatives=2, pool_passages=80)
 
 
-def test_generate_then_build_farrelevant(tmp_path):
+def test_generate_then_build_farrelevant(tmp_path, capsys):
     generate_synthetic(SETTINGS, "whitespace", str(tmp_path / "syn"), str(tmp_path / "pas"))
     docs = read_documents(tmp_path / "syn" / "docs.jsonl")
     for name in ("train", "dev", "test"):
@@ -24,6 +24,8 @@ def test_generate_then_build_farrelevant(tmp_path):
     far_docs = read_documents(far / "docs.jsonl")
     qrels = read_qrels(far / "qrels" / "farrelevant.txt")
     assert len(far_docs) == 30 and len(qrels) == 10  # a corpus for every query, a test set of ten
+    progress = capsys.readouterr().err  # a progress bar that knows its total: one step per judged query
+    assert "FarRelevant documents: 100%" in progress and " 30/30 " in progress
     passages = read_documents(tmp_path / "pas" / "docs.jsonl")
     passage_qrels = read_qrels(tmp_path / "pas" / "qrels" / "farrelevant.txt")
     count = token_counter("whitespace")

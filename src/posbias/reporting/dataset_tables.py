@@ -7,12 +7,9 @@ average with one decimal, or a label.
 
 from __future__ import annotations
 
-import html
-from typing import Callable
-
 import pandas as pd
 
-from posbias.reporting.render import escape_latex, html_page, latex_table, markdown_table
+from posbias.reporting.render import html_page, html_table, latex_table, markdown_table
 
 DOCUMENT_FIELDS = ["n_documents", "avg_tokens", "sampled"]
 QUERY_FIELDS = ["n_queries", "avg_tokens", "avg_positive_judgments"]
@@ -54,20 +51,15 @@ def queries_table(stats: dict[str, dict], labels: dict[str, str] | None = None) 
     return _table(stats, "queryset", QUERY_FIELDS, labels)
 
 
-def _cells(frame: pd.DataFrame, columns: list[tuple[str, str]],
-           escape: Callable[[str], str] = str) -> list[list[str]]:
-    """The body's cells; a column's dtype decides its format (integer: count, float: average, else text).
-
-    `render` escapes the first (label) column itself; text in other columns is escaped here.
-    """
+def _cells(frame: pd.DataFrame, columns: list[tuple[str, str]]) -> list[list[str]]:
+    """The body's cells as plain text (each format escapes them); a column's dtype decides its format
+    (integer: count, float: average, else text)."""
     formats = []
-    for position, (name, _) in enumerate(columns):
+    for name, _ in columns:
         if pd.api.types.is_integer_dtype(frame[name]):
             formats.append(compact_count)
         elif pd.api.types.is_float_dtype(frame[name]):
             formats.append(lambda value: f"{value:.1f}")
-        elif position > 0:
-            formats.append(lambda value: escape(str(value)))
         else:
             formats.append(str)
     return [[fmt(value) for fmt, value in zip(formats, row)]
@@ -80,7 +72,7 @@ def _header(columns: list[tuple[str, str]]) -> list[str]:
 
 def to_latex(frame: pd.DataFrame, columns: list[tuple[str, str]], caption: str, label: str) -> str:
     """A booktabs table of `columns` ([(frame column, header)]), the first column being the label."""
-    return latex_table(_header(columns), _cells(frame, columns, escape_latex), caption, label)
+    return latex_table(_header(columns), _cells(frame, columns), caption, label)
 
 
 def to_markdown(frame: pd.DataFrame, columns: list[tuple[str, str]], caption: str) -> str:
@@ -89,4 +81,4 @@ def to_markdown(frame: pd.DataFrame, columns: list[tuple[str, str]], caption: st
 
 def to_html(frame: pd.DataFrame, columns: list[tuple[str, str]], caption: str) -> str:
     """A standalone page, as the other tables have for the Snakemake report."""
-    return html_page(_header(columns), _cells(frame, columns, html.escape), caption)
+    return html_page(html_table(_header(columns), _cells(frame, columns), caption))

@@ -6,24 +6,37 @@ the same seed of its baseline. Run A is the baseline, run B the model, as in Lin
 Table 2. It is computed from the persisted per-query RR@k values: RR@k is 1/rank of the
 relevant document within the top k, and 0 when it is not there.
 
-Lin et al. print raw p-values; here all p-values of the table form one family and are adjusted
-with the configured correction (`statistics.correction`), the raw ones staying in the CSV.
+Lin et al. print raw p-values; here all p-values of the breakdown form one family, adjusted with
+the correction of `tables.outcomes.correction` (the raw ones stay in the CSV).
+
+Printed as one table would be 16 columns by (models x seeds x query sets) rows, so the LaTeX,
+Markdown and HTML files hold two tables per query set instead:
+- "retrieved": which run finds the relevant document in the top k: the four outcome shares,
+  rounded so that each row sums to 100%, and the binomial test of "only A" against "only B";
+- "both": the queries both runs find: mean ESL and RR of each run, with their paired tests.
+Each has its own caption and label, `tab:outcomes-<query set>-retrieved` and `...-both` (with
+the query set's underscores written as '-', see `render.latex_label`).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import pandas as pd
 
 from posbias.io import Qrels
-from posbias.reporting.render import html_page, latex_table, markdown_table
+from posbias.reporting.percentages import whole_percentages
+from posbias.reporting.render import MISSING, Cell, html_page, html_table, latex_table, markdown_table
 from posbias.stats.corrections import adjust, describe
 from posbias.stats.outcomes import outcome_breakdown
 
-HEADER = ["Ranker (B) vs baseline (A)", "Seed", "Queries", "(1) neither", "(2) A only", "(2) B only", "binom. p",
-          "(3) both", "ESL A", "ESL B", "WSR p", "t p", "RR A", "RR B", "WSR p", "t p"]
+OUTCOMES = ("neither", "only_a", "only_b", "both")
 P_COLUMNS = ("binomial_p", "esl_wilcoxon_p", "esl_t_p", "rr_wilcoxon_p", "rr_t_p")
+PAIR_HEADER = ["Ranker (B) vs baseline (A)", "Seed"]
+RETRIEVED_HEADER = [*PAIR_HEADER, "Queries", "(1) neither", "(2) A only", "(2) B only", "(3) both", "binom. p"]
+BOTH_HEADER = [*PAIR_HEADER, "Queries in (3)", "ESL A", "ESL B", "ESL WSR p", "ESL t p", "RR A", "RR B",
+               "RR WSR p", "RR t p"]
 
 
 def check_one_relevant(qrels: Qrels, rel_level: int, path: str) -> None:
@@ -52,7 +65,7 @@ def build_outcome_table(per_seed: pd.DataFrame, pairs: list[tuple[str, str]], k:
                 breakdown = outcome_breakdown(by_run[(baseline, seed)], by_run[(model, seed)], k).to_dict()
                 record = {"queryset": queryset, "system": model, "baseline": baseline, "seed": int(seed),
                           "k": k, "n_queries": breakdown["n_queries"], "binomial_p": breakdown["binomial_p"]}
-                for outcome in ("neither", "only_a", "only_b", "both"):
+                for outcome in OUTCOMES:
                     record[f"n_{outcome}"] = breakdown["counts"][outcome]
                     record[f"share_{outcome}"] = breakdown["shares"][outcome]
                 record.update(breakdown["both"])
@@ -63,7 +76,8 @@ def build_outcome_table(per_seed: pd.DataFrame, pairs: list[tuple[str, str]], k:
 def adjust_p_values(table: pd.DataFrame, correction: str) -> pd.DataFrame:
     """Add `<p column>_adj` for every p-value column: one family over all rows and tests of the table.
 
-    Tests that could not run (nan: no "both" queries) are not counted; `attrs["n_tests"]` is the family size.
+    Tests that could not run (nan: no "both" queries) are not counted. `attrs` keeps the family
+    size (`n_tests`) and the `correction`, for the captions.
     """
     table = table.copy()
     raw = table[list(P_COLUMNS)].to_numpy(float)
@@ -71,59 +85,93 @@ def adjust_p_values(table: pd.DataFrame, correction: str) -> pd.DataFrame:
     for i, column in enumerate(P_COLUMNS):
         table[f"{column}_adj"] = adjusted[:, i]
     table.attrs["n_tests"] = int((~pd.isna(raw)).sum())
+    table.attrs["correction"] = correction
     return table
 
 
+@dataclass(frozen=True)
+class Part:
+    """One printed table of the breakdown."""
+
+    header: list[str]
+    body: list[list[str | Cell]]
+    caption: str
+    label: str
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def _number(value, digits: int) -> str:
-    return "--" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+    return MISSING if _missing(value) else f"{value:.{digits}f}"
 
 
-BOLD = {"latex": "\\textbf{{{}}}", "markdown": "**{}**", "html": "<b>{}</b>"}
+def _p(value, alpha: float) -> str | Cell:
+    """An adjusted p-value, in bold when it is below the query set's threshold."""
+    if _missing(value):
+        return MISSING
+    return Cell(f"{value:.3f}" if value >= 0.001 else f"{value:.1e}", bold=value < alpha)
 
 
-def _p(value, alpha: float, style: str) -> str:
-    """A p-value, in bold when it is below the query set's threshold."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "--"
-    text = f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
-    return BOLD[style].format(text) if value < alpha else text
+def _pair_cells(records: list[dict], labels: dict[str, str]) -> list[list[str]]:
+    """Pair label and seed; the label only on a pair's first row, so the seeds read as one group."""
+    cells, previous = [], None
+    for record in records:
+        pair = (record["system"], record["baseline"])
+        label = f"{labels[pair[0]]} vs {labels[pair[1]]}" if pair != previous else ""
+        cells.append([label, str(record["seed"])])
+        previous = pair
+    return cells
 
 
-def _cells(table: pd.DataFrame, labels: dict[str, str], alphas: dict[str, float], style: str) -> list[list[str]]:
-    """Body cells with the adjusted p-values (see `adjust_p_values`)."""
-    percent = "\\%" if style == "latex" else "%"
+def _retrieved_body(records: list[dict], labels: dict[str, str], alpha: float) -> list[list[str | Cell]]:
     body = []
-    for record in table.to_dict("records"):
-        alpha = alphas[record["queryset"]]
-        p = {column: _p(record[f"{column}_adj"], alpha, style) for column in P_COLUMNS}
-        body.append([f"{labels[record['system']]} vs {labels[record['baseline']]} ({record['queryset']})",
-                     str(record["seed"]), str(record["n_queries"]),
-                     *(f"{100 * record[f'share_{o}']:.0f}{percent}" for o in ("neither", "only_a", "only_b")),
-                     p["binomial_p"], f"{100 * record['share_both']:.0f}{percent}",
-                     _number(record["esl_a"], 2), _number(record["esl_b"], 2), p["esl_wilcoxon_p"],
-                     p["esl_t_p"], _number(record["rr_a"], 3), _number(record["rr_b"], 3),
-                     p["rr_wilcoxon_p"], p["rr_t_p"]])
+    for pair, record in zip(_pair_cells(records, labels), records):
+        shares = whole_percentages([record[f"n_{o}"] for o in OUTCOMES])
+        body.append([*pair, str(record["n_queries"]), *(f"{share}%" for share in shares),
+                     _p(record["binomial_p_adj"], alpha)])
     return body
 
 
-def caption(k: int, correction: str, n_tests: int, alphas: dict[str, float]) -> str:
-    thresholds = ", ".join(f"{queryset}: $p < {alpha}$" for queryset, alpha in alphas.items())
-    return (f"Outcome breakdown (Lin et al., 2021) of each ranker B against its baseline A at depth {k}, per "
-            f"training seed: the share of queries where (1) neither run retrieves the relevant document in the "
-            f"top {k}, (2) only one does (binomial test of A only against B only), or (3) both do; for (3), the "
-            f"mean expected search length (ESL, the rank of the relevant document) and reciprocal rank (RR) of "
-            f"each run with Wilcoxon signed-rank (WSR) and paired t-test p-values. Two-sided tests; "
-            f"{describe(correction, n_tests)} (the CSV keeps the raw p-values too); bold: below the threshold "
-            f"({thresholds}).")
+def _both_body(records: list[dict], labels: dict[str, str], alpha: float) -> list[list[str | Cell]]:
+    return [[*pair, str(record["n_both"]), _number(record["esl_a"], 2), _number(record["esl_b"], 2),
+             _p(record["esl_wilcoxon_p_adj"], alpha), _p(record["esl_t_p_adj"], alpha),
+             _number(record["rr_a"], 3), _number(record["rr_b"], 3),
+             _p(record["rr_wilcoxon_p_adj"], alpha), _p(record["rr_t_p_adj"], alpha)]
+            for pair, record in zip(_pair_cells(records, labels), records)]
 
 
-def to_latex(table: pd.DataFrame, labels: dict[str, str], alphas: dict[str, float], text: str) -> str:
-    return latex_table(HEADER, _cells(table, labels, alphas, "latex"), text, "tab:outcomes", wide=True)
+def parts(table: pd.DataFrame, labels: dict[str, str], alphas: dict[str, float]) -> list[Part]:
+    """The printed tables of an `adjust_p_values` table: for each query set, "retrieved" then "both"."""
+    correction = describe(table.attrs["correction"], table.attrs["n_tests"],
+                          "the outcome breakdown (all its query sets, both parts)")
+    printed = []
+    for queryset, part in table.groupby("queryset", sort=True):
+        records, alpha, k = part.to_dict("records"), alphas[queryset], int(part["k"].iloc[0])
+        notes = f"{correction}; the CSV keeps the raw p-values too. Bold: below the threshold, $p < {alpha}$."
+        printed.append(Part(RETRIEVED_HEADER, _retrieved_body(records, labels, alpha),
+                            f"Outcome breakdown (Lin et al., 2021) on {queryset}, part 1: where each ranker B and "
+                            f"its baseline A put the relevant document, per training seed. Shares of the queries "
+                            f"where (1) neither run retrieves it in the top {k}, (2) only one does, or (3) both "
+                            f"do, rounded so that each row sums to 100%; binom. p: two-sided binomial test of "
+                            f"A only against B only. {notes}", f"tab:outcomes-{queryset}-retrieved"))
+        printed.append(Part(BOTH_HEADER, _both_body(records, labels, alpha),
+                            f"Outcome breakdown (Lin et al., 2021) on {queryset}, part 2: the queries where both "
+                            f"runs retrieve the relevant document in the top {k} (outcome 3 of part 1), per "
+                            f"training seed: mean expected search length (ESL, the rank of the relevant document) "
+                            f"and reciprocal rank (RR) of each run, with two-sided Wilcoxon signed-rank (WSR) and "
+                            f"paired t-test p-values. {notes}", f"tab:outcomes-{queryset}-both"))
+    return printed
 
 
-def to_markdown(table: pd.DataFrame, labels: dict[str, str], alphas: dict[str, float], text: str) -> str:
-    return markdown_table(HEADER, _cells(table, labels, alphas, "markdown"), text)
+def to_latex(printed: list[Part]) -> str:
+    return "\n".join(latex_table(p.header, p.body, p.caption, p.label, wide=True) for p in printed)
 
 
-def to_html(table: pd.DataFrame, labels: dict[str, str], alphas: dict[str, float], text: str) -> str:
-    return html_page(HEADER, _cells(table, labels, alphas, "html"), text)
+def to_markdown(printed: list[Part]) -> str:
+    return "\n".join(markdown_table(p.header, p.body, p.caption) for p in printed)
+
+
+def to_html(printed: list[Part]) -> str:
+    return html_page(*(html_table(p.header, p.body, p.caption) for p in printed))

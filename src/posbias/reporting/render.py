@@ -1,45 +1,106 @@
-"""Render a table given as header and body cells: LaTeX (booktabs), Markdown, or a standalone HTML page.
+"""Render tables given as header and body cells: LaTeX (booktabs), Markdown, or a standalone HTML page.
 
-Cells arrive formatted. The first column holds labels and is escaped here; other cells may
-carry markup of their format (a LaTeX superscript, an HTML <sup>), so they are written as given.
+Cells, headers and captions arrive as plain text; each format escapes them here, so the table
+modules never write markup. A cell that needs emphasis or a superscript is a `Cell`, which each
+format marks up its own way. In any text, `$...$` is inline math: LaTeX keeps it as written,
+Markdown too, and HTML shows it without the dollars.
 """
 
 from __future__ import annotations
 
 import html
+import re
+from dataclasses import dataclass
+
+
+MISSING = "–"  # a cell without a value: a run made elsewhere that lacks a query set, a test that could not run
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    superscript: str = ""
+    bold: bool = False  # of `text`
+    after: str = ""  # plain text after the superscript, e.g. a gain in brackets
+
+
+_LATEX_SPECIALS = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "#": r"\#", "$": r"\$", "%": r"\%",
+                   "&": r"\&", "_": r"\_", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                   # not special, but LaTeX's default (OT1) fonts print them as ¡, ¿ and an em dash
+                   "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}
+_LATEX_SPECIAL = re.compile("|".join(re.escape(c) for c in _LATEX_SPECIALS))
+_MATH = re.compile(r"(\$[^$]+\$)")  # a lone `$` (no closing one) is text and gets escaped
 
 
 def escape_latex(text: str) -> str:
-    return text.replace("_", r"\_").replace("&", r"\&").replace("%", r"\%") if "$" not in text else text
+    """Text with LaTeX's special characters escaped, `$...$` math left as written."""
+    parts = _MATH.split(text)  # odd positions are math
+    return "".join(part if i % 2 else _LATEX_SPECIAL.sub(lambda m: _LATEX_SPECIALS[m.group()], part)
+                   for i, part in enumerate(parts))
 
 
-def latex_table(header: list[str], body: list[list[str]], caption: str, label: str, wide: bool = False) -> str:
+def latex_label(label: str) -> str:
+    """A \\label key: `\\ref` must repeat it verbatim, so characters outside [A-Za-z0-9:.-] become '-'."""
+    return re.sub(r"[^A-Za-z0-9:.\-]", "-", label)
+
+
+def _as_cell(cell: str | Cell) -> Cell:
+    return Cell(cell) if isinstance(cell, str) else cell
+
+
+def _latex_cell(cell: str | Cell) -> str:
+    cell = _as_cell(cell)
+    text = rf"\textbf{{{escape_latex(cell.text)}}}" if cell.bold else escape_latex(cell.text)
+    if cell.superscript:
+        text += rf"\textsuperscript{{{escape_latex(cell.superscript)}}}"
+    return text + escape_latex(cell.after)
+
+
+def latex_table(header: list[str], body: list[list[str | Cell]], caption: str, label: str,
+                wide: bool = False) -> str:
     """A booktabs table; `wide` uses table* and a smaller font for tables with many columns."""
     env = "table*" if wide else "table"
     lines = [rf"\begin{{{env}}}[t]", r"\centering", r"\scriptsize" if wide else r"\small",
              r"\begin{tabular}{l" + "r" * (len(header) - 1) + "}", r"\toprule",
              " & ".join(escape_latex(h) for h in header) + r" \\", r"\midrule"]
-    lines += [" & ".join([escape_latex(cells[0]), *cells[1:]]) + r" \\" for cells in body]
-    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{caption}}}", rf"\label{{{label}}}",
-              rf"\end{{{env}}}", ""]
+    lines += [" & ".join(_latex_cell(c) for c in cells) + r" \\" for cells in body]
+    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{escape_latex(caption)}}}",
+              rf"\label{{{latex_label(label)}}}", rf"\end{{{env}}}", ""]
     return "\n".join(lines)
 
 
-def markdown_table(header: list[str], body: list[list[str]], caption: str) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cells) + " |" for cells in body]
+def _markdown_cell(cell: str | Cell) -> str:
+    cell = _as_cell(cell)
+    text = f"**{cell.text}**" if cell.bold else cell.text
+    text += (f"^{cell.superscript}" if cell.superscript else "") + cell.after
+    return text.replace("|", r"\|")  # a bare pipe would end the cell
+
+
+def markdown_table(header: list[str], body: list[list[str | Cell]], caption: str) -> str:
+    lines = ["| " + " | ".join(_markdown_cell(h) for h in header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_markdown_cell(c) for c in cells) + " |" for cells in body]
     return "\n".join(lines) + f"\n\n{caption}\n"
 
 
-def html_page(header: list[str], body: list[list[str]], caption: str) -> str:
-    """A small self-contained page (no external assets: the Snakemake report works offline)."""
+def _html_cell(cell: str | Cell) -> str:
+    cell = _as_cell(cell)
+    text = f"<b>{html.escape(cell.text)}</b>" if cell.bold else html.escape(cell.text)
+    return text + (f"<sup>{html.escape(cell.superscript)}</sup>" if cell.superscript else "") + html.escape(cell.after)
+
+
+def html_table(header: list[str], body: list[list[str | Cell]], caption: str) -> str:
+    """One <table> element, for `html_page`."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    rows = "".join("<tr>" + f"<td>{html.escape(cells[0])}</td>" + "".join(f"<td>{c}</td>" for c in cells[1:])
-                   + "</tr>\n" for cells in body)
+    rows = "".join("<tr>" + "".join(f"<td>{_html_cell(c)}</td>" for c in cells) + "</tr>\n" for cells in body)
+    return (f"<table><caption>{html.escape(caption.replace('$', ''))}</caption>"
+            f"<thead><tr>{head}</tr></thead><tbody>\n{rows}</tbody></table>\n")
+
+
+def html_page(*tables: str) -> str:
+    """A small self-contained page of `html_table`s (no external assets: the Snakemake report works offline)."""
     return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><style>"
-            "table{border-collapse:collapse;font-family:sans-serif;font-size:14px}"
+            "table{border-collapse:collapse;font-family:sans-serif;font-size:14px;margin-bottom:2em}"
             "th,td{padding:3px 10px;text-align:right}th:first-child,td:first-child{text-align:left}"
             "thead{border-top:2px solid #000;border-bottom:1px solid #000}tbody{border-bottom:2px solid #000}"
             "caption{caption-side:bottom;text-align:left;padding-top:8px;max-width:60em}"
-            f"</style></head><body><table><caption>{html.escape(caption.replace('$', ''))}</caption>"
-            f"<thead><tr>{head}</tr></thead><tbody>\n{rows}</tbody></table></body></html>\n")
+            f"</style></head><body>{''.join(tables)}</body></html>\n")

@@ -9,21 +9,26 @@ are adjusted together (`Significance.correction`), and a superscript is earned w
 the adjusted p-value is below the column's threshold. A pair of systems compared in
 both directions (Table 4: MaxP's b against PARADE Attn, PARADE Attn's a against MaxP)
 is one test, counted once.
+
+A cell is found by its row's system and its column's identity (query set, metric, setting), never by
+its label or header (a zero-shot and a fine-tuned column differ only in their setting). Readers see
+only labels and headers, so a table refuses duplicates of either (`check_unique`).
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
+from typing import Hashable, Iterable
 
 import pandas as pd
 
-from posbias.reporting.render import html_page, latex_table, markdown_table
+from posbias.reporting.render import MISSING, Cell, html_page, html_table, latex_table, markdown_table
 from posbias.stats.corrections import adjust, describe
 from posbias.stats.paired import align, paired_p_value
 
 ZERO_SHOT = "zero-shot"
-MISSING = "–"  # a run made elsewhere that does not cover a column
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,11 @@ class Column:
     alpha: float
     header: str
     setting: str = ZERO_SHOT
+
+    @property
+    def identity(self) -> tuple[str, str, str]:
+        """What selects the column's values; the header and threshold only present them."""
+        return self.queryset, self.metric, self.setting
 
 
 @dataclass(frozen=True)
@@ -66,6 +76,36 @@ class Significance:
                                  f"seed {self.seed})"}[self.test]
 
 
+def column_header(spec: dict) -> str:
+    """A column's header: its `header`, else query set and metric (and the setting, when not zero-shot)."""
+    setting = spec.get("setting", ZERO_SHOT)
+    default = f"{spec['queryset']} {spec['metric']}" + ("" if setting == ZERO_SHOT else f" ({setting})")
+    return spec.get("header", default)
+
+
+def _repeated(items: Iterable[Hashable]) -> list:
+    """The items that occur more than once, each once, in order of first occurrence."""
+    items = list(items)
+    counts = Counter(items)
+    return [item for item in dict.fromkeys(items) if counts[item] > 1]
+
+
+def duplicate_headers(spec: dict) -> list[str]:
+    """Headers shared by several columns of a table's config section (`columns`); for the config checks."""
+    return _repeated(column_header(column) for column in spec["columns"])
+
+
+def check_unique(name: str, rows: list[Row], columns: list[Column]) -> None:
+    """Refuse a table whose readers could not tell two columns or two rows apart, or which tests a pair twice."""
+    problems = [f"the header {h!r} names several columns" for h in _repeated(c.header for c in columns)]
+    problems += [f"the column {q} {m} ({s}) appears more than once"
+                 for q, m, s in _repeated(c.identity for c in columns)]
+    problems += [f"the label {label!r} names several rows" for label in _repeated(r.label for r in rows)]
+    problems += [f"the system {system!r} has several rows" for system in _repeated(r.system for r in rows)]
+    if problems:
+        raise ValueError(f"table {name}: " + "; ".join(problems))
+
+
 def _series(per_query: pd.DataFrame, system: str, column: Column) -> pd.Series:
     selected = ((per_query["system"] == system) & (per_query["queryset"] == column.queryset)
                 & (per_query["metric"] == column.metric))
@@ -91,8 +131,12 @@ def _paired(values: pd.Series, reference: pd.Series, external: bool) -> tuple[pd
 
 
 def build_table(per_query: pd.DataFrame, rows: list[Row], columns: list[Column],
-                significance: Significance = Significance()) -> pd.DataFrame:
-    """One record per (row, column): value, gain, raw and adjusted p-values, the superscripts earned."""
+                significance: Significance = Significance(), name: str = "unnamed") -> pd.DataFrame:
+    """One record per (row, column): value, gain, raw and adjusted p-values, the superscripts earned.
+
+    `name` (the table's label) is what an error about duplicate rows or columns names.
+    """
+    check_unique(name, rows, columns)
     records = []
     marks = []  # (record index, letter, test key)
     p_values: dict[tuple, float] = {}  # test key -> raw p; the key is the unordered pair of systems and the column
@@ -113,7 +157,7 @@ def build_table(per_query: pd.DataFrame, rows: list[Row], columns: list[Column],
                 record["gain"] = (x.mean() - y.mean()) / y.mean() if y.mean() else math.nan
             for letter, reference in row.tests.items():
                 record[f"vs_{letter}"] = reference
-                key = (frozenset((row.system, reference)), column)
+                key = (frozenset((row.system, reference)), column.identity)
                 if key not in p_values:  # every test used here is symmetric in its two systems
                     x, y = _paired(values, _required(per_query, reference, column), row.external)
                     p_values[key] = paired_p_value(significance.test, x, y, significance.permutations,
@@ -137,46 +181,40 @@ def significance_note(table: pd.DataFrame, columns: list[Column], significance: 
             f"thresholds {thresholds}.")
 
 
-def _percent(gain: float, latex: bool) -> str:
-    return f"{100 * gain:+.1f}\\%" if latex else f"{100 * gain:+.1f}%"
+def _percent(gain: float) -> str:
+    return f"{100 * gain:+.1f}%"
 
 
-def _cells(table: pd.DataFrame, columns: list[Column], style: str,
-           row_header: str) -> tuple[list[str], list[list[str]]]:
-    """Header and body cells; `style` is latex, markdown or html (superscripts and escapes differ)."""
-    latex = style == "latex"
+def _cells(table: pd.DataFrame, columns: list[Column], row_header: str) -> tuple[list[str], list[list[str | Cell]]]:
+    """Header and body cells, one body row per system in the table's order."""
     has_gain = table["gain"].notna().any()
     header = [row_header] + [c.header for c in columns] + (["Avg. gain"] if has_gain else [])
     body = []
-    for label, part in table.groupby("label", sort=False):
-        cells = [label]
+    for _, part in table.groupby("system", sort=False):
+        by_column = part.set_index(["queryset", "metric", "setting"])
+        cells: list[str | Cell] = [part["label"].iloc[0]]
         for column in columns:
-            record = part[(part["column"] == column.header)].iloc[0]
+            record = by_column.loc[column.identity]
             if math.isnan(record["value"]):
-                cells.append("--" if latex else MISSING)
+                cells.append(MISSING)
                 continue
-            text = f"{record['value']:.3f}"
-            if record["marks"]:
-                text += {"latex": f"$^{{{record['marks']}}}$", "markdown": f"^{record['marks']}",
-                         "html": f"<sup>{record['marks']}</sup>"}[style]
-            if not math.isnan(record["gain"]):
-                text += f" ({_percent(record['gain'], latex)})"
-            cells.append(text)
+            gain = "" if math.isnan(record["gain"]) else f" ({_percent(record['gain'])})"
+            cells.append(Cell(f"{record['value']:.3f}", superscript=record["marks"], after=gain))
         if has_gain:
             gains = part["gain"].dropna()
-            cells.append(_percent(gains.mean(), latex) if not gains.empty else "-")
+            cells.append(_percent(gains.mean()) if not gains.empty else "-")
         body.append(cells)
     return header, body
 
 
 def to_latex(table: pd.DataFrame, columns: list[Column], caption: str, label: str, row_header: str = "Ranker") -> str:
-    return latex_table(*_cells(table, columns, "latex", row_header), caption, label)
+    return latex_table(*_cells(table, columns, row_header), caption, label)
 
 
 def to_markdown(table: pd.DataFrame, columns: list[Column], caption: str, row_header: str = "Ranker") -> str:
-    return markdown_table(*_cells(table, columns, "markdown", row_header), caption)
+    return markdown_table(*_cells(table, columns, row_header), caption)
 
 
 def to_html(table: pd.DataFrame, columns: list[Column], caption: str, row_header: str = "Ranker") -> str:
     """A standalone page (for the Snakemake report)."""
-    return html_page(*_cells(table, columns, "html", row_header), caption)
+    return html_page(html_table(*_cells(table, columns, row_header), caption))

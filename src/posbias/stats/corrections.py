@@ -35,10 +35,10 @@ def adjust(p_values: Sequence[float], method: str) -> np.ndarray:
     return adjusted
 
 
-def describe(method: str, n_tests: int) -> str:
-    """Caption text for a table's correction."""
+def describe(method: str, n_tests: int, family: str = "this table") -> str:
+    """Caption text for a correction over the `n_tests` tests of `family` (what the tests were adjusted over)."""
     _check(method)
     if method == "none":
         return "no correction for multiple comparisons"
     tests = "test" if n_tests == 1 else "tests"
-    return f"p-values adjusted with the {METHODS[method]} correction over the {n_tests} {tests} of this table"
+    return f"p-values adjusted with the {METHODS[method]} correction over the {n_tests} {tests} of {family}"

@@ -7,6 +7,8 @@ import os
 import random
 from pathlib import Path
 
+from tqdm import tqdm
+
 from posbias.backbones import load_tokenizer, token_counter
 from posbias.data import farrelevant
 from posbias.data.synthetic import GeneratorSettings, generate
@@ -56,12 +58,13 @@ def build_farrelevant(passages: str, queries: str, qrels: str, settings: dict, t
     texts = read_documents(passages)
     query_texts = read_queries(queries)
     judged = read_qrels(qrels)
+    log.info("read %d passages, %d queries and the judgments of %d", len(texts), len(query_texts), len(judged))
     relevant_ids = {pid for per_query in judged.values() for pid, grade in per_query.items() if grade > 0}
     pool = [texts[pid] for pid in sorted(texts) if pid not in relevant_ids]
     length = token_counter(tokenizer)
     rng = random.Random(settings["seed"])
     documents, doc_qrels, starts = [], {}, {}
-    for qid in sorted(judged):
+    for qid in tqdm(sorted(judged), desc="FarRelevant documents", unit="query", mininterval=10):
         positives = sorted(pid for pid, grade in judged[qid].items() if grade > 0)
         if not positives or qid not in query_texts:
             continue

@@ -14,11 +14,12 @@ from posbias.data import statistics as stats
 from posbias.io import atomic_write, read_qrels
 from posbias.reporting import dataset_tables as dataset
 from posbias.reporting import outcome_table as outcomes
-from posbias.reporting.tables import (ZERO_SHOT, Column, Row, Significance, build_table, significance_note,
-                                      to_html, to_latex, to_markdown)
+from posbias.reporting.tables import (ZERO_SHOT, Column, Row, Significance, build_table, column_header,
+                                      significance_note, to_html, to_latex, to_markdown)
 
 RETRIEVER, RANDOM = "retriever", "random"
 FINE_TUNED = "fine-tuned"
+TABLE4_LABEL, FIRST_STAGE_LABEL = "tab:farrelevant", "tab:first-stage"
 
 
 def write_outputs(outputs: dict, csv_frame: pd.DataFrame, latex: str, markdown: str, html: str) -> None:
@@ -37,8 +38,8 @@ def _write_table(table: pd.DataFrame, columns: list[Column], caption: str, label
 
 
 def _columns(spec: list[dict], querysets: dict) -> list[Column]:
-    return [Column(c["queryset"], c["metric"], querysets[c["queryset"]]["alpha"],
-                   c.get("header", f"{c['queryset']} {c['metric']}"), c.get("setting", ZERO_SHOT)) for c in spec]
+    return [Column(c["queryset"], c["metric"], querysets[c["queryset"]]["alpha"], column_header(c),
+                   c.get("setting", ZERO_SHOT)) for c in spec]
 
 
 def _read_values(paths: list[str], setting: str = ZERO_SHOT) -> pd.DataFrame:
@@ -70,7 +71,7 @@ def baseline_table(averaged: list[str], spec: dict, models: dict, external: dict
     rows += [Row(m, models[m]["label"], gain_over=models[m]["baseline"], tests={"a": models[m]["baseline"]})
              for m in spec["models"] if m not in baselines]
     rows += _external_rows(external, columns)
-    table = build_table(per_query, rows, columns, significance)
+    table = build_table(per_query, rows, columns, significance, name=label)
     caption = (f"Rankers against their FirstP baselines. Per-query values are averaged over {n_seeds} seeds "
                f"before testing; relative gains are over the FirstP baseline with the same backbone; "
                f"superscript a: significant difference from that baseline. "
@@ -95,7 +96,7 @@ def table4(averaged: list[str], finetuned: list[str], spec: dict, models: dict, 
             tests["b"] = second
         rows.append(Row(m, models[m]["label"], gain_over=None if m == reference else reference, tests=tests))
     rows += _external_rows(external, columns, gain_over=lambda _: reference)
-    table = build_table(per_query, rows, columns, significance)
+    table = build_table(per_query, rows, columns, significance, name=TABLE4_LABEL)
     second_text = (f"superscript b: against {models[second]['label']}" if second
                    else "no long-context baseline configured for superscript b")
     settings = sorted({c.setting for c in columns}, reverse=True)
@@ -105,7 +106,7 @@ def table4(averaged: list[str], finetuned: list[str], spec: dict, models: dict, 
     caption = (f"FarRelevant ({setting_text}). Per-query values averaged over {n_seeds} seeds; gains are over "
                f"{models[reference]['label']}; superscript a: against {models[reference]['label']}; "
                f"{second_text}. {significance_note(table, columns, significance)}")
-    _write_table(table, columns, caption, "tab:farrelevant", outputs)
+    _write_table(table, columns, caption, TABLE4_LABEL, outputs)
 
 
 def farrelevant_figure(per_seed: str, models: list[str], labels: dict, metric: str, outputs: list[str]) -> None:
@@ -124,29 +125,28 @@ def first_stage_table(values: list[str], spec: dict, querysets: dict, statistics
     significance = Significance.from_config(statistics)
     reference, *others = spec["retrievers"]
     rows = [Row(reference, reference)] + [Row(r, r, gain_over=reference, tests={"a": reference}) for r in others]
-    table = build_table(per_query, rows, columns, significance)
+    table = build_table(per_query, rows, columns, significance, name=FIRST_STAGE_LABEL)
     caption = (f"First-stage retrievers, top {spec['depth']} candidates per query. Gains are over {reference}; "
                f"superscript a: significant difference from {reference}. "
                f"{significance_note(table, columns, significance)}")
-    _write_table(table, columns, caption, "tab:first-stage", outputs, row_header="Retriever")
+    _write_table(table, columns, caption, FIRST_STAGE_LABEL, outputs, row_header="Retriever")
 
 
 def outcome_table(per_seed: list[str], qrels: list[str], querysets: list[str], rel_levels: list[int],
-                  alphas: list[float], spec: dict, models: dict, statistics: dict, outputs: dict) -> None:
+                  alphas: list[float], spec: dict, models: dict, outputs: dict) -> None:
     """Lin et al.'s outcome breakdown of each model against its baseline, per seed; p-values corrected
-    together with `statistics.correction`."""
+    together with `spec["correction"]` (`tables.outcomes.correction`)."""
     for path, rel_level in zip(qrels, rel_levels, strict=True):
         outcomes.check_one_relevant(read_qrels(path), rel_level, path)
     frame = _read_values(per_seed)
     frame = frame[frame["queryset"].isin(querysets)]
     chosen = spec.get("models") or [m for m, s in models.items() if s["baseline"] != m]
     pairs = [(m, models[m]["baseline"]) for m in chosen if models[m]["baseline"] != m]
-    table = outcomes.adjust_p_values(outcomes.build_outcome_table(frame, pairs, spec["k"]), statistics["correction"])
-    labels = {m: s["label"] for m, s in models.items()}
-    thresholds = dict(zip(querysets, alphas, strict=True))
-    text = outcomes.caption(spec["k"], statistics["correction"], table.attrs["n_tests"], thresholds)
-    write_outputs(outputs, table, *(render(table, labels, thresholds, text)
-                                    for render in (outcomes.to_latex, outcomes.to_markdown, outcomes.to_html)))
+    table = outcomes.adjust_p_values(outcomes.build_outcome_table(frame, pairs, spec["k"]), spec["correction"])
+    printed = outcomes.parts(table, {m: s["label"] for m, s in models.items()},
+                             dict(zip(querysets, alphas, strict=True)))
+    write_outputs(outputs, table, outcomes.to_latex(printed), outcomes.to_markdown(printed),
+                  outcomes.to_html(printed))
 
 
 # --- dataset statistics (Tables 9 and 10) -----------------------------------------------------------

@@ -1,0 +1,168 @@
+"""The report steps write every table from persisted files; their LaTeX is escaped and compiles,
+whatever characters the labels, headers and query set names hold."""
+
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from posbias.data.statistics import write_statistics
+from posbias.io import write_qrels
+from posbias.steps.report import baseline_table, dataset_tables, first_stage_table, outcome_table, table4
+
+QUERYSET = "msmarco_dev"  # an underscore, as real query set names have
+MODELS = {
+    "firstp": {"label": "FirstP_{base} & co", "baseline": "firstp"},
+    "maxp": {"label": "MaxP 100% #1 ($k=3$)", "baseline": "firstp"},
+    "sump": {"label": r"Sum~P^2 \ <x|y>", "baseline": "firstp"},
+}
+STATISTICS = {"test": "t", "correction": "holm", "permutations": 1000, "seed": 0}
+N_QUERIES = 20
+
+
+def per_query(systems, seeds=(None,), queryset=QUERYSET, metrics=("RR@10", "nDCG@10")) -> pd.DataFrame:
+    """RR@10-like values (0 or 1/rank) per system, query and metric; with seeds, one run per seed.
+    MaxP ranks the relevant document first or second, so its cells earn superscripts and bold p-values."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for system in systems:
+        for seed in seeds:
+            ranks = rng.integers(1, 3 if system == "maxp" else 15, N_QUERIES)
+            for i, rank in enumerate(ranks):
+                for metric in metrics:
+                    value = 1 / rank if rank <= 10 else 0.0
+                    rows.append({"system": system, "queryset": queryset, "metric": metric, "qid": f"q{i}",
+                                 "value": value, **({} if seed is None else {"seed": seed})})
+    return pd.DataFrame(rows)
+
+
+def outputs(tmp_path, name) -> dict:
+    return {kind: str(tmp_path / f"{name}.{kind}") for kind in ("tex", "csv", "md", "html")}
+
+
+def write_every_table(tmp_path) -> list:
+    """Each report step once, with labels full of LaTeX's special characters; the .tex paths."""
+    averaged = tmp_path / "averaged.parquet"
+    # The run made elsewhere has no values on dl_19: its cell there is a dash.
+    pd.concat([per_query(["retriever", "random", *MODELS, "their_run"]),
+               per_query(["retriever", *MODELS], queryset="dl_19")]).to_parquet(averaged)
+    spec = {"models": ["firstp", "maxp", "sump"], "retriever_label": "BM25_{k1} ~ 0.9^x",
+            "columns": [{"queryset": QUERYSET, "metric": "RR@10"},
+                        {"queryset": QUERYSET, "metric": "nDCG@10", "header": "nDCG@10 & #1 {x}"},
+                        {"queryset": "dl_19", "metric": "nDCG@10"}]}
+    external = {"their_run": {"label": r"Their_run \back", "baseline": "firstp", "querysets": [QUERYSET]}}
+    querysets = {QUERYSET: {"alpha": 0.05}, "dl_19": {"alpha": 0.01}}
+    baseline_table([str(averaged)], spec, MODELS, external, querysets, 3, STATISTICS, "tab:table_1",
+                   outputs(tmp_path, "table1"))
+
+    finetuned = tmp_path / "finetuned.parquet"
+    per_query(["retriever", "random", *MODELS]).to_parquet(finetuned)
+    spec4 = {"models": ["maxp", "firstp", "sump"], "reference": "maxp", "second_reference": ["sump"],
+             "retriever_label": "BM25 (k_1 = 0.9)",
+             "columns": [{"queryset": QUERYSET, "metric": "nDCG@10"},
+                         {"queryset": QUERYSET, "metric": "nDCG@10", "setting": "fine-tuned"}]}
+    table4([str(averaged)], [str(finetuned)], spec4, MODELS, {}, querysets, 3, STATISTICS,
+           outputs(tmp_path, "table4"))
+
+    first_stage = tmp_path / "first_stage.parquet"
+    per_query(["bm25_k1", "dense_&_co"], metrics=("R@100",)).to_parquet(first_stage)
+    first_stage_table([str(first_stage)], {"querysets": [QUERYSET], "metrics": ["R@100"], "depth": 100,
+                                           "retrievers": ["bm25_k1", "dense_&_co"]},
+                      querysets, STATISTICS, outputs(tmp_path, "first_stage"))
+
+    per_seed = tmp_path / "per_seed.parquet"
+    per_query(list(MODELS), seeds=(1, 2), metrics=("RR@10",)).to_parquet(per_seed)
+    write_qrels(tmp_path / "qrels.txt", {f"q{i}": {f"d{i}": 1} for i in range(N_QUERIES)})
+    outcome_table([str(per_seed)], [str(tmp_path / "qrels.txt")], [QUERYSET], [1], [0.05],
+                  {"querysets": [QUERYSET], "k": 10, "correction": "fdr_bh"}, MODELS, outputs(tmp_path, "outcomes"))
+
+    write_statistics({"n_documents": 3_213_835, "avg_tokens": 1578.3, "sampled": 1000}, tmp_path / "docs.json")
+    write_statistics({"n_queries": 5193, "avg_tokens": 7.0, "avg_positive_judgments": 1.0}, tmp_path / "qs.json")
+    dataset_tables({"msmarco_v1_doc": str(tmp_path / "docs.json")}, {QUERYSET: str(tmp_path / "qs.json")},
+                   "bert-base_uncased", outputs(tmp_path, "table9"), outputs(tmp_path, "table10"))
+    return sorted(tmp_path.glob("*.tex"))
+
+
+ESCAPE = re.compile(r"\\(?:[_&%#${}]|(?:textbackslash|textasciitilde|textasciicircum|textless|textgreater|textbar)"
+                    r"\{\})")
+MARKUP = re.compile(r"\\(?:textbf|textsuperscript)\{([^{}]*)\}")  # our cell markup; its braces are unescaped
+MATH = re.compile(r"\$[^$]*\$")
+SPECIAL = re.compile(r"[\\#$%&_{}~^<>|]")
+STRUCTURE = re.compile(r"\\(?:begin|end)\{table\*?\}(?:\[t\])?|\\centering|\\small|\\scriptsize|"
+                       r"\\begin\{tabular\}\{lr*\}|\\end\{tabular\}|\\(?:top|mid|bottom)rule|")
+
+
+def unescaped(text: str) -> list[str]:
+    """LaTeX's special characters in a piece of typeset text, outside math, that are not escaped."""
+    text = ESCAPE.sub("", text)
+    text = MARKUP.sub(r"\1", text)
+    return SPECIAL.findall(MATH.sub("", text))
+
+
+def problems(tex: str) -> list[str]:
+    """Every line of a generated .tex is table structure, a caption, a label, or a row of cells."""
+    found = []
+    for line in tex.splitlines():
+        if STRUCTURE.fullmatch(line):
+            continue
+        if caption := re.fullmatch(r"\\caption\{(.*)\}", line):
+            pieces = [caption.group(1)]
+        elif label := re.fullmatch(r"\\label\{(.*)\}", line):
+            pieces = [] if re.fullmatch(r"[A-Za-z0-9:.\-]+", label.group(1)) else [f"label {label.group(1)}"]
+            found += pieces
+            continue
+        elif line.endswith(r" \\"):
+            pieces = re.split(r"(?<!\\)&", line.removesuffix(r" \\"))
+        else:
+            found.append(f"unexpected line {line!r}")
+            continue
+        found += [f"{piece!r}: {chars}" for piece in pieces if (chars := unescaped(piece))]
+    return found
+
+
+def test_the_check_finds_unescaped_characters():
+    assert unescaped("msmarco_dev: $p < 0.05$") == ["_"]
+    assert unescaped(r"msmarco\_dev 5\% \textbf{0.01}\textsuperscript{a} $p_1 < 0.05$") == []
+    assert unescaped(r"a\textbackslash{}b {c}") == ["{", "}"]
+    assert problems("\\caption{50% of msmarco_dev}\n\\label{tab:a_b}\nA & B_c \\\\") == [
+        "'50% of msmarco_dev': ['%', '_']", "label tab:a_b", "' B_c': ['_']"]
+
+
+def test_every_table_escapes_labels_headers_and_captions(tmp_path):
+    written = write_every_table(tmp_path)
+    assert [p.name for p in written] == ["first_stage.tex", "outcomes.tex", "table1.tex", "table10.tex",
+                                         "table4.tex", "table9.tex"]
+    for path in written:
+        assert problems(path.read_text()) == [], path.name
+    table1 = (tmp_path / "table1.tex").read_text()
+    assert r"FirstP\_\{base\} \& co &" in table1 and r"\label{tab:table-1}" in table1
+    assert r"MaxP 100\% \#1 ($k=3$) &" in table1 and r"Sum\textasciitilde{}P\textasciicircum{}2" in table1
+    assert r"msmarco\_dev RR@10 & nDCG@10 \& \#1 \{x\} & dl\_19 nDCG@10 & Avg. gain \\" in table1
+    assert re.search(r"\\textsuperscript\{a\} \(\+\d+\.\d\\%\)", table1)  # MaxP's gain
+    assert re.search(r"Their\\_run \\textbackslash\{\}back & .* & – &", table1)
+    assert r"\textbf{" in (tmp_path / "outcomes.tex").read_text()
+    # Table 4: a zero-shot and a fine-tuned column on one query set and metric, told apart by their headers
+    assert r"msmarco\_dev nDCG@10 & msmarco\_dev nDCG@10 (fine-tuned)" in (tmp_path / "table4.tex").read_text()
+
+
+def _engine() -> str | None:
+    engine = shutil.which("pdflatex") or shutil.which("lualatex")
+    if engine is None or subprocess.run(["kpsewhich", "booktabs.sty"], capture_output=True).returncode:
+        return None
+    return engine
+
+
+@pytest.mark.skipif(_engine() is None, reason="no pdflatex or lualatex with booktabs")
+def test_every_table_compiles(tmp_path):
+    written = write_every_table(tmp_path)
+    document = ("\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n"
+                + "".join(f"\\input{{{p.name}}}\n\\clearpage\n" for p in written) + "\\end{document}\n")
+    (tmp_path / "all.tex").write_text(document)
+    result = subprocess.run([_engine(), "-interaction=nonstopmode", "-halt-on-error", "all.tex"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120)
+    log = (tmp_path / "all.log").read_text(errors="replace")
+    assert result.returncode == 0, log[-3000:]
+    assert "Missing character" not in log  # a character the font lacks would vanish silently

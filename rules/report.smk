@@ -80,7 +80,6 @@ if "outcomes" in TABLES:
             rel_levels=[QUERYSETS[qs].rel_level for qs in OUTCOME_QUERYSETS],
             alphas=[QUERYSETS[qs].alpha for qs in OUTCOME_QUERYSETS],
             spec=canonical(TABLES.get("outcomes")),
-            statistics={"correction": config["statistics"]["correction"]},
             models=canonical({m: {"label": s.label, "baseline": s.baseline} for m, s in CFG.models.items()}),
         conda:
             "../envs/posbias.yaml"

@@ -30,12 +30,12 @@ import yaml
 
 from posbias import names
 from posbias.rankers import catalog
+from posbias.reporting.columns import FINE_TUNED, column_header
 
 SCHEMA_PATH = Path(__file__).with_name("config.schema.yaml")
 GENERATED_COLLECTIONS = ("synthetic", "farrelevant")  # written by the embedded generator and FarRelevant builder
 SYNTHETIC_QUERYSETS = ("train", "dev", "test")  # what the embedded generator writes
 BASELINE_TABLE_NAMES = ("table1", "table7", "table8")  # one layout, different columns
-FINE_TUNED = "fine-tuned"
 
 
 class ConfigError(ValueError):
@@ -529,14 +529,6 @@ def check_models(cfg: dict, warnings: list[str]) -> None:
                           f"(table rows would be ambiguous)")
 
 
-def _column_header(column: Mapping) -> str:
-    """The header a table column shows (`header`, or query set and metric, marked when fine-tuned)."""
-    default = f"{column['queryset']} {column['metric']}"
-    if column.get("setting") == FINE_TUNED:
-        default += f" {FINE_TUNED}"
-    return column.get("header", default)
-
-
 def check_tables(cfg: dict, warnings: list[str]) -> None:
     models, querysets, tables = cfg["models"], cfg["querysets"], cfg["tables"]
     evaluated = [*cfg["rerank"]["querysets"], *(n for n, s in querysets.items() if "pool" in s)]
@@ -560,7 +552,7 @@ def check_tables(cfg: dict, warnings: list[str]) -> None:
                 raise ConfigError(f"{key}.metric: {column['metric']!r} is not in querysets.{qs}.metrics")
             if column.get("setting") == FINE_TUNED and qs not in finetuned:
                 raise ConfigError(f"{key}.setting: fine-tuned needs {qs!r} in finetuning.querysets")
-            header = _column_header(column)
+            header = column_header(column)
             if header in headers:
                 raise ConfigError(f"{key}.header: {header!r} is also the header of "
                                   f"tables.{table}.columns[{headers.index(header)}]")

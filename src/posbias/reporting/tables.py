@@ -24,11 +24,11 @@ from typing import Hashable, Iterable
 
 import pandas as pd
 
+from posbias.reporting.columns import ZERO_SHOT, column_header
 from posbias.reporting.render import MISSING, Cell, html_page, html_table, latex_table, markdown_table
 from posbias.stats.corrections import adjust, describe
 from posbias.stats.paired import align, paired_p_value
 
-ZERO_SHOT = "zero-shot"
 
 
 @dataclass(frozen=True)
@@ -74,13 +74,6 @@ class Significance:
                 "wilcoxon": "two-sided Wilcoxon signed-rank test",
                 "randomisation": f"two-sided paired randomisation test ({self.permutations} permutations, "
                                  f"seed {self.seed})"}[self.test]
-
-
-def column_header(spec: dict) -> str:
-    """A column's header: its `header`, else query set and metric (and the setting, when not zero-shot)."""
-    setting = spec.get("setting", ZERO_SHOT)
-    default = f"{spec['queryset']} {spec['metric']}" + ("" if setting == ZERO_SHOT else f" ({setting})")
-    return spec.get("header", default)
 
 
 def _repeated(items: Iterable[Hashable]) -> list:

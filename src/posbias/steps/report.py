@@ -11,14 +11,14 @@ from __future__ import annotations
 import pandas as pd
 
 from posbias.data import statistics as stats
+from posbias.names import RANDOM, RETRIEVER
 from posbias.io import atomic_write, read_qrels
 from posbias.reporting import dataset_tables as dataset
 from posbias.reporting import outcome_table as outcomes
-from posbias.reporting.tables import (ZERO_SHOT, Column, Row, Significance, build_table, column_header,
+from posbias.reporting.columns import FINE_TUNED, ZERO_SHOT, column_header
+from posbias.reporting.tables import (Column, Row, Significance, build_table,
                                       significance_note, to_html, to_latex, to_markdown)
 
-RETRIEVER, RANDOM = "retriever", "random"
-FINE_TUNED = "fine-tuned"
 TABLE4_LABEL, FIRST_STAGE_LABEL = "tab:farrelevant", "tab:first-stage"
 
 

@@ -8,6 +8,7 @@ import random
 from pathlib import Path
 
 from posbias.io import read_queries, read_ranked_run, read_run, write_run
+from posbias.names import GIVEN
 from posbias.retrieval import bm25
 
 log = logging.getLogger(__name__)
@@ -56,7 +57,7 @@ def import_run(given: str, queries: str, run: str, depth: int) -> None:
     if rescored:
         log.warning("%s: %d of %d queries have tied scores in their top %d; their scores are replaced by "
                     "decreasing ones in the run's rank order", given, rescored, len(top), depth)
-    write_run(run, top, tag="given")
+    write_run(run, top, tag=GIVEN)
 
 
 def random_shuffle(candidates: str, run: str, seed: int) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import re
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -77,9 +77,10 @@ def merge(base: Mapping, top: Mapping) -> dict:
     return merged
 
 
-def read_layered(path: str | Path, _seen: tuple[Path, ...] = ()) -> dict:
-    """A config file with its `base:` files merged underneath (relative to the file that names them)."""
-    path = Path(path)
+def read_layered(path: str | Path, _seen: tuple[Path, ...] = (), _merged: set[Path] | None = None) -> dict:
+    """A config file with its `base:` files merged underneath (relative to the file that names them). A base
+    that two bases share is merged once, first, so the second cannot undo what the first changed in it."""
+    path, merged_files = Path(path), set() if _merged is None else _merged
     if path.resolve() in _seen:
         raise ConfigError(f"{path}: base: files include each other ({' -> '.join(map(str, [*_seen, path]))})")
     data = read_config_file(path)
@@ -90,7 +91,10 @@ def read_layered(path: str | Path, _seen: tuple[Path, ...] = ()) -> dict:
         raise ConfigError(f"{path}: base: a file name or a list of file names")
     merged: dict = {}
     for base in bases:
-        merged = merge(merged, read_layered(path.parent / base, (*_seen, path.resolve())))
+        base_path = path.parent / base
+        if base_path.resolve() not in merged_files:
+            merged = merge(merged, read_layered(base_path, (*_seen, path.resolve()), merged_files))
+    merged_files.add(path.resolve())
     return merge(merged, data)
 
 
@@ -107,8 +111,14 @@ def load_config(*paths: str | Path, overrides: Mapping | None = None) -> "Config
 # --- schema --------------------------------------------------------------------------------------
 
 
-def _schema() -> dict:
+@lru_cache(maxsize=1)
+def _parsed_schema() -> dict:
     return yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+def _schema() -> dict:
+    """The schema (parsed once per process; a copy, because validation must not change it)."""
+    return copy.deepcopy(_parsed_schema())
 
 
 def validate(data: dict) -> dict:
@@ -127,7 +137,8 @@ def validate(data: dict) -> dict:
     data = copy.deepcopy(data)
     error = best_match(Validator(_schema()).iter_errors(data))
     if error is not None:
-        key = ".".join(str(p) for p in error.absolute_path) or "(top level)"
+        key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
+        key = key or "(top level)"
         raise ConfigError(f"{key}: {error.message}")
     return data
 
@@ -340,13 +351,19 @@ class Config:
         shown = {c["queryset"] for c in spec["columns"]}
         return canonical({
             "spec": spec,
-            "models": {m: {"label": s.label, "baseline": s.baseline} for m, s in self.models.items()},
+            "models": {m: {"label": self.models[m].label, "baseline": self.models[m].baseline}
+                       for m in self._table_systems(spec)},
             "external": {n: {"label": s["label"], "baseline": s.get("baseline"), "querysets": sorted(s["runs"])}
                          for n, s in self.external_runs.items() if set(s["runs"]) & shown},
             "querysets": {q: {"alpha": self.querysets[q].alpha} for q in sorted(shown)},
             "n_seeds": len(self.seeds),
             "statistics": self.data["statistics"],
         })
+
+    def _table_systems(self, spec: Mapping) -> list[str]:
+        """The models a table shows or compares with: its rows, their baselines and Table 4's references."""
+        shown = [m for m in [*spec["models"], *spec.get("second_reference", [])] if m in self.models]
+        return sorted({*shown, *(self.models[m].baseline for m in shown)})
 
     def folds_count(self, queryset: str) -> int:
         """The number of folds of a cross-validated query set (a user's qid<TAB>fold file is read here)."""
@@ -370,9 +387,9 @@ def prepare(data: Mapping) -> Config:
     data = validate(dict(data))
     warnings: list[str] = []
     _skip_unimplemented_models(data, warnings)
-    for table in BASELINE_TABLE_NAMES:  # a table without `models` shows every configured model
-        if table in data["tables"]:
-            data["tables"][table].setdefault("models", list(data["models"]))
+    for table in BASELINE_TABLE_NAMES:  # a table without `models` shows every configured model (sorted:
+        if table in data["tables"]:      # the order of the models section must not move rows or rerun the job)
+            data["tables"][table].setdefault("models", sorted(data["models"]))
     for check in CHECKS:
         check(data, warnings)
     return Config(data, warnings)
@@ -522,6 +539,13 @@ def check_models(cfg: dict, warnings: list[str]) -> None:
             raise ConfigError(f"models.{name}.args.stride: larger than chunk_tokens, text would be skipped")
         if args["chunk_tokens"] > args["max_doc_tokens"]:
             raise ConfigError(f"models.{name}.args.chunk_tokens: larger than max_doc_tokens")
+    stores: dict[str, tuple[str, str]] = {}
+    for name, model in models.items():  # one token store directory per tokenizer name
+        tokenizer = tokenizer_name(model["args"])
+        other = stores.setdefault(tokenizer_key(tokenizer), (tokenizer, name))
+        if other[0] != tokenizer:
+            raise ConfigError(f"models.{name}.args: tokenizer {tokenizer!r} and {other[0]!r} (models.{other[1]}) "
+                              f"would share the token store results/tokens/<collection>/{tokenizer_key(tokenizer)}")
     labels = [m["label"] for m in models.values()]
     for label in {label for label in labels if labels.count(label) > 1}:
         clash = sorted(n for n, m in models.items() if m["label"] == label)
@@ -585,6 +609,12 @@ def check_external_runs(cfg: dict, warnings: list[str]) -> None:
             _require(cfg["rerank"]["querysets"], qs, f"external_runs.{name}.runs", "in rerank.querysets")
         if "baseline" in spec:
             _require(cfg["models"], spec["baseline"], f"external_runs.{name}.baseline", "a configured model")
+    labels = {m["label"]: f"models.{n}" for n, m in cfg["models"].items()}
+    for name, spec in cfg.get("external_runs", {}).items():
+        if spec["label"] in labels:
+            raise ConfigError(f"external_runs.{name}.label: {spec['label']!r} is also the label of "
+                              f"{labels[spec['label']]} (table rows would be ambiguous)")
+        labels[spec["label"]] = f"external_runs.{name}"
 
 
 CHECKS = (check_collections, check_pools, check_retrievers, check_training, check_models, check_tables,

@@ -1,0 +1,797 @@
+"""posbias.config: reading and layering files, the schema, every cross-check and what jobs receive.
+
+Each case is the embedded default (config.yaml) with one small mutation, prepared in-process."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+import posbias.config
+from posbias.config import ConfigError, canonical, load_config, prepare, read_config_file, validate
+from posbias.rankers import catalog
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT = yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8"))
+ROBUST = "disks45/nocr/trec-robust-2004"
+# --- building configs ----------------------------------------------------------------------------
+
+
+def fresh() -> dict:
+    # The JSON round trip also undoes YAML aliases (`args: *window16`), so that mutating one model's
+    # args leaves the models that share the anchor alone.
+    return json.loads(json.dumps(DEFAULT))
+
+
+def mutated(*mutations) -> dict:
+    data = fresh()
+    for mutation in mutations:
+        mutation(data)
+    return data
+
+
+def _parent(data: dict, path: str):
+    *parents, last = [int(p) if p.isdigit() else p for p in path.split(".")]
+    for key in parents:
+        data = data[key]
+    return data, last
+
+
+def put(path: str, value):
+    def mutation(data):
+        node, key = _parent(data, path)
+        node[key] = copy.deepcopy(value)
+    return mutation
+
+
+def drop(path: str):
+    def mutation(data):
+        node, key = _parent(data, path)
+        del node[key]
+    return mutation
+
+
+def append(path: str, value):
+    def mutation(data):
+        node, key = _parent(data, path)
+        node[key].append(copy.deepcopy(value))
+    return mutation
+
+
+def without(path: str, item):
+    def mutation(data):
+        node, key = _parent(data, path)
+        node[key] = [x for x in node[key] if x != item]
+    return mutation
+
+
+def with_robust(**queryset_keys):
+    """A collection read from ir_datasets and a reranked query set `robust` of it with two folds."""
+    def mutation(data):
+        data["collections"] = {"robust": {"documents": {"kind": "ir_datasets", "id": ROBUST}}}
+        data["querysets"]["robust"] = {"collection": "robust", "source": {"kind": "ir_datasets", "id": ROBUST},
+                                       "folds": [f"{ROBUST}/fold1", f"{ROBUST}/fold2"], "metrics": ["AP"],
+                                       **queryset_keys}
+        data["rerank"]["querysets"].append("robust")
+    return mutation
+
+
+def with_pool(name: str = "dl", pool=("dev", "test"), **keys):
+    return put(f"querysets.{name}", {"pool": list(pool), "metrics": ["nDCG@10"], **keys})
+
+
+def with_planned_model(name: str = "longformer"):
+    return put(f"models.{name}", {"label": "Longformer", "ranker": "longp", "baseline": "firstp", "lr": 1e-5,
+                                  "head_lr": 1e-4, "args": {"backbone": "allenai/longformer-base-4096",
+                                                            "max_query_tokens": 32, "chunk_tokens": 4096,
+                                                            "stride": 4096, "max_doc_tokens": 4096}})
+
+
+def reordered(value, order):
+    """`value` with the keys of every mapping in `order(keys)`; lists untouched."""
+    if isinstance(value, dict):
+        return {k: reordered(value[k], order) for k in order(list(value))}
+    if isinstance(value, list):
+        return [reordered(v, order) for v in value]
+    return value
+
+
+def shuffled(keys):
+    return random.Random(len(keys)).sample(keys, len(keys))
+
+
+def derived(cfg) -> str:
+    """Everything jobs receive through `params:`, job by job, printed as Snakemake compares it."""
+    models, querysets = sorted(cfg.models), sorted(cfg.querysets)
+    return repr({
+        "model_params": {m: cfg.model_params(m) for m in models},
+        "training_params": {m: cfg.training_params(m) for m in models},
+        "finetuning": {m: cfg.training_params(m, cfg.finetuning.get("training")) for m in models},
+        "scoring": {m: cfg.scoring(m) for m in models},
+        "evaluation_params": {q: cfg.evaluation_params(q) for q in querysets},
+        "table_params": {t: cfg.table_params(t) for t in (*cfg.baseline_tables, "table4")},
+        "tokenizers": {k: cfg.tokenizers[k] for k in sorted(cfg.tokenizers)},
+    })
+
+
+def write_yaml(path: Path, data) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def starts_with_path(path: Path, rest: str) -> str:
+    return "^" + re.escape(str(path)) + rest
+
+
+# --- the shipped configs -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["config.yaml", "config/test/tiny.yaml"])
+def test_shipped_config_prepares_without_warnings(path):
+    cfg = load_config(ROOT / path)
+    assert cfg.warnings == []
+    assert cfg.model_names and cfg.rerank_querysets
+
+
+def test_prepare_leaves_the_callers_mapping_alone():
+    data = fresh()
+    prepare(data)
+    assert data == fresh()
+
+
+# --- reading files -------------------------------------------------------------------------------
+
+
+def test_missing_config_file_is_named(tmp_path):
+    with pytest.raises(ConfigError, match=starts_with_path(tmp_path / "nope.yaml", ": no such config file$")):
+        load_config(tmp_path / "nope.yaml")
+
+
+def test_yaml_syntax_error_names_file_and_line(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("training:\n  epochs: 1\n  seeds: [1, 2\nrerank: {}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=starts_with_path(path, r":4: YAML syntax error: ")):
+        read_config_file(path)
+
+
+def test_file_that_is_not_utf8_is_named(tmp_path):
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes("label: Caf\xe9\n".encode("latin-1"))
+    with pytest.raises(ConfigError, match=starts_with_path(path, ": cannot be read as a UTF-8 config file")):
+        read_config_file(path)
+
+
+@pytest.mark.parametrize(("text", "kind"), [("- a\n- b\n", "list"), ("just text\n", "str"), ("", "NoneType")])
+def test_top_level_must_be_a_mapping(tmp_path, text, kind):
+    path = tmp_path / "c.yaml"
+    path.write_text(text, encoding="utf-8")
+    message = starts_with_path(path, f": a config is a YAML mapping of sections, got {kind}$")
+    with pytest.raises(ConfigError, match=message):
+        read_config_file(path)
+
+
+def test_load_config_needs_a_file():
+    with pytest.raises(ConfigError, match="^no config file given$"):
+        load_config()
+
+
+# --- base: layering ------------------------------------------------------------------------------
+
+
+def test_single_base_is_merged_key_by_key_and_lists_are_replaced(tmp_path):
+    write_yaml(tmp_path / "full.yaml", fresh())
+    top = write_yaml(tmp_path / "top.yaml", {"base": "full.yaml", "training": {"epochs": 5, "seeds": [7]},
+                                             "rerank": {"batch_size": 8}})
+    cfg = load_config(top)
+    assert cfg.data["training"]["epochs"] == 5
+    assert cfg.seeds == [7]  # a list is replaced, not appended to
+    assert cfg.data["training"]["batch_size"] == DEFAULT["training"]["batch_size"]  # kept from the base
+    assert cfg.rerank_querysets == DEFAULT["rerank"]["querysets"] and cfg.data["rerank"]["batch_size"] == 8
+
+
+@pytest.mark.parametrize(("bases", "seeds"), [(["full.yaml", "seeds.yaml"], [4, 5]),
+                                              (["seeds.yaml", "full.yaml"], DEFAULT["training"]["seeds"])])
+def test_a_list_of_bases_merges_in_order_with_the_file_on_top(tmp_path, bases, seeds):
+    write_yaml(tmp_path / "full.yaml", fresh())
+    write_yaml(tmp_path / "seeds.yaml", {"training": {"seeds": [4, 5]}, "rerank": {"batch_size": 8}})
+    top = write_yaml(tmp_path / "top.yaml", {"base": bases, "rerank": {"batch_size": 16}})
+    cfg = load_config(top)
+    assert cfg.seeds == seeds
+    assert cfg.data["rerank"]["batch_size"] == 16
+
+
+def test_base_paths_are_relative_to_the_file_naming_them(tmp_path, monkeypatch):
+    write_yaml(tmp_path / "shared" / "full.yaml", fresh())
+    write_yaml(tmp_path / "shared" / "common.yaml", {"base": "full.yaml", "training": {"epochs": 3}})
+    write_yaml(tmp_path / "exp" / "top.yaml", {"base": "../shared/common.yaml", "rerank": {"batch_size": 8}})
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")  # neither the cwd nor the top file's folder holds full.yaml
+    cfg = load_config(Path("..") / "exp" / "top.yaml")
+    assert cfg.data["training"]["epochs"] == 3
+    assert cfg.data["rerank"]["batch_size"] == 8
+    assert cfg.model_names == sorted(DEFAULT["models"])
+
+
+def test_shared_base_reached_twice_is_not_a_cycle(tmp_path):
+    write_yaml(tmp_path / "full.yaml", fresh())
+    write_yaml(tmp_path / "a.yaml", {"base": "full.yaml", "training": {"epochs": 3}})
+    write_yaml(tmp_path / "b.yaml", {"base": "full.yaml", "rerank": {"batch_size": 8}})
+    cfg = load_config(write_yaml(tmp_path / "top.yaml", {"base": ["a.yaml", "b.yaml"]}))
+    assert cfg.data["rerank"]["batch_size"] == 8
+    # full.yaml is merged once, under both: b's copy of it does not undo a's change
+    assert cfg.data["training"]["epochs"] == 3
+
+
+def test_base_cycle_is_an_error_naming_the_files(tmp_path):
+    write_yaml(tmp_path / "a.yaml", {"base": "b.yaml"})
+    write_yaml(tmp_path / "b.yaml", {"base": ["a.yaml"]})
+    with pytest.raises(ConfigError, match=r"a\.yaml: base: files include each other \(.*a\.yaml -> .*b\.yaml -> "
+                                          r".*a\.yaml\)$"):
+        load_config(tmp_path / "a.yaml")
+
+
+def test_file_that_is_its_own_base_is_a_cycle(tmp_path):
+    path = write_yaml(tmp_path / "self.yaml", {"base": "self.yaml"})
+    with pytest.raises(ConfigError, match=r"self\.yaml: base: files include each other"):
+        load_config(path)
+
+
+@pytest.mark.parametrize("base", [3, ["full.yaml", 3], {"file": "full.yaml"}, None])
+def test_base_of_a_wrong_type_is_an_error(tmp_path, base):
+    write_yaml(tmp_path / "full.yaml", fresh())
+    top = write_yaml(tmp_path / "top.yaml", {"base": base})
+    with pytest.raises(ConfigError, match=starts_with_path(top, ": base: a file name or a list of file names$")):
+        load_config(top)
+
+
+def test_missing_base_file_is_named(tmp_path):
+    top = write_yaml(tmp_path / "top.yaml", {"base": "gone.yaml"})
+    with pytest.raises(ConfigError, match=starts_with_path(tmp_path / "gone.yaml", ": no such config file$")):
+        load_config(top)
+
+
+def test_load_config_merges_files_in_order_then_overrides(tmp_path):
+    full = write_yaml(tmp_path / "full.yaml", fresh())
+    more = write_yaml(tmp_path / "more.yaml", {"training": {"seeds": [4, 5], "epochs": 3}})
+    cfg = load_config(full, more, overrides={"training": {"seeds": [9]}})
+    assert cfg.seeds == [9]
+    assert cfg.data["training"]["epochs"] == 3
+    assert cfg.data["training"]["batch_size"] == DEFAULT["training"]["batch_size"]
+
+
+def test_load_config_overrides_are_validated():
+    with pytest.raises(ConfigError, match=r"^training\.epochs: "):
+        load_config(ROOT / "config.yaml", overrides={"training": {"epochs": 0}})
+
+
+# --- schema --------------------------------------------------------------------------------------
+
+
+SCHEMA_ERRORS = [
+    pytest.param(put("models.maxp.lr", -1), r"^models\.maxp\.lr: -1 is less than or equal to the minimum of 0",
+                 id="number-out-of-range"),
+    pytest.param(put("models.maxp.lr", "2e-4"), r"^models\.maxp\.lr: '2e-4' is not of type 'number'",
+                 id="yaml-string-not-a-number"),
+    pytest.param(put("querysets.dev.alpha", 1.5), r"^querysets\.dev\.alpha: ", id="alpha-above-one"),
+    pytest.param(drop("retrievers.hybrid.encoder"), r"^retrievers\.hybrid: 'encoder' is a required property",
+                 id="hybrid-without-encoder"),
+    pytest.param(put("retrievers.bm25.encoder", {"model": "m"}), r"^retrievers\.bm25: ", id="bm25-with-encoder"),
+    pytest.param(with_pool(pool=["dev"]), r"^querysets\.dl\.pool: ", id="pool-of-one"),
+    pytest.param(put("training.seeds", [1, 1]), r"^training\.seeds: ", id="seed-twice"),
+    pytest.param(drop("rerank"), r"^\(top level\): 'rerank' is a required property", id="section-missing"),
+    pytest.param(put("tables.table4.unknown", 1), r"^tables\.table4: .*'unknown'", id="unknown-key"),
+    pytest.param(put("bogus", 1), r"^\(top level\): .*'bogus'", id="unknown-section"),
+]
+
+
+@pytest.mark.parametrize(("mutation", "message"), SCHEMA_ERRORS)
+def test_schema_error_starts_with_the_key_path(mutation, message):
+    with pytest.raises(ConfigError, match=message):
+        prepare(mutated(mutation))
+
+
+def test_schema_error_in_a_list_item_spells_the_key_like_the_cross_checks():
+    with pytest.raises(ConfigError, match=r"^tables\.table1\.columns\[0\]\.metric: "):
+        prepare(mutated(put("tables.table1.columns.0.metric", 3)))
+
+
+def test_schema_fills_defaults():
+    def strip_defaulted(data):
+        data["querysets"]["dev"] = {k: v for k, v in data["querysets"]["dev"].items()
+                                    if k not in ("retriever", "depth", "alpha", "rel_level")}
+        data["training"].pop("save_every", None)
+        data["tables"]["table1"].pop("retriever_label", None)
+
+    cfg = prepare(mutated(drop("statistics"), drop("retrievers"), drop("tables.first_stage"), strip_defaulted))
+    assert cfg.data["statistics"] == {"test": "t", "correction": "none", "permutations": 10000, "seed": 0}
+    assert cfg.retrievers == {"bm25": {"kind": "bm25", "k1": 0.9, "b": 0.4}}
+    assert cfg.data["querysets"]["dev"] == {**DEFAULT["querysets"]["dev"], "retriever": "bm25", "depth": 100,
+                                            "alpha": 0.05, "rel_level": 1}
+    assert cfg.data["training"]["save_every"] == 500
+    assert cfg.data["tables"]["table1"]["retriever_label"] == "BM25 (retriever)"
+
+
+def test_schema_fills_the_defaults_of_the_hybrid_branch_only():
+    cfg = prepare(mutated(put("retrievers.hybrid", {"kind": "hybrid", "encoder": {"model": "m"}})))
+    hybrid = cfg.retrievers["hybrid"]
+    assert (hybrid["bm25"], hybrid["weight"], hybrid["faiss"]) == ("bm25", 0.5, {"index": "flat", "use_gpu": "auto"})
+    assert hybrid["encoder"]["pooling"] == "cls"
+    assert set(cfg.retrievers["bm25"]) == {"kind", "k1", "b"}
+
+
+def test_validate_accepts_anchor_sections():
+    assert "x-backbone" in validate(fresh())
+
+
+# --- cross-checks --------------------------------------------------------------------------------
+
+
+def check_rejects(mutations, message):
+    mutations = mutations if isinstance(mutations, tuple) else (mutations,)
+    with pytest.raises(ConfigError, match=message):
+        prepare(mutated(*mutations))
+
+
+COLLECTION_ERRORS = [
+    pytest.param(drop("querysets.dev.collection"), r"^querysets\.dev: needs `collection` \(or `pool`",
+                 id="queryset-without-collection"),
+    pytest.param(put("querysets.extra", {"collection": "synthetic", "metrics": ["AP"]}),
+                 r"^querysets\.extra: the synthetic collection has only \('train', 'dev', 'test'\)",
+                 id="synthetic-queryset-not-generated"),
+    pytest.param(put("querysets.dev.source", {"kind": "local", "queries": "q.tsv", "qrels": "q.qrels"}),
+                 r"^querysets\.dev\.source: the generated synthetic collection writes its own",
+                 id="generated-with-source"),
+    pytest.param(put("querysets.farrelevant.folds", "folds.tsv"),
+                 r"^querysets\.farrelevant\.folds: the generated farrelevant collection writes its own",
+                 id="generated-with-folds"),
+    pytest.param(put("querysets.dev.collection", "robust"),
+                 r"^querysets\.dev\.collection: 'robust' is neither a generated collection",
+                 id="unknown-collection"),
+    pytest.param((with_robust(), drop("querysets.robust.source")),
+                 r"^querysets\.robust\.source: required for query sets of collection 'robust'",
+                 id="sourced-collection-without-source"),
+    pytest.param((with_robust(), put("querysets.robust.source", {"kind": "local", "queries": "q.tsv"})),
+                 r"^querysets\.robust\.source: a local source needs `queries` and `qrels`",
+                 id="local-source-without-qrels"),
+    pytest.param((with_robust(), put("querysets.robust.source", {"kind": "local", "queries": "q", "qrels": "r"})),
+                 r"^querysets\.robust\.folds: a list names ir_datasets subsets",
+                 id="fold-list-without-ir_datasets"),
+    pytest.param((with_robust(), put("collections.robust.documents", {"kind": "local"})),
+                 r"^collections\.robust\.documents\.path: required for a local source",
+                 id="local-documents-without-path"),
+    pytest.param(put("farrelevant.train_queryset", "dev"),
+                 r"^farrelevant\.train_queryset: 'dev' is not a query set of the farrelevant collection",
+                 id="farrelevant-train-queryset-elsewhere"),
+    pytest.param(put("querysets.far2", {"collection": "farrelevant", "metrics": ["RR"]}),
+                 r"^querysets: only one query set \(besides farrelevant\.train_queryset\) may use the farrelevant",
+                 id="two-farrelevant-test-querysets"),
+    pytest.param(drop("generator"),
+                 r"^generator: required because a query set uses the \['farrelevant', 'synthetic'\] collection",
+                 id="generator-section-missing"),
+    pytest.param((drop("farrelevant"), drop("querysets.farrelevant_train")),
+                 r"^farrelevant: required because a query set uses the \['farrelevant'\] collection",
+                 id="farrelevant-section-missing"),
+]
+
+
+@pytest.mark.parametrize(("mutations", "message"), COLLECTION_ERRORS)
+def test_collection_check_names_the_key(mutations, message):
+    check_rejects(mutations, message)
+
+
+POOL_ERRORS = [
+    *(pytest.param(with_pool(**{key: value}), rf"^querysets\.dl\.{key}: a pooled query set takes its queries from "
+                   rf"`pool`", id=f"pool-with-{key}")
+      for key, value in [("collection", "synthetic"), ("source", {"kind": "local", "queries": "q", "qrels": "r"}),
+                         ("folds", "folds.tsv"), ("candidates", "given.run")]),
+    pytest.param(with_pool(pool=["dev", "dev"]), r"^querysets\.dl\.pool: lists a query set twice", id="member-twice"),
+    pytest.param(with_pool(pool=["dev", "nope"]), r"^querysets\.dl\.pool: 'nope' is not a key of querysets",
+                 id="unknown-member"),
+    pytest.param((with_pool(), with_pool("dl2", pool=["dev", "dl"])), r"^querysets\.dl2\.pool: 'dl' is itself pooled",
+                 id="member-pooled"),
+    pytest.param(with_pool(pool=["dev", "train"]), r"^querysets\.dl\.pool: 'train' is not in rerank\.querysets",
+                 id="member-not-reranked"),
+    pytest.param((with_pool(), put("querysets.dl.metrics", ["RR@10"]), put("querysets.dev.metrics", ["RR@10"]),
+                  put("querysets.test.metrics", ["nDCG@10"])),
+                 r"^querysets\.dl\.metrics: \['RR@10'\] not in querysets\.test\.metrics", id="metric-not-in-member"),
+    pytest.param((with_pool(), put("training.queryset", "dl")),
+                 r"^training\.queryset: 'dl' is not a \(not pooled\) key of querysets", id="trained-on-pool"),
+    pytest.param((with_pool(), append("rerank.querysets", "dl")),
+                 r"^rerank\.querysets: 'dl' is not a \(not pooled\) key of querysets", id="pool-reranked"),
+    pytest.param((with_pool(), put("finetuning.queryset", "dl")),
+                 r"^finetuning\.queryset: 'dl' is not a \(not pooled\) key of querysets", id="fine-tuned-on-pool"),
+    pytest.param((with_pool(), append("tables.first_stage.querysets", "dl")),
+                 r"^tables\.first_stage\.querysets: 'dl' is not a \(not pooled\) key of querysets",
+                 id="pool-in-first-stage"),
+    pytest.param((with_pool(), append("tables.dataset_stats.querysets", "dl")),
+                 r"^tables\.dataset_stats\.querysets: 'dl' is not a \(not pooled\) key of querysets",
+                 id="pool-in-dataset-stats"),
+    pytest.param((with_pool(), put("tables.outcomes.querysets", ["dl"])),
+                 r"^tables\.outcomes\.querysets: 'dl' is not in rerank\.querysets", id="pool-in-outcomes"),
+]
+
+
+@pytest.mark.parametrize(("mutations", "message"), POOL_ERRORS)
+def test_pool_check_names_the_key(mutations, message):
+    check_rejects(mutations, message)
+
+
+def test_pooled_queryset_is_evaluated_and_shown_but_not_retrieved():
+    cfg = prepare(mutated(with_pool(), append("tables.table1.columns", {"queryset": "dl", "metric": "nDCG@10"})))
+    pool = cfg.querysets["dl"]
+    assert pool.pooled and pool.pool == ("dev", "test")
+    assert (pool.collection, pool.depth, pool.retriever) == (None, None, None)
+    assert cfg.pooled_querysets == ["dl"]
+    assert cfg.evaluated_querysets == [*cfg.rerank_querysets, "dl"]
+    assert "dl" in cfg.table_querysets("table1") and "dl" in cfg.table_params("table1")["querysets"]
+
+
+RETRIEVER_ERRORS = [
+    pytest.param(put("querysets.dev.retriever", "nope"), r"^querysets\.dev\.retriever: 'nope' is not a key of "
+                 r"retrievers", id="queryset-retriever-unknown"),
+    pytest.param(put("retrievers.hybrid.bm25", "nope"), r"^retrievers\.hybrid\.bm25: 'nope' is not a bm25 retriever",
+                 id="hybrid-partner-unknown"),
+    pytest.param(put("retrievers.hybrid.bm25", "hybrid"),
+                 r"^retrievers\.hybrid\.bm25: 'hybrid' is not a bm25 retriever", id="hybrid-partner-not-bm25"),
+    pytest.param(append("tables.first_stage.querysets", "nope"),
+                 r"^tables\.first_stage\.querysets: 'nope' is not a \(not pooled\) key of querysets",
+                 id="first-stage-queryset-unknown"),
+    pytest.param(append("tables.first_stage.retrievers", "nope"),
+                 r"^tables\.first_stage\.retrievers: 'nope' is not a key of retrievers",
+                 id="first-stage-retriever-unknown"),
+]
+
+
+@pytest.mark.parametrize(("mutations", "message"), RETRIEVER_ERRORS)
+def test_retriever_check_names_the_key(mutations, message):
+    check_rejects(mutations, message)
+
+
+TRAINING_ERRORS = [
+    pytest.param(put("training.queryset", "nope"), r"^training\.queryset: 'nope' is not a \(not pooled\) key",
+                 id="training-queryset-unknown"),
+    pytest.param(append("rerank.querysets", "nope"), r"^rerank\.querysets: 'nope' is not a \(not pooled\) key",
+                 id="rerank-queryset-unknown"),
+    pytest.param(append("rerank.querysets", "dev"), r"^rerank\.querysets: lists a query set twice",
+                 id="rerank-queryset-twice"),
+    pytest.param(put("cross_validation", {"querysets": ["train"]}),
+                 r"^cross_validation\.querysets: 'train' is not in rerank\.querysets", id="cv-queryset-not-reranked"),
+    pytest.param(put("cross_validation", {"querysets": ["dev"]}), r"^cross_validation\.querysets: 'dev' has no "
+                 r"`folds`", id="cv-queryset-without-folds"),
+    pytest.param(put("finetuning.queryset", "nope"), r"^finetuning\.queryset: 'nope' is not a \(not pooled\) key",
+                 id="finetuning-queryset-unknown"),
+    pytest.param(put("finetuning.querysets", ["train"]),
+                 r"^finetuning\.querysets: 'train' must be in rerank\.querysets and not cross-validated",
+                 id="finetuned-queryset-not-reranked"),
+    pytest.param((with_robust(), put("cross_validation", {"querysets": ["robust"]}),
+                  put("finetuning.querysets", ["robust"])),
+                 r"^finetuning\.querysets: 'robust' must be in rerank\.querysets and not cross-validated",
+                 id="finetuned-queryset-cross-validated"),
+]
+
+
+@pytest.mark.parametrize(("mutations", "message"), TRAINING_ERRORS)
+def test_training_check_names_the_key(mutations, message):
+    check_rejects(mutations, message)
+
+
+def test_cross_validated_sourced_queryset_is_accepted():
+    cfg = prepare(mutated(with_robust(), put("cross_validation", {"querysets": ["robust"]})))
+    assert cfg.cv_querysets == ["robust"]
+    assert "robust" in cfg.rerank_querysets and "robust" not in cfg.direct_querysets
+    assert cfg.folds_count("robust") == 2
+
+
+MODEL_ERRORS = [
+    pytest.param(put("models.maxp.baseline", "nope"), r"^models\.maxp\.baseline: 'nope' is not a configured model",
+                 id="baseline-unknown"),
+    pytest.param(put("models.maxp.baseline", "sump"), r"^models\.maxp\.baseline: 'sump' is not a firstp model",
+                 id="baseline-not-firstp"),
+    pytest.param(put("models.firstp.args", {**DEFAULT["models"]["firstp"]["args"], "chunk_tokens": 24, "stride": 24,
+                                            "max_doc_tokens": 48}),
+                 r"^models\.firstp\.args: firstp needs max_doc_tokens == chunk_tokens", id="firstp-reads-past-chunk"),
+    pytest.param((put("models.maxp.args.chunk_tokens", 24), put("models.maxp.args.stride", 30)),
+                 r"^models\.maxp\.args\.stride: larger than chunk_tokens", id="stride-skips-text"),
+    pytest.param((put("models.maxp.args.chunk_tokens", 96), put("models.maxp.args.stride", 24),
+                  put("models.maxp.args.max_doc_tokens", 72)),
+                 r"^models\.maxp\.args\.chunk_tokens: larger than max_doc_tokens", id="chunk-beyond-budget"),
+    pytest.param((put("models.maxp.label", "Twin"), put("models.sump.label", "Twin")),
+                 r"^models\.sump\.label: 'Twin' is also the label of models\.maxp", id="label-twice"),
+]
+
+
+@pytest.mark.parametrize(("mutations", "message"), MODEL_ERRORS)
+def test_model_check_names_the_key(mutations, message):
+    check_rejects(mutations, message)
+
+
+TABLE_ERRORS = [
+    pytest.param(append("tables.table1.models", "maxp"), r"^tables\.table1\.models: lists a model twice",
+                 id="model-twice"),
+    pytest.param(append("tables.table7.models", "nope"), r"^tables\.table7\.models: 'nope' is not a configured model",
+                 id="model-unknown"),
+    pytest.param(without("tables.table1.models", "firstp"),
+                 r"^tables\.table1\.models: '\w+' needs its baseline 'firstp' in the table", id="baseline-not-shown"),
+    pytest.param(put("tables.table1.columns.0.queryset", "train"),
+                 r"^tables\.table1\.columns\[0\]\.queryset: 'train' is not in rerank\.querysets or a pooled query set",
+                 id="column-queryset-not-evaluated"),
+    pytest.param((put("tables.table1.columns.1", {"queryset": "dev", "metric": "P@5"}),
+                  put("querysets.dev.metrics", ["RR@10"])),
+                 r"^tables\.table1\.columns\[1\]\.metric: 'P@5' is not in querysets\.dev\.metrics",
+                 id="column-metric-not-stored"),
+    pytest.param(drop("finetuning"),
+                 r"^tables\.table4\.columns\[1\]\.setting: fine-tuned needs 'farrelevant' in finetuning\.querysets",
+                 id="fine-tuned-column-without-finetuning"),
+    pytest.param(put("tables.table1.columns", [{"queryset": "dev", "metric": "AP", "header": "dev AP"},
+                                               {"queryset": "dev", "metric": "AP"}]),
+                 r"^tables\.table1\.columns\[1\]\.header: 'dev AP' is also the header of tables\.table1\.columns\[0\]",
+                 id="default-header-twice"),
+    pytest.param(put("tables.table1.retriever_label", "MaxP"),
+                 r"^tables\.table1\.retriever_label: 'MaxP' is also a model's label", id="retriever-label-clash"),
+    pytest.param(without("tables.table4.models", "maxp"),
+                 r"^tables\.table4\.reference: 'maxp' is not among tables\.table4\.models", id="reference-not-shown"),
+    pytest.param(put("tables.outcomes.querysets", ["train"]),
+                 r"^tables\.outcomes\.querysets: 'train' is not in rerank\.querysets", id="outcomes-not-reranked"),
+    pytest.param(put("tables.outcomes.models", ["nope"]),
+                 r"^tables\.outcomes\.models: 'nope' is not a configured model", id="outcomes-model-unknown"),
+    pytest.param(append("tables.dataset_stats.querysets", "nope"),
+                 r"^tables\.dataset_stats\.querysets: 'nope' is not a \(not pooled\) key", id="stats-queryset-unknown"),
+]
+
+
+@pytest.mark.parametrize(("mutations", "message"), TABLE_ERRORS)
+def test_table_check_names_the_key(mutations, message):
+    check_rejects(mutations, message)
+
+
+def test_table4_may_leave_out_the_baseline_and_tell_settings_apart_by_header():
+    cfg = prepare(mutated(without("tables.table4.models", "firstp"),
+                          put("tables.table4.columns", [{"queryset": "farrelevant", "metric": "RR"},
+                                                        {"queryset": "farrelevant", "metric": "RR",
+                                                         "setting": "fine-tuned"}])))
+    assert "firstp" not in cfg.tables["table4"]["models"]
+    assert cfg.table_querysets("table4") == cfg.table_querysets("table4", setting="fine-tuned") == ["farrelevant"]
+
+
+def test_baseline_table_without_models_shows_every_implemented_model():
+    cfg = prepare(mutated(with_planned_model(), drop("tables.table7.models")))
+    assert sorted(cfg.tables["table7"]["models"]) == cfg.model_names
+
+
+def test_default_table_rows_do_not_depend_on_the_key_order_of_models():
+    data = mutated(drop("tables.table1.models"))
+    flipped = {**data, "models": dict(reversed(list(data["models"].items())))}
+    assert prepare(data).table_params("table1") == prepare(flipped).table_params("table1")
+
+
+EXTERNAL_RUN_ERRORS = [
+    pytest.param(put("external_runs", {"maxp": {"label": "Theirs", "runs": {"dev": "a.run"}}}),
+                 r"^external_runs\.maxp: the name is already a model's", id="name-of-a-model"),
+    pytest.param(put("external_runs", {"theirs": {"label": "Theirs", "runs": {"train": "a.run"}}}),
+                 r"^external_runs\.theirs\.runs: 'train' is not in rerank\.querysets", id="run-not-reranked"),
+    pytest.param(put("external_runs", {"theirs": {"label": "Theirs", "runs": {"dev": "a.run"}, "baseline": "nope"}}),
+                 r"^external_runs\.theirs\.baseline: 'nope' is not a configured model", id="baseline-unknown"),
+]
+
+
+@pytest.mark.parametrize(("mutations", "message"), EXTERNAL_RUN_ERRORS)
+def test_external_run_check_names_the_key(mutations, message):
+    check_rejects(mutations, message)
+
+
+def test_external_run_may_not_take_a_models_label():
+    check_rejects((put("models.maxp.label", "MaxP"),
+                   put("external_runs", {"theirs": {"label": "MaxP", "runs": {"dev": "a.run"}}})),
+                  r"^external_runs\.theirs\.label: 'MaxP'")
+
+
+def test_folds_file_must_number_folds_from_one(tmp_path):
+    (tmp_path / "gappy.tsv").write_text("q1\t1\nq2\t3\n", encoding="utf-8")
+    (tmp_path / "good.tsv").write_text("q1\t1\nq2\t2\nq3\t3\nq4\t1\n", encoding="utf-8")
+    cfg = prepare(mutated(with_robust(), put("querysets.robust.folds", str(tmp_path / "gappy.tsv")),
+                          put("querysets.good", {"collection": "robust", "metrics": ["AP"],
+                                                 "source": {"kind": "ir_datasets", "id": ROBUST},
+                                                 "folds": str(tmp_path / "good.tsv")})))
+    assert cfg.folds_count("good") == 3
+    with pytest.raises(ConfigError, match=r"^querysets\.robust\.folds: .*gappy\.tsv must number its folds 1\.\.k, "
+                                          r"got \[1, 3\]$"):
+        cfg.folds_count("robust")
+
+
+# --- warnings and skipped models -----------------------------------------------------------------
+
+
+def test_unimplemented_model_is_skipped_with_a_warning_and_removed_from_tables():
+    cfg = prepare(mutated(with_planned_model(), *(append(f"tables.{t}.models", "longformer")
+                                                  for t in ("table1", "table7", "table4")),
+                          put("tables.outcomes.models", ["maxp", "longformer"])))
+    assert cfg.warnings == [catalog.not_implemented_message("longformer", "longp")]
+    assert cfg.warnings[0].startswith("models.longformer: ")
+    assert "longformer" not in cfg.models
+    for table in ("table1", "table7", "table4"):
+        assert "longformer" not in cfg.tables[table]["models"], table
+    assert cfg.tables["outcomes"]["models"] == ["maxp"]
+
+
+def test_config_without_an_implemented_model_is_an_error():
+    def plan_all(data):
+        for spec in data["models"].values():
+            spec["ranker"] = "longp"
+    check_rejects(plan_all, r"^models: none of the configured rankers is implemented yet$")
+
+
+def test_missing_expansions_file_is_a_warning(tmp_path):
+    (tmp_path / "present.jsonl").write_text("", encoding="utf-8")
+    cfg = prepare(mutated(with_robust(), put("collections.robust.expansions", str(tmp_path / "absent.jsonl"))))
+    assert len(cfg.warnings) == 1 and cfg.warnings[0].startswith("collections.robust.expansions: ")
+    assert "absent.jsonl does not exist" in cfg.warnings[0]
+    cfg = prepare(mutated(with_robust(), put("collections.robust.expansions", str(tmp_path / "present.jsonl"))))
+    assert cfg.warnings == []
+
+
+@pytest.mark.parametrize(("k", "warned"), [(9, False), (10, True), (11, True)])
+def test_outcomes_k_not_below_the_rerank_depth_is_a_warning(k, warned):
+    cfg = prepare(mutated(put("querysets.dev.depth", 10), put("querysets.farrelevant.depth", 20),
+                          put("tables.outcomes", {"querysets": ["dev", "farrelevant"], "k": k})))
+    assert [w.startswith("tables.outcomes.k: ") and "querysets.dev.depth (10)" in w for w in cfg.warnings] == \
+        ([True] if warned else [])
+
+
+# --- canonical params ----------------------------------------------------------------------------
+
+
+def test_canonical_sorts_keys_recursively():
+    value = canonical({"b": {"z": 1, "a": 2}, "a": [{"y": 1, "x": 2}]})
+    assert list(value) == ["a", "b"] and list(value["b"]) == ["a", "z"] and list(value["a"][0]) == ["x", "y"]
+
+
+def test_canonical_writes_integral_floats_as_ints_only():
+    value = canonical({"a": 2.0, "b": [1.0, 0.5], "c": -0.0, "d": 1e-4})
+    assert value == {"a": 2, "b": [1, 0.5], "c": 0, "d": 1e-4}
+    assert [type(v) for v in (value["a"], value["b"][0], value["b"][1])] == [int, int, float]
+
+
+def test_canonical_leaves_bools_none_and_strings_alone():
+    value = canonical({"t": True, "f": False, "n": None, "s": "1.0"})
+    assert value["t"] is True and value["f"] is False and value["n"] is None and value["s"] == "1.0"
+
+
+def test_canonical_keeps_list_order_and_makes_tuples_lists():
+    assert canonical([3, 1, 2]) == [3, 1, 2]
+    assert canonical(("b", "a")) == ["b", "a"]
+
+
+def test_canonical_prints_the_same_for_key_order_and_number_spelling():
+    assert repr(canonical({"b": 1, "a": 2.0})) == repr(canonical({"a": 2, "b": 1}))
+
+
+@pytest.mark.parametrize("order", [sorted, lambda keys: sorted(keys, reverse=True), shuffled],
+                         ids=["sorted", "reversed", "shuffled"])
+def test_key_order_does_not_change_what_jobs_receive(order):
+    data = mutated(put("external_runs", {"theirs": {"label": "Theirs", "runs": {"farrelevant": "a.run", "dev": "b.run"},
+                                                    "baseline": "firstp"}}),
+                   put("models.maxp.training", {"epochs": 3, "precision": "fp32"}))
+    assert derived(prepare(reordered(data, order))) == derived(prepare(data))
+
+
+def test_number_spelling_does_not_change_what_jobs_receive():
+    spelled = mutated(put("training.margin", 1), put("training.epochs", float(DEFAULT["training"]["epochs"])),
+                      put("models.maxp.args.chunk_tokens", float(DEFAULT["models"]["maxp"]["args"]["chunk_tokens"])),
+                      put("rerank.batch_size", 32.0))
+    plain = mutated(put("training.margin", 1.0), put("rerank.batch_size", 32))
+    assert derived(prepare(spelled)) == derived(prepare(plain))
+
+
+def test_a_changed_value_does_change_what_jobs_receive():
+    # guards the two tests above against a `derived` that would print the same for any config
+    assert derived(prepare(mutated(put("models.maxp.lr", 1e-3)))) != derived(prepare(fresh()))
+
+
+# --- what jobs receive ---------------------------------------------------------------------------
+
+
+def test_training_params_layer_training_then_model_block_then_overrides():
+    cfg = prepare(mutated(put("training.epochs", 2), put("training.batch_size", 4), put("training.grad_accum", 1),
+                          put("models.maxp.training", {"epochs": 3, "precision": "fp32"})))
+    assert cfg.training_params("sump")["epochs"] == 2
+    assert cfg.training_params("maxp")["epochs"] == 3 and cfg.training_params("maxp")["precision"] == "fp32"
+    recipe = cfg.training_params("maxp", {"epochs": 4, "batch_size": 8})
+    assert (recipe["epochs"], recipe["precision"], recipe["batch_size"], recipe["grad_accum"]) == (4, "fp32", 8, 1)
+    assert "seeds" not in recipe and "queryset" not in recipe
+    assert cfg.training_params("maxp", None) == cfg.training_params("maxp")
+
+
+def test_seeds_and_training_queryset_do_not_reach_training_params():
+    before = prepare(fresh())
+    after = prepare(mutated(append("training.seeds", 99), put("training.queryset", "dev")))
+    assert all(after.training_params(m) == before.training_params(m) for m in before.model_names)
+
+
+def test_model_params_carry_ranker_args_and_rates_only():
+    cfg = prepare(mutated(put("models.maxp.training", {"epochs": 3})))
+    spec = DEFAULT["models"]["maxp"]
+    assert cfg.model_params("maxp") == canonical({"ranker": "maxp", "args": spec["args"], "lr": spec["lr"],
+                                                  "head_lr": spec["head_lr"]})
+
+
+def test_scoring_uses_rerank_section_and_a_models_own_precision():
+    cfg = prepare(mutated(put("rerank.precision", "bf16"), put("models.maxp.training", {"precision": "fp32"})))
+    assert cfg.scoring("sump") == {"batch_size": DEFAULT["rerank"]["batch_size"],
+                                   "device": DEFAULT["rerank"]["device"], "precision": "bf16"}
+    assert cfg.scoring("maxp")["precision"] == "fp32"
+    more = prepare(mutated(put("rerank.precision", "bf16"), append("rerank.querysets", "train")))
+    assert more.scoring("sump") == cfg.scoring("sump")
+
+
+def test_evaluation_params_are_a_querysets_metrics_and_relevance_level():
+    cfg = prepare(mutated(put("querysets.test.rel_level", 2)))
+    assert cfg.evaluation_params("test") == {"metrics": DEFAULT["querysets"]["test"]["metrics"], "rel_level": 2}
+
+
+def test_tokenizer_store_cap_is_the_longest_document_budget_of_its_backbone():
+    cfg = prepare(mutated(
+        put("models.maxp.args.max_doc_tokens", 10_000),
+        *(put(f"models.{m}.args", {"backbone": "offline:other", "max_query_tokens": 8, "chunk_tokens": chunk,
+                                   "stride": chunk, "max_doc_tokens": budget, **extra})
+          for m, chunk, budget, extra in [("sump", 24, 48, {}), ("avgp", 12, 36, {"trust_remote_code": True})])))
+    backbone = DEFAULT["models"]["firstp"]["args"]["backbone"]
+    assert cfg.tokenizers == {
+        cfg.tokenizer_of("firstp"): {"name": backbone, "cap": 10_000, "trust_remote_code": False},
+        "offline_other": {"name": "offline:other", "cap": 48, "trust_remote_code": True},
+    }
+    assert cfg.tokenizer_of("maxp") == cfg.tokenizer_of("firstp") != cfg.tokenizer_of("sump") == "offline_other"
+
+
+def test_a_models_own_tokenizer_gets_its_own_store():
+    cfg = prepare(mutated(put("models.sump.args.tokenizer", "bert-base-uncased"),
+                          put("models.sump.args.max_doc_tokens", 60)))
+    assert cfg.tokenizer_of("sump") == "bert-base-uncased"
+    assert cfg.tokenizers["bert-base-uncased"] == {"name": "bert-base-uncased", "cap": 60, "trust_remote_code": False}
+
+
+def test_distinct_tokenizers_never_share_a_store():
+    try:
+        cfg = prepare(mutated(put("models.maxp.args.backbone", "org/bert"),
+                              put("models.sump.args.backbone", "org_bert")))
+    except ConfigError:
+        return  # refusing the clash is as good as keeping the stores apart
+    assert cfg.tokenizer_of("maxp") != cfg.tokenizer_of("sump")
+
+
+def test_table_params_carry_only_the_alphas_of_the_tables_own_querysets():
+    base = prepare(fresh())
+    assert set(base.table_params("table1")["querysets"]) == {c["queryset"]
+                                                             for c in DEFAULT["tables"]["table1"]["columns"]}
+    other = prepare(mutated(put("querysets.farrelevant.alpha", 0.2)))
+    assert other.table_params("table1") == base.table_params("table1")
+    assert other.table_params("table4") != base.table_params("table4")
+    own = prepare(mutated(put("querysets.dev.alpha", 0.2)))
+    assert own.table_params("table1")["querysets"]["dev"] == {"alpha": 0.2}
+
+
+def test_table_params_carry_only_external_runs_the_table_shows():
+    cfg = prepare(mutated(put("external_runs", {"theirs": {"label": "Theirs", "runs": {"farrelevant": "a.run"}}})))
+    assert cfg.table_params("table1")["external"] == {}
+    assert cfg.table_params("table4")["external"] == {"theirs": {"label": "Theirs", "baseline": None,
+                                                                 "querysets": ["farrelevant"]}}
+
+
+def test_systems_add_retriever_random_and_external_rows_at_evaluation_only():
+    cfg = prepare(mutated(put("training.seeds", [1, 2]),
+                          put("external_runs", {"theirs": {"label": "Theirs", "runs": {"dev": "a.run"}}})))
+    models = [(m, s) for m in cfg.model_names for s in (1, 2)]
+    assert cfg.systems("dev") == [("retriever", 0), ("random", 1), ("random", 2), *models, ("theirs", 0)]
+    assert cfg.systems("test") == [("retriever", 0), ("random", 1), ("random", 2), *models]
+    assert cfg.systems("dev", stage="rerank") == models
+
+
+def test_experiment_names_its_results_folder():
+    assert prepare(fresh()).results_dir == "results"
+    assert prepare(mutated(put("experiment", "ablation_1"))).results_dir == "results/ablation_1"

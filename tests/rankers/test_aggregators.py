@@ -49,3 +49,24 @@ def test_parade_attention_weights_are_a_softmax_over_valid_chunks():
     assert weights[0].tolist() == pytest.approx([1 / (1 + e), e / (1 + e), 0.0])
     # one scalar weight per chunk from one learned vector
     assert attention.query_vector.shape == (2,)
+
+
+@pytest.mark.parametrize("make", [lambda h, p: ScoreAggregator(h, "max", p), lambda h, p: ScoreAggregator(h, "mean", p),
+                                  lambda h, p: ParadePooling(h, "mean", p), lambda h, p: ParadePooling(h, "max", p),
+                                  lambda h, p: ParadeAttention(h, p)])
+def test_head_dropout_acts_on_the_vector_the_scoring_layer_reads(make):
+    torch.manual_seed(0)
+    seen = []
+    vectors, mask = torch.ones(1, 2, 64), torch.tensor([[True, True]])  # every pooled vector is all ones
+
+    def scoring_input(p, train):
+        aggregator = make(64, p).train(train)
+        handle = aggregator.score.register_forward_pre_hook(lambda module, inputs: seen.append(inputs[0]))
+        aggregator(vectors, mask)
+        handle.remove()
+        return seen.pop()
+
+    dropped = scoring_input(0.5, train=True)
+    assert set(dropped.unique().tolist()) == {0.0, 2.0}  # zeroed, or kept and scaled by 1 / (1 - p)
+    assert torch.equal(scoring_input(0.5, train=False), torch.ones_like(dropped))  # off when scoring
+    assert torch.equal(scoring_input(0.0, train=True), torch.ones_like(dropped))  # the default: none

@@ -1,28 +1,6 @@
-import pytest
 import torch
 
 from posbias.rankers.chunking import ChunkGeometry, Chunker
-
-
-def test_windows_disjoint_and_sliding():
-    disjoint = ChunkGeometry(max_query_tokens=4, chunk_tokens=10, stride=10, max_doc_tokens=30)
-    assert disjoint.max_chunks == 3
-    assert disjoint.windows(5) == [(0, 5)]
-    assert disjoint.windows(25) == [(0, 10), (10, 20), (20, 25)]
-    assert disjoint.windows(100) == [(0, 10), (10, 20), (20, 30)]  # cut to max_doc_tokens
-    sliding = ChunkGeometry(max_query_tokens=4, chunk_tokens=10, stride=5, max_doc_tokens=30)
-    assert sliding.windows(12) == [(0, 10), (5, 12)]
-    assert sliding.windows(30) == [(0, 10), (5, 15), (10, 20), (15, 25), (20, 30)]
-    assert sliding.max_chunks == len(sliding.windows(30))
-
-
-def test_geometry_rejects_gaps_and_nonsense():
-    with pytest.raises(ValueError, match="stride"):
-        ChunkGeometry(4, 10, 11, 30)
-    with pytest.raises(ValueError, match="max_doc_tokens"):
-        ChunkGeometry(4, 10, 10, 5)
-    with pytest.raises(ValueError, match="positive"):
-        ChunkGeometry(0, 10, 10, 30)
 
 
 def test_batch_masks_and_layout(tokenizer):
@@ -38,3 +16,30 @@ def test_batch_masks_and_layout(tokenizer):
     assert batch.token_type_ids[0, 0].tolist() == [0] * 5 + [1] * 4 + [0]
     # padding-only chunks are all padding
     assert torch.all(batch.input_ids[0, 1:] == pad) and torch.all(batch.attention_mask[0, 1:] == 0)
+
+
+def test_a_padded_query_puts_every_document_at_the_same_position(tokenizer):
+    geometry = ChunkGeometry(max_query_tokens=5, chunk_tokens=4, stride=4, max_doc_tokens=8, pad_query=True)
+    chunker = Chunker(tokenizer, geometry)
+    cls, sep, pad = tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id
+    short, long = [1101, 1102], [1201, 1202, 1203, 1204, 1205, 1206, 1207]  # the long one is cut to 5
+    doc = list(range(2000, 2006))
+    batch = chunker.batch([(short, doc), (long, doc)])
+    first_doc_position = geometry.max_query_tokens + 2  # [CLS] + 5 query slots + [SEP]
+    for b, query in enumerate((short, long)):
+        for c, window in enumerate((doc[:4], doc[4:])):
+            row, mask = batch.input_ids[b, c].tolist(), batch.attention_mask[b, c].tolist()
+            kept = query[:5]
+            assert row[:first_doc_position] == [cls, *kept, *[pad] * (5 - len(kept)), sep]
+            assert row[first_doc_position:first_doc_position + len(window)] == window
+            # the query's pad slots are masked; [CLS], the query, both [SEP]s and the window are not
+            assert mask[:first_doc_position] == [1] * (1 + len(kept)) + [0] * (5 - len(kept)) + [1]
+            assert mask[first_doc_position:] == [1] * (len(window) + 1) + [0] * (len(mask) - first_doc_position
+                                                                                   - len(window) - 1)
+            assert batch.token_type_ids[b, c, :first_doc_position].tolist() == [0] * first_doc_position
+
+
+def test_without_padding_the_document_follows_the_query(tokenizer):
+    chunker = Chunker(tokenizer, ChunkGeometry(max_query_tokens=5, chunk_tokens=4, stride=4, max_doc_tokens=8))
+    batch = chunker.batch([([1101, 1102], [2000, 2001])])
+    assert batch.input_ids[0, 0, 4].item() == 2000  # [CLS] q q [SEP] d

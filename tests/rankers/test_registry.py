@@ -72,3 +72,27 @@ def test_dropout_argument_replaces_every_dropout_probability(tiny_backbone, tmp_
     save_checkpoint(ranker, tokenizer, tmp_path / "ckpt")
     reloaded, _ = load_checkpoint(tmp_path / "ckpt")
     assert reloaded.args["dropout"] == 0.0 and reloaded.encoder.backbone.config.hidden_dropout_prob == 0.0
+
+
+def test_head_dropout_and_the_backbone_dropout_are_separate_arguments(tiny_backbone):
+    ranker = build_ranker("parade_max", {**args(tiny_backbone, "parade_max"), "dropout": 0.0, "head_dropout": 0.3})
+    assert ranker.aggregator.dropout.p == 0.3
+    backbone_dropouts = [m.p for m in ranker.encoder.backbone.modules() if isinstance(m, torch.nn.Dropout)]
+    assert backbone_dropouts and set(backbone_dropouts) == {0.0}
+    default = build_ranker("maxp", args(tiny_backbone, "maxp"))
+    assert default.aggregator.dropout.p == 0.0 and default.encoder.backbone.config.hidden_dropout_prob == 0.1
+
+
+def test_pad_query_reaches_the_geometry_and_the_recorded_arguments_include_defaults(tiny_backbone):
+    ranker = build_ranker("maxp", {**args(tiny_backbone, "maxp"), "pad_query": True})
+    assert ranker.geometry.pad_query is True
+    assert ranker.args == {**args(tiny_backbone, "maxp"), "pooling": "cls", "backbone_layers": None,
+                           "trust_remote_code": False, "dropout": None, "head_dropout": 0.0, "pad_query": True}
+
+
+def test_head_parameters_are_everything_outside_the_backbone(tiny_backbone):
+    ranker = build_ranker("parade_attn", args(tiny_backbone, "parade_attn"))
+    head = {id(p) for p in ranker.head_parameters()}
+    backbone = {id(p) for p in ranker.encoder.backbone.parameters()}
+    assert head == {id(p) for p in ranker.parameters()} - backbone
+    assert id(ranker.aggregator.query_vector) in head

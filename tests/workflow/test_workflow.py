@@ -134,7 +134,7 @@ def test_end_to_end_writes_tables_runs_and_logs(finished_run):
     assert (work / "results/benchmarks/train/maxp/seed1.tsv").exists()
     assert (work / "results/benchmarks/rerank/dev/maxp/seed1.tsv").exists()
     checkpoint = work / "results/models/maxp/seed1"
-    assert {"ranker.json", "head.pt", "backbone"} <= {p.name for p in checkpoint.iterdir()}
+    assert {"ranker.json", "ranker.pt", "backbone"} <= {p.name for p in checkpoint.iterdir()}
     # per-query values are averaged over both seeds before testing
     averaged = pd.read_parquet(work / "results/eval/dev/seed_averaged.parquet")
     assert set(averaged[averaged.system == "maxp"]["n_seeds"]) == {2}

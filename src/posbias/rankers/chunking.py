@@ -1,56 +1,20 @@
-"""The chunking core every ranker shares.
+"""The chunking core every ranker shares: token ids in, padded chunk batches out.
 
-A document (its token ids, from a token store) is cut to `max_doc_tokens` and split into windows of `chunk_tokens`
-tokens every `stride` tokens (stride == chunk_tokens gives disjoint chunks).
-Each window becomes one cross-encoder input `[CLS] query [SEP] window [SEP]`,
-with the query cut to `max_query_tokens`. A batch is padded only to its longest
-document and longest sequence, and comes with a validity mask per chunk so
-aggregators never look at padding-only chunks (and none are computed).
+The layout of each input (windows, query length, `pad_query`) is the ranker's `ChunkGeometry`
+(`posbias.rankers.geometry`). A batch is padded only to its longest document and longest
+sequence, and comes with a validity mask per chunk so aggregators never look at padding-only
+chunks (and none are computed).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 import torch
 
-
-@dataclass(frozen=True)
-class ChunkGeometry:
-    max_query_tokens: int
-    chunk_tokens: int
-    stride: int
-    max_doc_tokens: int
-
-    def __post_init__(self):
-        for name in ("max_query_tokens", "chunk_tokens", "stride", "max_doc_tokens"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"chunk geometry: {name} must be positive, got {getattr(self, name)}")
-        if self.stride > self.chunk_tokens:
-            raise ValueError(f"chunk geometry: stride {self.stride} > chunk_tokens {self.chunk_tokens} would skip text")
-        if self.max_doc_tokens < self.chunk_tokens:
-            raise ValueError(f"chunk geometry: max_doc_tokens {self.max_doc_tokens} < chunk_tokens {self.chunk_tokens}")
-
-    @property
-    def max_chunks(self) -> int:
-        return 1 + math.ceil(max(0, self.max_doc_tokens - self.chunk_tokens) / self.stride)
-
-    @property
-    def max_sequence_length(self) -> int:
-        return self.max_query_tokens + self.chunk_tokens + 3  # [CLS] q [SEP] d [SEP]
-
-    def windows(self, n_tokens: int) -> list[tuple[int, int]]:
-        """Token spans of the chunks of a document with `n_tokens` tokens (at least one chunk)."""
-        n_tokens = min(n_tokens, self.max_doc_tokens)
-        spans = [(0, min(self.chunk_tokens, n_tokens))]
-        start = self.stride
-        while start + self.chunk_tokens - self.stride < n_tokens and len(spans) < self.max_chunks:
-            spans.append((start, min(start + self.chunk_tokens, n_tokens)))
-            start += self.stride
-        return spans
+from posbias.rankers.geometry import ChunkGeometry
 
 
 @dataclass
@@ -91,29 +55,31 @@ class Chunker:
     def batch(self, pairs: Sequence[tuple[Sequence[int], Sequence[int]]]) -> ChunkBatch:
         """Build a batch from (query token ids, document token ids) pairs (lists or int arrays)."""
         geometry = self.geometry
-        layouts = []  # per pair: the query ids and the document windows
+        layouts = []  # per pair: the query ids, the query's slots (padded length) and the document windows
         for query_ids, doc_ids in pairs:
             query = np.asarray(query_ids[: geometry.max_query_tokens], dtype=np.int64)
             doc = np.asarray(doc_ids[: geometry.max_doc_tokens], dtype=np.int64)
-            layouts.append((query, doc, geometry.windows(len(doc))))
-        n_chunks = max(len(windows) for _, _, windows in layouts)
-        length = max(len(query) + end - start + 3 for query, _, windows in layouts for start, end in windows)
+            slots = geometry.max_query_tokens if geometry.pad_query else len(query)
+            layouts.append((query, slots, doc, geometry.windows(len(doc))))
+        n_chunks = max(len(windows) for *_, windows in layouts)
+        length = max(slots + end - start + 3 for _, slots, _, windows in layouts for start, end in windows)
         shape = (len(pairs), n_chunks, length)
         input_ids = np.full(shape, self.pad_id, dtype=np.int64)
         attention = np.zeros(shape, dtype=np.int64)
         token_types = np.zeros(shape, dtype=np.int64)
         chunk_mask = np.zeros(shape[:2], dtype=bool)
-        for b, (query, doc, windows) in enumerate(layouts):
-            query_part = len(query) + 2  # [CLS] query [SEP]
+        for b, (query, slots, doc, windows) in enumerate(layouts):
+            query_part = slots + 2  # [CLS] query (and its padding) [SEP]
             for c, (start, end) in enumerate(windows):
                 row = input_ids[b, c]
                 row[0] = self.cls_id
-                row[1:query_part - 1] = query
+                row[1:1 + len(query)] = query  # the query's pad slots keep pad_id
                 row[query_part - 1] = self.sep_id
                 row[query_part:query_part + end - start] = doc[start:end]
                 row[query_part + end - start] = self.sep_id
                 used = query_part + end - start + 1
                 attention[b, c, :used] = 1
+                attention[b, c, 1 + len(query):query_part - 1] = 0  # the query's padding is masked
                 token_types[b, c, query_part:used] = 1
                 chunk_mask[b, c] = True
         return ChunkBatch(*(torch.from_numpy(array) for array in (input_ids, attention, token_types, chunk_mask)))

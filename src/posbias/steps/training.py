@@ -16,7 +16,8 @@ from posbias.rankers.checkpoint import load_checkpoint, save_checkpoint
 from posbias.rankers.inference import rerank
 from posbias.rankers.registry import build_ranker
 from posbias.settings import from_section
-from posbias.training.loop import TrainingSettings, seed_everything, train
+from posbias.training.loop import seed_everything, train
+from posbias.training.recipe import TrainingSettings
 from posbias.training.sampler import candidate_numbers
 
 log = logging.getLogger(__name__)
@@ -35,6 +36,9 @@ def fit(model: dict, training: dict, seed: int, tokens: str, queries: str, qrels
     unknown = sorted(set(qrels) - set(texts))
     if unknown:
         raise ValueError(f"{len(unknown)} judged training queries are not in {queries}, e.g. {unknown[:3]}")
+    # before the model is loaded: a bad recipe fails fast
+    settings = from_section(TrainingSettings, {"lr": model["lr"], "head_lr": model["head_lr"], **training},
+                            "training")
     torch.set_num_threads(threads)
     seed_everything(seed)  # before construction: the head's initial weights depend on it
     if init_checkpoint:
@@ -43,8 +47,6 @@ def fit(model: dict, training: dict, seed: int, tokens: str, queries: str, qrels
         # `tokenizer` picks what to read with; the ranker itself never needs it (its checkpoint keeps the files)
         ranker = build_ranker(model["ranker"], {k: v for k, v in model["args"].items() if k != "tokenizer"})
         tokenizer = load_tokenizer(tokenizer_name(model["args"]), bool(model["args"].get("trust_remote_code")))
-    settings = from_section(TrainingSettings, {"lr": model["lr"], "head_lr": model["head_lr"], **training},
-                            "training")
     store = TokenStore(tokens)
     pool = candidate_numbers(iter_run(candidates), store, set(qrels), candidates)
     summary = train(ranker, tokenizer, texts, store, qrels, pool, settings, seed=seed, progress=progress,

@@ -1,10 +1,12 @@
 """The training recipe of the long-document study (appendix A.1.2).
 
-Pairwise margin loss; per step one positive and one hard negative per query;
-minibatches with gradient accumulation; AdamW with separate learning rates for
-the backbone and the aggregator head; a linear warm-up over the first 20% of
-optimizer steps, then a constant rate; autocast (bf16, else fp16) on CUDA for the backbone,
-the scoring head in fp32. Document token ids come from a token store, a batch at a time.
+Pairwise margin loss (the mean or the sum over an optimizer step's pairs); per step one positive
+and one hard negative per query; minibatches with gradient accumulation; AdamW with separate learning
+rates for the backbone and the aggregator head; a linear warm-up over the first 20% of all optimizer
+steps, then a constant rate, optionally decayed after each epoch; gradient clipping unless
+`max_grad_norm` is None; autocast (bf16, else fp16) on CUDA for the backbone, the scoring head in fp32.
+An epoch visits every training query `query_repeats` times, or `queries_per_epoch` of them.
+Document token ids come from a token store, a batch at a time.
 A training job saves its state every `save_every` steps and resumes from it (`resume.py`); a
 non-finite loss stops it.
 """
@@ -15,7 +17,6 @@ import dataclasses
 import logging
 import math
 import random
-from dataclasses import dataclass
 from typing import Mapping
 
 import numpy as np
@@ -28,29 +29,11 @@ from posbias.rankers.registry import ChunkRanker
 from posbias.training.device import autocast, autocast_dtype, dtype_name, pick_device
 from posbias.training.freezing import freeze_lower
 from posbias.training.loss import pairwise_margin_loss
+from posbias.training.recipe import TrainingSettings
 from posbias.training.resume import Position, TrainingState, fingerprint
 from posbias.training.sampler import PairSampler
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class TrainingSettings:
-    lr: float  # backbone learning rate
-    head_lr: float  # aggregator learning rate
-    epochs: int
-    batch_size: int  # pairs per forward pass
-    grad_accum: int  # forward passes per optimizer step
-    margin: float
-    warmup_fraction: float
-    weight_decay: float
-    freeze_embeddings: bool  # keep the embedding block fixed (saves most optimizer work on CPU)
-    device: str
-    precision: str
-    max_grad_norm: float
-    freeze_layers: int = 0  # also keep the first N transformer layers fixed (no backward through them)
-    queries_per_epoch: int | None = None  # short epochs (Robust04 fine-tuning): this many sampled queries each
-    save_every: int = 0  # optimizer steps between saved states a killed job resumes from (0: never)
 
 
 def seed_everything(seed: int) -> None:
@@ -63,11 +46,21 @@ def warmup_then_constant(warmup_steps: int):
     return lambda step: min(1.0, (step + 1) / warmup_steps) if warmup_steps > 0 else 1.0
 
 
-def optimizer_step(ranker, optimizer, scheduler, scaler, max_grad_norm: float) -> bool:
-    """Clip, step and advance the schedule; returns False when the fp16 grad scaler skipped the step
-    (inf or NaN gradients: it lowers its scale instead), and then the schedule does not advance either."""
-    scaler.unscale_(optimizer)
-    torch.nn.utils.clip_grad_norm_(ranker.parameters(), max_grad_norm)
+def decay_learning_rates(optimizer, scheduler, factor: float) -> None:
+    """Multiply every parameter group's learning rate by `factor` from now on. LambdaLR recomputes each
+    rate as base rate x schedule at every step, so the decay goes into its base rates as well."""
+    scheduler.base_lrs = [lr * factor for lr in scheduler.base_lrs]
+    for group in optimizer.param_groups:
+        group["lr"] *= factor
+
+
+def optimizer_step(ranker, optimizer, scheduler, scaler, max_grad_norm: float | None) -> bool:
+    """Clip (unless `max_grad_norm` is None), step and advance the schedule; returns False when the fp16
+    grad scaler skipped the step (inf or NaN gradients: it lowers its scale instead), and then the schedule
+    does not advance either."""
+    if max_grad_norm is not None:
+        scaler.unscale_(optimizer)  # clip the true gradients, not the scaled ones
+        torch.nn.utils.clip_grad_norm_(ranker.parameters(), max_grad_norm)
     scale_before = scaler.get_scale() if scaler.is_enabled() else None
     scaler.step(optimizer)
     scaler.update()
@@ -93,7 +86,7 @@ def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenS
     dtype = autocast_dtype(device, settings.precision)
     ranker.to(device).train()
     store.check_tokenizer(tokenizer, ranker.geometry.max_doc_tokens)
-    sampler = PairSampler(qrels, candidates, store)
+    sampler = PairSampler(qrels, candidates, store, negatives=settings.negatives, seed=seed)
     chunker = Chunker(tokenizer, ranker.geometry)
     limit = ranker.geometry.max_doc_tokens
 
@@ -105,7 +98,8 @@ def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenS
         {"params": ranker.head_parameters(), "lr": settings.head_lr},
     ], weight_decay=settings.weight_decay)
     pairs_per_step = settings.batch_size * settings.grad_accum
-    per_epoch = min(settings.queries_per_epoch or len(sampler.qids), len(sampler.qids))
+    visits = len(sampler.qids) * settings.query_repeats
+    per_epoch = min(settings.queries_per_epoch or visits, visits)
     steps_per_epoch = math.ceil(per_epoch / pairs_per_step)
     total_steps = steps_per_epoch * settings.epochs
     scheduler = torch.optim.lr_scheduler.LambdaLR(
@@ -127,7 +121,7 @@ def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenS
         if epoch == position.epoch:
             rng.setstate(position.epoch_rng)  # draw this epoch's pairs again, as the first time
         epoch_rng = rng.getstate()
-        triples = sampler.epoch(rng)[:per_epoch]
+        triples = sampler.epoch(rng, settings.query_repeats)[:per_epoch]
         first_step = position.step if epoch == position.epoch else 0
         for step in range(first_step, steps_per_epoch):
             step_triples = triples[step * pairs_per_step:(step + 1) * pairs_per_step]
@@ -139,15 +133,19 @@ def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenS
                                        for query, (_, pos, neg) in zip(query_ids, part) for doc in (pos, neg)])
                 with autocast(device, dtype):
                     scores = ranker(batch.to(device)).float().view(-1, 2)
-                loss = pairwise_margin_loss(scores[:, 0], scores[:, 1], settings.margin)
+                loss = pairwise_margin_loss(scores[:, 0], scores[:, 1], settings.margin, settings.loss_reduction)
                 if not torch.isfinite(loss):
                     raise FloatingPointError(
                         f"training {name} (seed {seed}): the loss is {loss.item()} at optimizer step "
                         f"{position.global_step + 1} of {total_steps}; stopping rather than saving a poisoned "
                         f"checkpoint (lower the learning rate, or use precision fp32 or bf16)")
-                # Weight by the pair count so a short final step averages correctly.
-                scaler.scale(loss * len(part) / len(step_triples)).backward()
-                step_loss += loss.item() * len(part) / len(step_triples)
+                # A mean is weighted by the pair count, so a short final step averages correctly; a sum adds up.
+                if settings.loss_reduction == "mean":
+                    scaler.scale(loss * len(part) / len(step_triples)).backward()
+                    step_loss += loss.item() * len(part) / len(step_triples)
+                else:
+                    scaler.scale(loss).backward()
+                    step_loss += loss.item()
             optimizer_step(ranker, optimizer, scheduler, scaler, settings.max_grad_norm)
             position.losses.append(step_loss)
             position.global_step += 1
@@ -157,6 +155,8 @@ def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenS
                     and position.global_step < total_steps:
                 position.epoch, position.step, position.epoch_rng = epoch, step + 1, epoch_rng
                 state.save(position, ranker, optimizer, scheduler, scaler)
+        if settings.epoch_lr_decay != 1.0:
+            decay_learning_rates(optimizer, scheduler, settings.epoch_lr_decay)
     bar.close()
     ranker.eval()
     losses = position.losses

@@ -1,6 +1,10 @@
 """Training pairs, the paper's way: per query one positive and one hard negative sampled from that
 query's top-k candidates.
 
+By default every step draws its negative from all of the query's non-relevant candidates. The
+study's authors instead pre-sampled a few negatives per query once (5 of the top 100 for MS MARCO,
+100 of the top 1000 for Robust04) and drew each step's negative from those: `presampled_negatives`.
+
 Documents are numbers in a token store (their position in doc-id order), held as int arrays: at
 MS MARCO scale (367k queries x top 100) the candidates take 4 bytes each, not a Python object.
 """
@@ -37,11 +41,36 @@ def candidate_numbers(entries: Iterable[tuple[str, str]], store: TokenStore, kee
     return {qid: np.frombuffer(values, dtype=np.int32) for qid, values in numbers.items()}
 
 
+def ranked_negatives(candidates: np.ndarray, relevant: np.ndarray) -> np.ndarray:
+    """The candidates that are not relevant, each once, in the candidates' (the run's) order."""
+    negatives = candidates[~np.isin(candidates, relevant)]
+    _, first = np.unique(negatives, return_index=True)
+    return negatives[np.sort(first)]
+
+
+def presampled_negatives(ranked: Mapping[str, np.ndarray], pool_depth: int, per_query: int,
+                         seed: int) -> dict[str, np.ndarray]:
+    """Per query, `per_query` negatives drawn without replacement from its first `pool_depth` (all of
+    them where it has fewer), queries taken in sorted order from one generator seeded with `seed`."""
+    rng = np.random.default_rng(seed)
+    chosen = {}
+    for qid in sorted(ranked):
+        pool = ranked[qid][:pool_depth]
+        chosen[qid] = np.sort(rng.choice(pool, size=min(per_query, len(pool)), replace=False))
+    short = sum(len(pool) < per_query for pool in chosen.values())
+    log.info("pre-sampled %d negatives per query from the top %d non-relevant candidates (%d queries have fewer)",
+             per_query, pool_depth, short)
+    return chosen
+
+
 class PairSampler:
     def __init__(self, qrels: Mapping[str, Mapping[str, int]], candidates: Mapping[str, np.ndarray],
-                 store: TokenStore, min_grade: int = 1):
-        """`candidates`: each query's candidate numbers (`candidate_numbers`). Judged documents the store
-        lacks are skipped (a judgment can name a document the collection does not have)."""
+                 store: TokenStore, min_grade: int = 1, negatives: Mapping[str, int] | None = None,
+                 seed: int = 0):
+        """`candidates`: each query's candidate numbers (`candidate_numbers`), in the run's order. Judged
+        documents the store lacks are skipped (a judgment can name a document the collection does not have).
+        `negatives` ({pool_depth, per_query}, `TrainingSettings.negatives`) pre-samples each query's
+        negatives once, seeded with `seed`; without it, every non-relevant candidate is a negative."""
         self.positives: dict[str, np.ndarray] = {}
         self.negatives: dict[str, np.ndarray] = {}
         unknown_positives = 0
@@ -50,9 +79,11 @@ class PairSampler:
             relevant = store.find(relevant_ids)
             unknown_positives += int((relevant < 0).sum())
             relevant = np.unique(relevant[relevant >= 0]).astype(np.int32)  # sorted: numbers follow doc-id order
-            negatives = np.setdiff1d(candidates.get(qid, np.empty(0, np.int32)), relevant)
-            if len(relevant) and len(negatives):
-                self.positives[qid], self.negatives[qid] = relevant, negatives
+            pool = candidates.get(qid, np.empty(0, np.int32))
+            # the pre-sampling needs the run's order (its top candidates); the default keeps sorted numbers
+            non_relevant = ranked_negatives(pool, relevant) if negatives else np.setdiff1d(pool, relevant)
+            if len(relevant) and len(non_relevant):
+                self.positives[qid], self.negatives[qid] = relevant, non_relevant
         if not self.positives:
             raise ValueError("no training query has both a judged positive and a non-relevant candidate")
         skipped = len(qrels) - len(self.positives)
@@ -60,6 +91,9 @@ class PairSampler:
             log.info("skipping %d queries without a positive or without negatives among candidates", skipped)
         if unknown_positives:
             log.warning("%d relevant judgments name documents that are not in the collection", unknown_positives)
+        if negatives:
+            self.negatives = presampled_negatives(self.negatives, negatives["pool_depth"], negatives["per_query"],
+                                                  seed)
 
     @property
     def qids(self) -> list[str]:
@@ -73,8 +107,9 @@ class PairSampler:
             digest.update(self.positives[qid].tobytes() + b"\1" + self.negatives[qid].tobytes())
         return digest.hexdigest()[:16]
 
-    def epoch(self, rng: random.Random) -> list[tuple[str, int, int]]:
-        """One pass over all queries in random order: (qid, positive, negative) triples of store numbers."""
-        qids = self.qids
+    def epoch(self, rng: random.Random, repeats: int = 1) -> list[tuple[str, int, int]]:
+        """One pass over all queries, each `repeats` times, in random order: (qid, positive, negative)
+        triples of store numbers, each visit with its own draw of positive and negative."""
+        qids = self.qids * repeats
         rng.shuffle(qids)
         return [(q, int(rng.choice(self.positives[q])), int(rng.choice(self.negatives[q]))) for q in qids]

@@ -1,0 +1,57 @@
+"""The training recipe a job follows (`training` in the config, with a model's learning rates).
+
+Checked without torch, so the workflow can build every job's recipe when it builds the graph:
+`posbias.settings.from_section(TrainingSettings, {"lr": ..., "head_lr": ..., **recipe}, "training")`.
+The defaults of the keys added for the study's authors' recipe keep the earlier behaviour.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+LOSS_REDUCTIONS = ("mean", "sum")
+NEGATIVES_KEYS = ("pool_depth", "per_query")
+
+
+@dataclass(frozen=True)
+class TrainingSettings:
+    lr: float  # backbone learning rate
+    head_lr: float  # aggregator learning rate
+    epochs: int
+    batch_size: int  # pairs per forward pass
+    grad_accum: int  # forward passes per optimizer step
+    margin: float
+    warmup_fraction: float
+    weight_decay: float
+    freeze_embeddings: bool  # keep the embedding block fixed (saves most optimizer work on CPU)
+    device: str
+    precision: str
+    max_grad_norm: float | None  # None: no gradient clipping (the authors')
+    freeze_layers: int = 0  # also keep the first N transformer layers fixed (no backward through them)
+    queries_per_epoch: int | None = None  # short epochs: this many sampled queries each (None: all)
+    save_every: int = 0  # optimizer steps between saved states a killed job resumes from (0: never)
+    loss_reduction: str = "mean"  # the margin loss of an optimizer step's pairs: their mean or their sum
+    epoch_lr_decay: float = 1.0  # every learning rate is multiplied by this after each epoch
+    # {pool_depth, per_query}: per query, per_query negatives drawn once from its top pool_depth
+    # non-relevant candidates; None: every step draws from all its non-relevant candidates
+    negatives: Mapping[str, int] | None = None
+    query_repeats: int = 1  # visits of each training query per epoch
+
+    def __post_init__(self):
+        if self.loss_reduction not in LOSS_REDUCTIONS:
+            raise ValueError(f"training.loss_reduction: {self.loss_reduction!r} is not one of {LOSS_REDUCTIONS}")
+        if not 0 < self.epoch_lr_decay <= 1:
+            raise ValueError(f"training.epoch_lr_decay: {self.epoch_lr_decay} is not in (0, 1]")
+        if self.query_repeats < 1:
+            raise ValueError(f"training.query_repeats: {self.query_repeats} is not at least 1")
+        if self.queries_per_epoch is not None and self.query_repeats > 1:
+            raise ValueError(f"training.queries_per_epoch ({self.queries_per_epoch}) and training.query_repeats "
+                             f"({self.query_repeats}) both set how many pairs an epoch has; keep one of them")
+        if self.negatives is not None:
+            if sorted(self.negatives) != sorted(NEGATIVES_KEYS):
+                raise ValueError(f"training.negatives: needs exactly the keys {list(NEGATIVES_KEYS)}, "
+                                 f"got {sorted(self.negatives)}")
+            if not 1 <= self.negatives["per_query"] <= self.negatives["pool_depth"]:
+                raise ValueError(f"training.negatives: per_query ({self.negatives['per_query']}) must be between 1 "
+                                 f"and pool_depth ({self.negatives['pool_depth']})")

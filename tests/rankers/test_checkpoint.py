@@ -1,0 +1,81 @@
+import json
+
+import pytest
+import torch
+from torch import nn
+
+from posbias.rankers.aggregators import ScoreAggregator
+from posbias.rankers.checkpoint import LEGACY_HEAD_FILE, STATE_FILE, load_checkpoint, save_checkpoint
+from posbias.rankers.chunking import Chunker
+from posbias.rankers.registry import RANKERS, ChunkRanker, build_ranker
+
+
+class TemperedMaxP(ChunkRanker):
+    """A ranker with an argument of its own and a parameter outside the aggregator."""
+
+    def __init__(self, temperature: float = 1.0, **base):
+        super().__init__(**base)
+        self.temperature = nn.Parameter(torch.tensor(temperature))
+
+    def make_aggregator(self, hidden_size, head_dropout):
+        return ScoreAggregator(hidden_size, "max", head_dropout)
+
+    def forward(self, batch):
+        return super().forward(batch) / self.temperature
+
+
+@pytest.fixture
+def tempered(monkeypatch):
+    monkeypatch.setattr(TemperedMaxP, "registry_name", "tempered_maxp")
+    monkeypatch.setitem(RANKERS, "tempered_maxp", TemperedMaxP)
+
+
+def geometry(backbone):
+    return dict(backbone=backbone, max_query_tokens=6, chunk_tokens=8, stride=8, max_doc_tokens=24)
+
+
+def scores(ranker, tokenizer):
+    chunker = Chunker(tokenizer, ranker.geometry)
+    query = tokenizer("capital of zorvia", add_special_tokens=False)["input_ids"]
+    doc = tokenizer(" ".join(["zorvia has a capital"] * 5), add_special_tokens=False)["input_ids"]
+    with torch.no_grad():
+        return ranker(chunker.batch([(query, doc)]))
+
+
+def test_a_subclass_argument_and_its_own_parameter_round_trip(tempered, tiny_backbone, tokenizer, tmp_path):
+    with pytest.raises(ValueError, match=r"unknown arguments \['temprature'\]"):
+        build_ranker("tempered_maxp", {**geometry(tiny_backbone), "temprature": 2.5})
+    ranker = build_ranker("tempered_maxp", {**geometry(tiny_backbone), "temperature": 2.5}).eval()
+    assert id(ranker.temperature) in {id(p) for p in ranker.head_parameters()}
+    with torch.no_grad():
+        ranker.temperature.fill_(7.0)  # as training would move it
+    save_checkpoint(ranker, tokenizer, str(tmp_path / "ckpt"))
+    assert json.loads((tmp_path / "ckpt" / "ranker.json").read_text())["args"]["temperature"] == 2.5
+    loaded, _ = load_checkpoint(str(tmp_path / "ckpt"))
+    assert loaded.args["temperature"] == 2.5 and loaded.temperature.item() == 7.0
+    assert torch.equal(scores(loaded, tokenizer), scores(ranker, tokenizer))
+
+
+def test_the_checkpoint_holds_the_whole_state_and_refuses_a_partial_one(tiny_backbone, tokenizer, tmp_path):
+    ranker = build_ranker("maxp", geometry(tiny_backbone))
+    save_checkpoint(ranker, tokenizer, str(tmp_path / "ckpt"))
+    saved = torch.load(tmp_path / "ckpt" / STATE_FILE)
+    assert saved.keys() == ranker.state_dict().keys()
+    del saved["aggregator.score.weight"]
+    torch.save(saved, tmp_path / "ckpt" / STATE_FILE)
+    with pytest.raises(RuntimeError, match="aggregator.score.weight"):
+        load_checkpoint(str(tmp_path / "ckpt"))
+
+
+def test_a_checkpoint_from_before_the_whole_state_still_loads(tiny_backbone, tokenizer, tmp_path):
+    ranker = build_ranker("maxp", geometry(tiny_backbone)).eval()
+    save_checkpoint(ranker, tokenizer, str(tmp_path / "ckpt"))
+    # the earlier layout: the aggregator alone in head.pt, and no arguments added since
+    (tmp_path / "ckpt" / STATE_FILE).unlink()
+    torch.save(ranker.aggregator.state_dict(), tmp_path / "ckpt" / LEGACY_HEAD_FILE)
+    description = json.loads((tmp_path / "ckpt" / "ranker.json").read_text())
+    for added in ("head_dropout", "pad_query"):
+        del description["args"][added]
+    (tmp_path / "ckpt" / "ranker.json").write_text(json.dumps(description))
+    loaded, _ = load_checkpoint(str(tmp_path / "ckpt"))
+    assert torch.equal(scores(loaded, tokenizer), scores(ranker, tokenizer))

@@ -1,0 +1,74 @@
+from types import SimpleNamespace
+
+import pytest
+
+from posbias.rankers import check_geometry, geometry_limit
+from posbias.rankers.geometry import ChunkGeometry, position_limit
+from posbias.rankers.registry import build_ranker
+
+
+def test_windows_disjoint_and_sliding():
+    disjoint = ChunkGeometry(max_query_tokens=4, chunk_tokens=10, stride=10, max_doc_tokens=30)
+    assert disjoint.max_chunks == 3
+    assert disjoint.windows(5) == [(0, 5)]
+    assert disjoint.windows(25) == [(0, 10), (10, 20), (20, 25)]
+    assert disjoint.windows(100) == [(0, 10), (10, 20), (20, 30)]  # cut to max_doc_tokens
+    sliding = ChunkGeometry(max_query_tokens=4, chunk_tokens=10, stride=5, max_doc_tokens=30)
+    assert sliding.windows(12) == [(0, 10), (5, 12)]
+    assert sliding.windows(30) == [(0, 10), (5, 15), (10, 20), (15, 25), (20, 30)]
+    assert sliding.max_chunks == len(sliding.windows(30))
+
+
+def test_geometry_rejects_gaps_and_nonsense():
+    with pytest.raises(ValueError, match="stride"):
+        ChunkGeometry(4, 10, 11, 30)
+    with pytest.raises(ValueError, match="max_doc_tokens"):
+        ChunkGeometry(4, 10, 10, 5)
+    with pytest.raises(ValueError, match="positive"):
+        ChunkGeometry(0, 10, 10, 30)
+
+
+@pytest.fixture(scope="module")
+def roberta_config_dir(tmp_path_factory):
+    """Only a config.json, as RoBERTa base has it: 514 position embeddings, padding_idx 1."""
+    from transformers import RobertaConfig
+
+    path = tmp_path_factory.mktemp("roberta-config")
+    RobertaConfig(max_position_embeddings=514, pad_token_id=1).save_pretrained(path)
+    return str(path)
+
+
+def test_the_limit_is_read_from_the_config_alone(tiny_backbone, roberta_config_dir):
+    assert geometry_limit(tiny_backbone) == 128
+    assert geometry_limit("offline:all-MiniLM-L6-v2") == 512
+    assert geometry_limit(roberta_config_dir) == 512  # 514 minus RoBERTa's padding offset of 2
+    assert geometry_limit("no-such-org/not-in-any-local-cache") is None  # unreadable offline: unchecked
+
+
+def test_models_without_a_position_table_have_no_limit():
+    assert position_limit(SimpleNamespace(model_type="bert", position_embedding_type="alibi",
+                                          max_position_embeddings=8192)) is None
+    assert position_limit(SimpleNamespace(model_type="bert")) is None
+    assert position_limit(SimpleNamespace(model_type="electra", max_position_embeddings=512, pad_token_id=0)) == 512
+
+
+def args(backbone, query, chunk, **more):
+    return dict(backbone=backbone, max_query_tokens=query, chunk_tokens=chunk, stride=chunk, max_doc_tokens=chunk,
+                **more)
+
+
+def test_a_geometry_longer_than_the_position_embeddings_is_refused_by_name(tiny_backbone, roberta_config_dir):
+    check_geometry(args(tiny_backbone, 25, 100))  # 25 + 100 + 3 = 128: exactly fits
+    with pytest.raises(ValueError, match=r"chunk_tokens \(101\) \+ max_query_tokens \(25\) \+ 3 special tokens = "
+                                         r"129 positions, but backbone .* has 128 \(max_position_embeddings\)"):
+        check_geometry(args(tiny_backbone, 25, 101))
+    check_geometry(args(roberta_config_dir, 32, 477))  # the study's FirstP: 32 + 477 + 3 = 512
+    with pytest.raises(ValueError, match="513 positions, but backbone .* has 512"):
+        check_geometry(args(roberta_config_dir, 33, 477))
+    check_geometry(args("no-such-org/not-in-any-local-cache", 64, 4096))  # cannot be read here: not checked
+
+
+def test_the_ranker_constructor_checks_the_loaded_backbone(tiny_backbone):
+    build_ranker("firstp", args(tiny_backbone, 25, 100))
+    with pytest.raises(ValueError, match="129 positions, but backbone .* has 128"):
+        build_ranker("firstp", args(tiny_backbone, 26, 100, pad_query=True))

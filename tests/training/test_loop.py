@@ -1,0 +1,121 @@
+"""The recipe options of the training loop: clipping, loss reduction, per-epoch decay, repeated queries."""
+
+import numpy as np
+import pytest
+import torch
+
+from posbias.rankers.registry import build_ranker
+from posbias.training import loop
+from posbias.training.loop import optimizer_step, seed_everything, train
+from posbias.training.recipe import TrainingSettings
+from posbias.training.resume import TrainingState
+from posbias.training.sampler import candidate_numbers
+
+QUERIES = {f"q{i}": f"capital of land{i}" for i in range(6)}
+DOCS = {**{f"pos{i}": f"the capital of land{i} is city{i} and it lies by the sea" for i in range(6)},
+        **{f"neg{i}": f"land{i} has green hills and quiet rivers" for i in range(6)}}
+QRELS = {f"q{i}": {f"pos{i}": 1} for i in range(6)}
+CANDIDATES = {f"q{i}": [f"pos{i}", f"neg{i}", f"neg{(i + 1) % 6}"] for i in range(6)}
+LR, HEAD_LR = 1e-3, 1e-2
+
+
+class StopTraining(Exception):
+    pass
+
+
+@pytest.fixture
+def trainer(tiny_backbone, tokenizer, token_store):
+    """`trainer(**settings)` trains a fresh seeded MaxP on 6 queries (2 pairs a step: 3 steps an epoch) and
+    returns the ranker, the summary and the learning rates of both groups at every optimizer step."""
+    store = token_store(DOCS)
+    numbers = candidate_numbers(((q, d) for q, docs in CANDIDATES.items() for d in docs), store, set(QRELS), "test")
+
+    def run(state_dir=None, **overrides):
+        recipe = dict(lr=LR, head_lr=HEAD_LR, epochs=2, batch_size=2, grad_accum=1, margin=1.0, warmup_fraction=0.0,
+                      weight_decay=0.0, freeze_embeddings=False, device="cpu", precision="auto", max_grad_norm=1.0)
+        seed_everything(2)
+        ranker = build_ranker("maxp", dict(backbone=tiny_backbone, max_query_tokens=8, chunk_tokens=8, stride=8,
+                                           max_doc_tokens=16))
+        rates = []
+        original = loop.optimizer_step
+
+        def recording(ranker, optimizer, *args):
+            rates.append([group["lr"] for group in optimizer.param_groups])
+            return original(ranker, optimizer, *args)
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(loop, "optimizer_step", recording)
+            summary = train(ranker, tokenizer, QUERIES, store, QRELS, numbers,
+                            TrainingSettings(**{**recipe, **overrides}), seed=2, progress=False, state_dir=state_dir)
+        return ranker, summary, rates
+
+    return run
+
+
+def test_max_grad_norm_none_steps_with_the_whole_gradient():
+    def update(max_grad_norm):
+        model = torch.nn.Linear(2, 1, bias=False)
+        with torch.no_grad():
+            model.weight.zero_()
+        optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
+        model(torch.tensor([[30.0, 40.0]])).sum().backward()  # gradient (30, 40): norm 50
+        optimizer_step(model, optimizer, scheduler, torch.amp.GradScaler("cpu", enabled=False), max_grad_norm)
+        return -model.weight.detach()[0]
+
+    assert torch.allclose(update(None), torch.tensor([30.0, 40.0]))
+    assert torch.allclose(update(1.0), torch.tensor([0.6, 0.8]))
+
+
+def test_a_summed_loss_gives_a_step_the_sum_of_its_pairs_gradients(trainer, monkeypatch):
+    def first_step_gradient(reduction):
+        gradients = []
+
+        def capture(ranker, *args):
+            gradients.append(ranker.aggregator.score.weight.grad.clone())
+            raise StopTraining
+
+        monkeypatch.setattr(loop, "optimizer_step", capture)
+        with pytest.raises(StopTraining):
+            trainer(batch_size=2, grad_accum=2, loss_reduction=reduction)  # 4 pairs in the first step
+        return gradients[0]
+
+    mean, summed = first_step_gradient("mean"), first_step_gradient("sum")
+    assert mean.abs().sum() > 0
+    assert torch.allclose(summed, 4 * mean, rtol=1e-4, atol=1e-7)
+
+
+@pytest.mark.parametrize("warmup_fraction,epoch_one", [(1 / 3, [0.5, 1.0, 1.0]), (1.0, [1 / 6, 2 / 6, 3 / 6])])
+def test_every_learning_rate_decays_after_each_epoch_on_top_of_the_warm_up(trainer, warmup_fraction, epoch_one):
+    _, summary, rates = trainer(warmup_fraction=warmup_fraction, epoch_lr_decay=0.95)
+    assert summary["steps"] == 6
+    epoch_two = [0.95 * factor for factor in ([1.0] * 3 if warmup_fraction < 1 else [4 / 6, 5 / 6, 1.0])]
+    np.testing.assert_allclose(rates, [[LR * f, HEAD_LR * f] for f in epoch_one + epoch_two])
+    _, _, undecayed = trainer(warmup_fraction=warmup_fraction)
+    np.testing.assert_allclose(undecayed[3:], [[LR * f / 0.95, HEAD_LR * f / 0.95] for f in epoch_two])
+
+
+@pytest.mark.parametrize("stop_after", [3, 4])  # saved at the end of epoch 1 (before the decay); in epoch 2
+def test_a_resumed_run_keeps_the_decayed_rates(trainer, tmp_path, monkeypatch, stop_after):
+    whole, _, rates = trainer(epoch_lr_decay=0.5)
+    original, saves = TrainingState.save, []
+
+    def save_then_stop(self, *args):
+        original(self, *args)
+        saves.append(1)
+        if len(saves) == stop_after:
+            raise StopTraining
+
+    monkeypatch.setattr(TrainingState, "save", save_then_stop)
+    with pytest.raises(StopTraining):
+        trainer(state_dir=str(tmp_path / "state"), save_every=1, epoch_lr_decay=0.5)
+    monkeypatch.setattr(TrainingState, "save", original)
+    resumed, _, resumed_rates = trainer(state_dir=str(tmp_path / "state"), save_every=1, epoch_lr_decay=0.5)
+    assert resumed_rates == rates[stop_after:]
+    assert all(torch.equal(a, b) for a, b in zip(whole.state_dict().values(), resumed.state_dict().values()))
+
+
+def test_repeated_queries_make_one_long_epoch_with_one_warm_up(trainer):
+    _, summary, rates = trainer(epochs=1, query_repeats=3, warmup_fraction=1.0)
+    assert summary["steps"] == 9  # 6 queries x 3 visits, 2 pairs a step
+    assert [head for _, head in rates] == pytest.approx([HEAD_LR * (s + 1) / 9 for s in range(9)])

@@ -738,15 +738,15 @@ def test_evaluation_params_are_a_querysets_metrics_and_relevance_level():
 def test_tokenizer_store_cap_is_the_longest_document_budget_of_its_backbone():
     cfg = prepare(mutated(
         put("models.maxp.args.max_doc_tokens", 10_000),
-        *(put(f"models.{m}.args", {"backbone": "offline:other", "max_query_tokens": 8, "chunk_tokens": chunk,
+        *(put(f"models.{m}.args", {"backbone": "org/other-bert", "max_query_tokens": 8, "chunk_tokens": chunk,
                                    "stride": chunk, "max_doc_tokens": budget, **extra})
           for m, chunk, budget, extra in [("sump", 24, 48, {}), ("avgp", 12, 36, {"trust_remote_code": True})])))
     backbone = DEFAULT["models"]["firstp"]["args"]["backbone"]
     assert cfg.tokenizers == {
         cfg.tokenizer_of("firstp"): {"name": backbone, "cap": 10_000, "trust_remote_code": False},
-        "offline_other": {"name": "offline:other", "cap": 48, "trust_remote_code": True},
+        "org_other-bert": {"name": "org/other-bert", "cap": 48, "trust_remote_code": True},
     }
-    assert cfg.tokenizer_of("maxp") == cfg.tokenizer_of("firstp") != cfg.tokenizer_of("sump") == "offline_other"
+    assert cfg.tokenizer_of("maxp") == cfg.tokenizer_of("firstp") != cfg.tokenizer_of("sump") == "org_other-bert"
 
 
 def test_a_models_own_tokenizer_gets_its_own_store():
@@ -795,3 +795,15 @@ def test_systems_add_retriever_random_and_external_rows_at_evaluation_only():
 def test_experiment_names_its_results_folder():
     assert prepare(fresh()).results_dir == "results"
     assert prepare(mutated(put("experiment", "ablation_1"))).results_dir == "results/ablation_1"
+
+
+def test_a_geometry_beyond_the_backbones_position_embeddings_is_refused_when_the_graph_is_built():
+    check_rejects((put("models.maxp.args.chunk_tokens", 600), put("models.maxp.args.max_doc_tokens", 600)),
+                  r"^models\.maxp\.args: chunk_tokens \(600\) \+ max_query_tokens \(12\) \+ 3 special tokens = 615 "
+                  r"positions, but backbone 'offline:all-MiniLM-L6-v2' has 512")
+
+
+def test_an_inconsistent_fine_tuning_recipe_is_refused_naming_where_it_comes_from():
+    check_rejects((put("finetuning.training.query_repeats", 3), put("finetuning.training.queries_per_epoch", 3)),
+                  r"^training\.queries_per_epoch \(3\) and training\.query_repeats \(3\).*\(in the recipe of "
+                  r"finetuning\.training for models\.")

@@ -617,5 +617,37 @@ def check_external_runs(cfg: dict, warnings: list[str]) -> None:
         labels[spec["label"]] = f"external_runs.{name}"
 
 
+def check_backbone_positions(cfg: dict, warnings: list[str]) -> None:
+    """Refuse a chunk geometry longer than the backbone's position embeddings, before any job runs (backbones
+    whose config is not on this machine are checked by the ranker when it loads them)."""
+    from posbias.rankers import check_geometry
+
+    for name, model in cfg["models"].items():
+        try:
+            check_geometry(model["args"])
+        except ValueError as err:
+            raise ConfigError(f"models.{name}.args: {str(err).removeprefix('model args: ')}") from None
+
+
+def check_recipes(cfg: dict, warnings: list[str]) -> None:
+    """Build every training recipe a job will get (the model's own block, then the fine-tuning and
+    cross-validation overrides), so an inconsistent recipe fails when the graph is built."""
+    from posbias.settings import from_section
+    from posbias.training.recipe import TrainingSettings
+
+    layers = {"": None, "finetuning.training": (cfg.get("finetuning") or {}).get("training"),
+              "cross_validation.training": cfg.get("cross_validation", {}).get("training")}
+    for name, model in cfg["models"].items():
+        for where, overrides in layers.items():
+            if where and overrides is None:
+                continue
+            recipe = training_recipe(cfg["training"], model.get("training"), overrides)
+            try:
+                from_section(TrainingSettings, {"lr": model["lr"], "head_lr": model["head_lr"], **recipe}, "training")
+            except ValueError as err:
+                source = f"{where} for models.{name}" if where else f"models.{name}"
+                raise ConfigError(f"{str(err)} (in the recipe of {source})") from None
+
+
 CHECKS = (check_collections, check_pools, check_retrievers, check_training, check_models, check_tables,
-          check_external_runs)
+          check_external_runs, check_backbone_positions, check_recipes)

@@ -129,5 +129,5 @@ def test_changing_the_cv_recipe_reruns_only_cross_validation(sourced_run):
     other = work / "cv.yaml"
     other.write_text(yaml.safe_dump(config, sort_keys=False))
     jobs = scheduled_jobs(run_snakemake(work, "-n", "results/table1.tex", "--configfile", str(other)).stdout)
-    assert {rule for rule, _ in jobs} == {"cross_validate_fold", "merge_folds", "evaluate_system", "combine_seeds",
+    assert {rule for rule, _ in jobs} == {"cross_validate_fold", "merge_folds", "evaluate", "combine_seeds",
                                           "table1"}

@@ -1,9 +1,12 @@
-"""Strict construction of settings dataclasses from config sections: unknown or missing keys are errors."""
+"""Strict construction of settings dataclasses from config sections: unknown or missing keys are errors
+(`InputError`s naming the section)."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Mapping, TypeVar
+
+from posbias.errors import InputError
 
 T = TypeVar("T")
 
@@ -15,7 +18,7 @@ def from_section(cls: type[T], section: Mapping, what: str) -> T:
     required = {f.name for f in fields if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
     unknown, missing = sorted(set(section) - names), sorted(required - set(section))
     if unknown or missing:
-        raise ValueError(f"{what}: unknown keys {unknown}, missing keys {missing}; known: {sorted(names)}")
+        raise InputError(f"{what}: unknown keys {unknown}, missing keys {missing}; known: {sorted(names)}")
     return cls(**section)
 
 

@@ -17,6 +17,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from posbias.errors import InputError
+
 
 @dataclass(frozen=True)
 class ChunkGeometry:
@@ -28,11 +30,11 @@ class ChunkGeometry:
     def __post_init__(self):
         for name in ("max_query_tokens", "chunk_tokens", "stride", "max_doc_tokens"):
             if getattr(self, name) < 1:
-                raise ValueError(f"chunk geometry: {name} must be positive, got {getattr(self, name)}")
+                raise InputError(f"chunk geometry: {name} must be positive, got {getattr(self, name)}")
         if self.stride > self.chunk_tokens:
-            raise ValueError(f"chunk geometry: stride {self.stride} > chunk_tokens {self.chunk_tokens} would skip text")
+            raise InputError(f"chunk geometry: stride {self.stride} > chunk_tokens {self.chunk_tokens} would skip text")
         if self.max_doc_tokens < self.chunk_tokens:
-            raise ValueError(f"chunk geometry: max_doc_tokens {self.max_doc_tokens} < chunk_tokens {self.chunk_tokens}")
+            raise InputError(f"chunk geometry: max_doc_tokens {self.max_doc_tokens} < chunk_tokens {self.chunk_tokens}")
 
     @property
     def max_chunks(self) -> int:
@@ -79,7 +81,7 @@ class Chunker:
         self.sep_id = tokenizer.sep_token_id
         self.pad_id = tokenizer.pad_token_id
         if None in (self.cls_id, self.sep_id, self.pad_id):
-            raise ValueError("the tokenizer needs [CLS], [SEP] and [PAD] tokens for cross-encoding")
+            raise InputError("the tokenizer needs [CLS], [SEP] and [PAD] tokens for cross-encoding")
 
     def tokenize_queries(self, texts: list[str]) -> list[list[int]]:
         if not texts:  # the tokenizer fails on an empty batch

@@ -14,6 +14,7 @@ from typing import Callable
 import torch
 from torch import nn
 
+from posbias.errors import InputError
 from posbias.rankers.aggregators import ParadeAttention, ParadePooling, ScoreAggregator
 from posbias.rankers.chunking import ChunkBatch, ChunkGeometry
 from posbias.rankers.encoder import ChunkEncoder, load_backbone
@@ -35,14 +36,14 @@ def register(name: str) -> Callable[[type], type]:
 def build_ranker(name: str, args: dict) -> "ChunkRanker":
     """Construct a registered ranker from its config arguments, strictly."""
     if name not in RANKERS:
-        raise ValueError(f"unknown ranker {name!r}; registered: {sorted(RANKERS)}")
+        raise InputError(f"unknown ranker {name!r}; registered: {sorted(RANKERS)}")
     cls = RANKERS[name]
     params = inspect.signature(cls.__init__).parameters
     accepted = {p for p in params if p != "self"}
     required = {p for p, spec in params.items() if p != "self" and spec.default is inspect.Parameter.empty}
     unknown, missing = sorted(set(args) - accepted), sorted(required - set(args))
     if unknown or missing:
-        raise ValueError(f"ranker {name!r}: unknown arguments {unknown}, missing arguments {missing}")
+        raise InputError(f"ranker {name!r}: unknown arguments {unknown}, missing arguments {missing}")
     return cls(**args)
 
 
@@ -85,7 +86,7 @@ class FirstP(ChunkRanker):
 
     def check_geometry(self, geometry: ChunkGeometry) -> None:
         if geometry.max_doc_tokens != geometry.chunk_tokens:
-            raise ValueError(f"firstp reads one chunk: max_doc_tokens ({geometry.max_doc_tokens}) must equal "
+            raise InputError(f"firstp reads one chunk: max_doc_tokens ({geometry.max_doc_tokens}) must equal "
                              f"chunk_tokens ({geometry.chunk_tokens}), or chunks would be encoded and ignored")
 
     def make_aggregator(self, hidden_size):

@@ -15,7 +15,8 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from posbias.backbones import load_tokenizer, resolve
+from posbias.backbones import from_pretrained, load_tokenizer
+from posbias.errors import InputError
 from posbias.settings import from_section
 from posbias.training.device import autocast, pick_device
 
@@ -42,10 +43,10 @@ class EncoderSettings:
 
     def __post_init__(self):
         if self.pooling not in POOLINGS:
-            raise ValueError(f"encoder settings: pooling must be one of {POOLINGS}, got {self.pooling!r}")
+            raise InputError(f"encoder settings: pooling must be one of {POOLINGS}, got {self.pooling!r}")
         for key in ("max_query_tokens", "max_passage_tokens", "batch_size"):
             if not isinstance(getattr(self, key), int) or getattr(self, key) < 1:
-                raise ValueError(f"encoder settings: {key} must be a positive integer, got {getattr(self, key)!r}")
+                raise InputError(f"encoder settings: {key} must be a positive integer, got {getattr(self, key)!r}")
 
     @classmethod
     def from_config(cls, section: Mapping) -> "EncoderSettings":
@@ -67,7 +68,7 @@ class DenseEncoder:
                                         max_passage_tokens, batch_size, device, trust_remote_code)
         self.device = pick_device(device)
         self.tokenizer = load_tokenizer(model, trust_remote_code)
-        self.model = AutoModel.from_pretrained(resolve(model), trust_remote_code=trust_remote_code)
+        self.model = from_pretrained(AutoModel, model, "dense encoder", trust_remote_code=trust_remote_code)
         self.model.eval().to(self.device)
         self._check_lengths_fit()
 
@@ -92,7 +93,7 @@ class DenseEncoder:
         positions = getattr(self.model.config, "max_position_embeddings", None)
         for key in ("max_query_tokens", "max_passage_tokens"):
             if positions is not None and getattr(self.settings, key) > positions:
-                raise ValueError(f"encoder settings: {key}={getattr(self.settings, key)} exceeds the "
+                raise InputError(f"encoder settings: {key}={getattr(self.settings, key)} exceeds the "
                                  f"{positions} positions of model {self.settings.model!r}")
 
     def _encode(self, texts: list[str], max_tokens: int, progress: bool) -> np.ndarray:

@@ -10,14 +10,15 @@ with an encoder that would make different vectors is an error.
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import Mapping
 
 import faiss
 from tqdm import tqdm
 
+from posbias.errors import InputError
 from posbias.io import batched, iter_documents, numbered_lines
 from posbias.retrieval import faiss_index
+from posbias.retrieval.bm25 import check_index
 from posbias.retrieval.dense import DenseEncoder, EncoderSettings
 from posbias.retrieval.faiss_index import FaissSettings
 from posbias.retrieval.fusion import check_weight, fuse
@@ -38,9 +39,11 @@ def build_dense_index(docs_path: str, index_dir: str, encoder_settings: Mapping,
     about 12M documents), plus one block and the doc ids.
     """
     index_config = FaissSettings.from_config(faiss_settings)
-    encoder = DenseEncoder.from_config(encoder_settings)
     n_docs = sum(1 for _ in numbered_lines(docs_path))
+    if not n_docs:
+        raise InputError(f"{docs_path}: no documents to index: the file is empty")
     faiss_index.check_trainable(n_docs, index_config)  # before hours of encoding, not after
+    encoder = DenseEncoder.from_config(encoder_settings)
     builder = faiss_index.IncrementalBuilder(encoder.dim, index_config, n_expected=n_docs, progress=False)
     doc_ids: list[str] = []
     bar = tqdm(desc="encoding documents", unit="doc", mininterval=10)
@@ -49,8 +52,6 @@ def build_dense_index(docs_path: str, index_dir: str, encoder_settings: Mapping,
         builder.add(encoder.encode_passages([text for _, text in block], progress=False))
         bar.update(len(block))
     bar.close()
-    if not doc_ids:
-        raise ValueError(f"{docs_path}: no documents to index")
     index = builder.finish()
     metadata = {"encoder": encoder.settings.vector_identity()}
     faiss_index.save(index_dir, index, doc_ids, index_config, metadata=metadata)
@@ -63,8 +64,9 @@ def hybrid_search(queries: Mapping[str, str], dense_index_dir: str, lucene_index
                   encoder_settings: Mapping, k: int, k1: float, b: float, weight: float) -> Run:
     """`{qid: {doc_id: fused score}}` over each query's k nearest documents; `weight` is BM25's share."""
     check_weight(weight)
+    check_index(lucene_index_dir)  # both indexes are checked before the encoder is loaded
+    check_same_encoder(dense_index_dir, EncoderSettings.from_config(encoder_settings))
     encoder = DenseEncoder.from_config(encoder_settings)
-    check_same_encoder(dense_index_dir, encoder.settings)
     index, doc_ids = faiss_index.load(dense_index_dir)
     cosine = dense_candidates(encoder, index, doc_ids, queries, k)
     bm25 = bm25_scores(lucene_index_dir, queries, cosine, k1, b)
@@ -77,7 +79,7 @@ def check_same_encoder(dense_index_dir: str, encoder_config: EncoderSettings) ->
     differing = sorted(key for key in wanted if recorded.get(key) != wanted[key])
     if differing:
         details = ", ".join(f"{key}: index {recorded.get(key)!r} vs query {wanted[key]!r}" for key in differing)
-        raise ValueError(f"{dense_index_dir} was built with a different encoder ({details}); rebuild it or "
+        raise InputError(f"{dense_index_dir} was built with a different encoder ({details}); rebuild it or "
                          "use the same encoder settings")
 
 
@@ -99,8 +101,7 @@ def bm25_scores(lucene_index_dir: str, queries: Mapping[str, str], candidates: M
 
     pyserini scores one (query, document) pair per call; one reader and one similarity serve all calls.
     """
-    if not Path(lucene_index_dir).is_dir():
-        raise FileNotFoundError(f"Lucene index {lucene_index_dir} does not exist")
+    check_index(lucene_index_dir)
     prepare_jvm()
     from pyserini.index.lucene import LuceneIndexReader
     from pyserini.pyclass import autoclass
@@ -119,5 +120,5 @@ def _pair_score(reader, similarity, query: str, doc_id: str, lucene_index_dir: s
     score = float(reader.compute_query_document_score(doc_id, query, similarity))
     # pyserini returns 0 both for "no query term in the document" and "no such document": tell them apart.
     if score == 0.0 and reader.convert_collection_docid_to_internal_docid(doc_id) < 0:
-        raise ValueError(f"document {doc_id!r} is a dense candidate but is not in the Lucene index {lucene_index_dir}")
+        raise InputError(f"document {doc_id!r} is a dense candidate but is not in the Lucene index {lucene_index_dir}")
     return score

@@ -10,7 +10,8 @@ import torch
 
 from posbias.backbones import load_tokenizer
 from posbias.data.token_store import TokenStore
-from posbias.io import atomic_write, iter_run, read_qrels, read_queries, read_run, write_run
+from posbias.errors import InputError
+from posbias.io import atomic_write, iter_run, nonempty, read_qrels, read_queries, read_run, write_run
 from posbias.rankers.checkpoint import load_checkpoint, save_checkpoint
 from posbias.rankers.inference import rerank
 from posbias.rankers.registry import build_ranker
@@ -33,7 +34,7 @@ def fit(model: dict, training: dict, seed: int, tokens: str, queries: str, qrels
     texts = read_queries(queries)
     unknown = sorted(set(qrels) - set(texts))
     if unknown:
-        raise ValueError(f"{len(unknown)} judged training queries are not in {queries}, e.g. {unknown[:3]}")
+        raise InputError(f"{len(unknown)} judged training queries are not in {queries}, e.g. {unknown[:3]}")
     torch.set_num_threads(threads)
     seed_everything(seed)  # before construction: the head's initial weights depend on it
     if init_checkpoint:
@@ -45,6 +46,8 @@ def fit(model: dict, training: dict, seed: int, tokens: str, queries: str, qrels
                             "training")
     store = TokenStore(tokens)
     pool = candidate_numbers(iter_run(candidates), store, set(qrels), candidates)
+    if not pool:
+        raise InputError(f"{candidates}: no candidates for any of the {len(qrels)} judged training queries")
     summary = train(ranker, tokenizer, texts, store, qrels, pool, settings, seed=seed, progress=progress,
                     state_dir=state_dir, name=name)
     return ranker, tokenizer, summary
@@ -61,8 +64,9 @@ def train_model(model: dict, training: dict, seed: int, tokens: str, queries: st
 
     Re-running the same job after a kill resumes from its last saved state."""
     state_dir = state_dir_of(out_dir)
-    ranker, tokenizer, summary = fit(model, training, seed, tokens, queries, read_qrels(qrels), candidates,
-                                     threads, progress, state_dir=state_dir, name=name)
+    ranker, tokenizer, summary = fit(model, training, seed, tokens, queries,
+                                     nonempty(read_qrels(qrels), qrels, "judgments"), candidates, threads, progress,
+                                     state_dir=state_dir, name=name)
     save_checkpoint(ranker, tokenizer, out_dir, extra={"seed": seed, "training": summary})
     shutil.rmtree(state_dir, ignore_errors=True)  # the checkpoint is complete: nothing left to resume
 
@@ -82,12 +86,12 @@ def rerank_with(ranker, tokenizer, tokens: list[str], queries: list[str], candid
     settings = {"batch_size": 32, "device": "auto", "precision": "auto", **scoring}
     for tokens_path, queries_path, candidates_path, run in zip(tokens, queries, candidates, runs, strict=True):
         log.info("reranking %s", candidates_path)
-        pool = read_run(candidates_path)
+        pool = nonempty(read_run(candidates_path), candidates_path, "candidates")
         if keep_qids is not None:
             pool = {q: scores for q, scores in pool.items() if q in keep_qids}
         with TokenStore(tokens_path) as store:
             scores, info = rerank(ranker, tokenizer, read_queries(queries_path), store, pool, progress=progress,
-                                  **settings)
+                                  source=candidates_path, **settings)
         write_run(run, scores, tag=tag)
         write_rerank_info(run, {**info, "candidates": candidates_path, "precision": settings["precision"]})
 
@@ -108,8 +112,9 @@ def finetune_and_rerank(init_checkpoint: str, model: dict, training: dict, seed:
     judgments (FarRelevant train), rerank with the result. The fine-tuned model is not saved; its
     training state is, beside the first run, until the runs are written."""
     state_dir = state_dir_of(runs[0])
-    ranker, tokenizer, summary = fit(model, training, seed, train_tokens, train_queries, read_qrels(train_qrels),
-                                     train_candidates, threads, progress, init_checkpoint=init_checkpoint,
+    ranker, tokenizer, summary = fit(model, training, seed, train_tokens, train_queries,
+                                     nonempty(read_qrels(train_qrels), train_qrels, "judgments"), train_candidates,
+                                     threads, progress, init_checkpoint=init_checkpoint,
                                      state_dir=state_dir, name=name)
     log.info("fine-tuned %s: %s", init_checkpoint, summary)
     rerank_with(ranker, tokenizer, tokens, queries, candidates, runs, tag, scoring, progress)

@@ -35,8 +35,13 @@ def from_pretrained(loader, name: str, what: str, **options):
     try:
         return loader.from_pretrained(path, **options)
     except (OSError, ValueError) as err:  # transformers' errors for both, often several lines long
-        missing = "" if Path(path).exists() else "no such directory; "
-        raise InputError(f"cannot load the {what} {name!r}: {missing}{first_line(err)}") from None
+        if Path(path).exists():
+            reason = first_line(err)  # a directory without the files it needs, or with broken ones
+        elif path.startswith(("/", ".", "~")) or path.count("/") > 1:
+            reason = "no such directory"  # a path, not a hub name: the hub's complaint would mislead
+        else:
+            reason = f"no such directory, and from the Hugging Face hub: {first_line(err)}"
+        raise InputError(f"cannot load the {what} {name!r}: {reason}") from None
 
 
 @functools.lru_cache(maxsize=8)

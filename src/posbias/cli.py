@@ -290,7 +290,8 @@ def main(argv: list[str] | None = None) -> int:
                          "a level above every grade in the qrels is warned about")
 
     cmp = commands.add_parser("compare", help="compare two runs query by query (paired tests, outcome breakdown); "
-                                              "prints a summary table, or every number as JSON with --json")
+                                              "prints a summary table, or every number as JSON with --json; an "
+                                              "empty qrels or run, or a run with no judged query, is an error")
     _reads(cmp, "--qrels", required=True)
     _reads(cmp, "--run", action="append", required=True, help="given twice: run A, then run B")
     cmp.add_argument("--metric", default="RR@10", help="ir_measures name of the metric to test")
@@ -324,7 +325,8 @@ def _user_errors(command: str):
     except InputError as err:
         _fail(command, str(err))
     except OSError as err:
-        _fail(command, f"{err.filename}: {err.strerror}" if err.filename and err.strerror else first_line(err))
+        path = err.filename2 or err.filename  # a rename's second name is the output, its first a hidden temporary
+        _fail(command, f"{path}: {err.strerror}" if path and err.strerror else first_line(err))
 
 
 def _fail(command: str, message: str):

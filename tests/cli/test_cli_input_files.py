@@ -146,3 +146,20 @@ def test_a_good_file_still_reads(tmp_path, capsys):
     assert main(["truncate", "--docs", write(tmp_path / "docs.jsonl", DOCS), "--out", str(tmp_path / "cut.jsonl"),
                  "--tokenizer", OFFLINE, "--max-tokens", "2"]) == 0
     assert (tmp_path / "cut.jsonl").read_text().count("\n") == 2
+
+
+def test_an_output_that_cannot_be_written_is_named(tmp_path, input_error):
+    (tmp_path / "out").mkdir()  # a directory where the command writes a file
+    docs = write(tmp_path / "docs.jsonl", DOCS)
+    message = input_error(["truncate", "--docs", docs, "--out", tmp_path / "out", "--tokenizer", OFFLINE,
+                           "--max-tokens", "2"])
+    assert message == f"{tmp_path / 'out'}: Is a directory"  # the output's name, not its hidden temporary's
+    assert listing(tmp_path) == ["docs.jsonl", "out"]
+
+
+def test_dense_index_leaves_no_index_after_a_bad_line(tmp_path, input_error):
+    docs = write(tmp_path / "docs.jsonl", DOCS + '{"id": "d3", "text": 3}\n')
+    message = input_error(["dense-index", "--config", CONFIG, "--retriever", "hybrid", "--docs", docs,
+                           "--index", tmp_path / "dense"])
+    assert message == f'{docs}:3: "text" of document d3 must be a string, not 3'
+    assert listing(tmp_path) == ["docs.jsonl"]

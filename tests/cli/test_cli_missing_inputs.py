@@ -88,7 +88,8 @@ def test_a_missing_input_names_its_flag_before_any_work(tmp_path, input_error, a
 def test_a_directory_where_a_file_belongs_and_the_reverse(tmp_path, input_error):
     (tmp_path / "d").mkdir()
     file = write(tmp_path / "f.txt", QRELS)
-    assert input_error(["evaluate", "--qrels", tmp_path / "d", "--run", file]) == f"--qrels {tmp_path / 'd'}: not a file"
+    message = input_error(["evaluate", "--qrels", tmp_path / "d", "--run", file])
+    assert message == f"--qrels {tmp_path / 'd'}: not a file"
     message = input_error(["retrieve", "--index", file, "--queries", file, "--run", tmp_path / "x.run"])
     assert message == f"--index {file}: not a directory"
 
@@ -96,7 +97,8 @@ def test_a_directory_where_a_file_belongs_and_the_reverse(tmp_path, input_error)
 def test_a_directory_that_is_not_a_lucene_index(tmp_path, input_error):
     (tmp_path / "index").mkdir()
     queries = write(tmp_path / "q.tsv", QUERIES)
-    message = input_error(["retrieve", "--index", tmp_path / "index", "--queries", queries, "--run", tmp_path / "x.run"])
+    message = input_error(["retrieve", "--index", tmp_path / "index", "--queries", queries,
+                           "--run", tmp_path / "x.run"])
     assert message == f"{tmp_path / 'index'} is not a Lucene index: it has no segments_N file"
     assert not (tmp_path / "x.run").exists()
 
@@ -106,7 +108,8 @@ def test_hybrid_checks_both_indexes_before_encoding(tmp_path, input_error):
     (tmp_path / "lucene").mkdir()
     (tmp_path / "lucene" / "segments_1").write_bytes(b"")  # looks like an index: the dense one is checked next
     argv = ["hybrid", "--config", ROOT / "config.yaml", "--retriever", "hybrid", "--dense", tmp_path / "dense",
-            "--index", tmp_path / "lucene", "--queries", write(tmp_path / "q.tsv", QUERIES), "--run", tmp_path / "x.run"]
+            "--index", tmp_path / "lucene", "--queries", write(tmp_path / "q.tsv", QUERIES),
+            "--run", tmp_path / "x.run"]
     assert input_error(argv) == f"{tmp_path / 'dense'} is not a saved FAISS index: metadata.json missing"
     (tmp_path / "lucene" / "segments_1").unlink()
     assert input_error(argv) == f"{tmp_path / 'lucene'} is not a Lucene index: it has no segments_N file"
@@ -199,3 +202,26 @@ def test_an_index_is_not_left_half_built(tmp_path, input_error):
     assert input_error(["index", "--docs", empty, "--index", tmp_path / "index"]) == \
         f"{empty}: no documents to index: the file is empty"
     assert listing(tmp_path) == ["docs.jsonl", "empty.jsonl"]
+
+
+@pytest.mark.parametrize("command", ["truncate", "tokenize"])
+def test_a_tokenizer_that_cannot_be_loaded_is_named(tmp_path, input_error, command):
+    docs = write(tmp_path / "docs.jsonl", DOCS)
+    (tmp_path / "empty-model").mkdir()
+    for name, reason in ((tmp_path / "no-model", "no such directory"), (tmp_path / "empty-model", "")):
+        argv = [command, "--docs", docs, "--out", tmp_path / "out", "--tokenizer", name]
+        message = input_error(argv + (["--max-tokens", "3"] if command == "truncate" else []))
+        assert message.startswith(f"cannot load the tokenizer {str(name)!r}: {reason}")
+    assert listing(tmp_path) == ["docs.jsonl", "empty-model"]
+
+
+def test_fetch_names_a_missing_or_unreadable_local_source(tmp_path, input_error):
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    config["collections"] = {"mine": {"documents": {"kind": "local", "path": str(tmp_path / "docs.jsonl")}},
+                             "odd": {"documents": {"kind": "local", "path": str(tmp_path / "docs.txt")}}}
+    path = write(tmp_path / "config.yaml", yaml.safe_dump(config))
+    fetch = ["fetch", "--config", path, "--out", tmp_path / "out.jsonl", "--collection"]
+    assert input_error([*fetch, "mine"]) == f"{tmp_path / 'docs.jsonl'}: No such file or directory"
+    write(tmp_path / "docs.txt", DOCS)
+    assert input_error([*fetch, "odd"]).startswith(f"{tmp_path / 'docs.txt'}: cannot tell the format from the name")
+    assert listing(tmp_path) == ["config.yaml", "docs.txt"]

@@ -46,12 +46,11 @@ def build_dense_index(docs_path: str, index_dir: str, encoder_settings: Mapping,
     encoder = DenseEncoder.from_config(encoder_settings)
     builder = faiss_index.IncrementalBuilder(encoder.dim, index_config, n_expected=n_docs, progress=False)
     doc_ids: list[str] = []
-    bar = tqdm(desc="encoding documents", unit="doc", mininterval=10)
-    for block in batched(iter_documents(docs_path), block_size):
-        doc_ids += [doc_id for doc_id, _ in block]
-        builder.add(encoder.encode_passages([text for _, text in block], progress=False))
-        bar.update(len(block))
-    bar.close()
+    with tqdm(desc="encoding documents", unit="doc", mininterval=10) as bar:  # closed on an error too
+        for block in batched(iter_documents(docs_path), block_size):
+            doc_ids += [doc_id for doc_id, _ in block]
+            builder.add(encoder.encode_passages([text for _, text in block], progress=False))
+            bar.update(len(block))
     index = builder.finish()
     metadata = {"encoder": encoder.settings.vector_identity()}
     faiss_index.save(index_dir, index, doc_ids, index_config, metadata=metadata)

@@ -94,6 +94,7 @@ def hybrid_retrieve(dense_index_dir: str, lucene_index_dir: str, queries: str, r
 
     torch.set_num_threads(threads)
     faiss.omp_set_num_threads(threads)
-    fused = hybrid_search(nonempty(read_queries(queries), queries, "queries"), dense_index_dir, lucene_index_dir, encoder, k,
+    texts = nonempty(read_queries(queries), queries, "queries")
+    fused = hybrid_search(texts, dense_index_dir, lucene_index_dir, encoder, k,
                           bm25_params["k1"], bm25_params["b"], weight)
     write_run(run, fused, tag=tag)

@@ -3,8 +3,8 @@
 Formats: documents JSONL (`{"id", "text"}`), queries TSV
 (`qid<TAB>text`), TREC qrels (`qid 0 docid grade`) and TREC runs
 (`qid Q0 docid rank score tag`), and folds TSV (`qid<TAB>fold`). Readers accept `.gz`, `.bz2` and `.xz`
-transparently and report malformed lines with the file name and line number (`FormatError`); so are bytes
-that are not UTF-8 text and NUL bytes (a binary file), and a truncated or mislabelled compressed file is an
+transparently and report malformed lines with the file name and line number (`FormatError`), and so bytes
+that are not UTF-8 text and NUL bytes (a binary file); a truncated or mislabelled compressed file is an
 `InputError` naming the file. An empty file reads as no records: whether that is an error is up to the
 caller (`nonempty`).
 Writers are atomic: they write a hidden temporary file in the target directory,

@@ -107,6 +107,21 @@ def test_a_missing_file_is_one_line_and_exit_2(tmp_path, capsys, command):
     assert err.startswith(f"posbias {command}: error:") and "nothing.txt" in err and len(err.splitlines()) == 1
 
 
+@pytest.mark.parametrize("command", ["evaluate", "compare"])
+def test_a_rel_level_above_every_grade_is_warned_about(tmp_path, capsys, command):
+    qrels = _write(tmp_path / "qrels.txt", "q1 0 d1 1\nq1 0 d2 0\nq2 0 d4 1\n")
+    run = _write(tmp_path / "a.run", "q1 Q0 d2 1 2.0 t\nq1 Q0 d1 2 1.0 t\nq2 Q0 d4 1 3.0 t\n")
+    args = [command, "--qrels", qrels, "--run", run] + (["--run", run] if command == "compare" else [])
+    assert main(args + ["--rel-level", "1"]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(args + ["--rel-level", "2"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == (f"posbias {command}: warning: --rel-level 2 is above every grade in {qrels} (the highest "
+                            f"is 1): no document counts as relevant, so RR, AP, P, R and other binary metrics are 0\n")
+    if command == "evaluate":
+        assert json.loads(captured.out)["RR@10"] == 0.0  # what the warning is about
+
+
 def test_evaluate_unknown_metric_is_a_clear_error(tmp_path, capsys):
     args = ["evaluate", "--qrels", _write(tmp_path / "qrels.txt", EVAL_QRELS),
             "--run", _write(tmp_path / "a.run", EVAL_RUN), "--metric", "nDCG@10", "--metric", "MRR@ten"]
@@ -173,7 +188,7 @@ def test_compare_two_runs(tmp_path, capsys):
     run_a.write_text("".join(line for qid, (a, _) in ranks.items() for line in lines(qid, a, "A")))
     run_b.write_text("".join(line for qid, (_, b) in ranks.items() for line in lines(qid, b, "B")))
     argv = ["compare", "--qrels", str(qrels), "--run", str(run_a), "--run", str(run_b), "--k", "5",
-            "--seed", "3", "--permutations", "500"]
+            "--seed", "3", "--permutations", "500", "--json"]
 
     assert main(argv) == 0
     captured = capsys.readouterr()
@@ -196,6 +211,16 @@ def test_compare_two_runs(tmp_path, capsys):
 
     assert main(argv) == 0  # the same seed gives the same randomisation p
     assert json.loads(capsys.readouterr().out)["randomisation"] == out["randomisation"]
+
+    assert main(argv[:-1]) == 0  # without --json: the same numbers as a summary table
+    text = capsys.readouterr().out
+    rows = {line.split("  ")[0].strip(): line.split() for line in text.splitlines() if "  " in line}
+    assert rows["mean"][1:4] == [f"{out['mean_a']:.4f}", f"{out['mean_b']:.4f}", f"{out['mean_difference']:.4f}"]
+    assert rows["t-test"][-1] == f"{out['t_test']['p']:.4f}"
+    assert rows["randomisation (500 sign flips, seed 3)"][-1] == f"{out['randomisation']['p']:.4f}"
+    assert rows["only A"][-2:] == ["2", "18.2%"] and rows["both"][-2:] == ["5", "45.5%"]
+    assert "11 queries evaluated for both; left out: 1 evaluated only for A, 0 only for B" in text
+    assert "mean rank of the first relevant document: A 3.00, B 2.20" in text
 
     with pytest.raises(SystemExit) as exit_info:
         main(["compare", "--qrels", str(qrels), "--run", str(run_a)])

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from posbias.evaluation.metrics import trec_eval_order
-from posbias.io import (FormatError, atomic_directory, atomic_write, batched, read_documents, read_qrels, read_queries,
-                        iter_run, read_ranked_run, read_run, write_run)
+from posbias.errors import InputError
+from posbias.io import (FormatError, atomic_directory, atomic_write, batched, iter_run, nonempty, read_documents,
+                        read_folds, read_json, read_qrels, read_queries, read_ranked_run, read_run, write_run)
 
 
 def test_run_round_trip_orders_by_score_then_docid_descending_as_trec_eval(tmp_path):
@@ -173,6 +174,46 @@ def test_duplicates_are_errors_at_the_second_occurrence(tmp_path):
     qrels.write_text("q1 0 d1 1\nq2 0 d1 0\nq1 0 d1 2\n")
     with pytest.raises(FormatError, match=r"dup\.qrels:3: document d1 is judged twice for query q1"):
         read_qrels(qrels)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("q1\t1\nq2 2\n", r"folds\.tsv:2: expected 'qid<TAB>fold' with a fold number from 1"),
+    ("q1\t1\nq2\t0\n", r"folds\.tsv:2: expected 'qid<TAB>fold' with a fold number from 1"),
+    ("q1\t1\nq2\tone\n", r"folds\.tsv:2: expected 'qid<TAB>fold' with a fold number from 1"),
+    ("q1\t1\n\nq1\t2\n", r"folds\.tsv:3: query q1 is already in fold 1"),
+    ("q1\t1\nq2\t2\x00\n", r"folds\.tsv:2: a NUL byte: this is a binary file, not text"),
+])
+def test_malformed_folds_name_file_and_line(tmp_path, text, message):
+    (tmp_path / "folds.tsv").write_text(text)
+    with pytest.raises(FormatError, match=message):
+        read_folds(tmp_path / "folds.tsv")
+
+
+def test_a_score_that_is_not_finite_is_refused_by_every_run_reader(tmp_path):
+    (tmp_path / "a.run").write_text("q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 nan t\n")
+    for reader in (read_run, read_ranked_run, lambda path: list(iter_run(path))):
+        with pytest.raises(FormatError, match=r"a\.run:2: score 'nan' is not a finite number"):
+            reader(tmp_path / "a.run")
+
+
+def test_undecodable_bytes_are_found_at_their_line(tmp_path):
+    path = tmp_path / "q.tsv.xz"
+    with lzma.open(path, "wb") as handle:  # far beyond the decoder's first read, and compressed
+        handle.write(b"".join(b"q%d\tquery %d\n" % (i, i) for i in range(5000)) + b"q5000\tcaf\xe9\n")
+    with pytest.raises(FormatError, match=r"q\.tsv\.xz:5001: byte 0xe9 is not UTF-8 text$") as err:
+        read_queries(path)
+    assert isinstance(err.value, InputError) and err.value.line_no == 5001
+
+
+def test_nonempty_and_read_json_name_the_file(tmp_path):
+    assert nonempty({"q1": {}}, "qrels.txt", "judgments") == {"q1": {}}
+    with pytest.raises(InputError, match=r"^qrels\.txt: no judgments: the file is empty$"):
+        nonempty({}, "qrels.txt", "judgments")
+    (tmp_path / "meta.json").write_text('{"a": 1}')
+    assert read_json(tmp_path / "meta.json") == {"a": 1}
+    (tmp_path / "meta.json").write_text('{"a": 1,\n\n "b"}')
+    with pytest.raises(FormatError, match=r"meta\.json:3: invalid JSON \(Expecting ':' delimiter\)"):
+        read_json(tmp_path / "meta.json")
 
 
 def test_batched_reads_lazily_and_keeps_the_remainder():

@@ -12,6 +12,16 @@
     posbias train --config config.yaml --model maxp --seed 1 --tokens tokens/ --queries ... --qrels ... --candidates ... --out ckpt/
     posbias rerank --checkpoint ckpt/ --tokens tokens/ --queries ... --candidates ... --run out.run
     posbias evaluate --qrels qrels.txt --run out.run --metric RR@10 --metric nDCG@10
+    posbias compare --qrels qrels.txt --run a.run --run b.run --metric RR@10 [--json]
+
+Bad input is reported as one line, `posbias <command>: error: <message>`, that names the file (and line),
+the flag or the config key, with exit status 2 and no traceback: a missing, empty, malformed, binary,
+truncated or mislabelled compressed file; a document missing from a token store or index; a missing or
+incomplete index, token store or checkpoint; a config that is not valid YAML or breaks its schema, or lacks
+the named model, retriever, collection or query set. Numeric flags out of range are refused by the argument
+parser, naming the flag. Every output file or directory is written atomically, so a failed command leaves
+none behind. An empty qrels, run, candidates or queries file is an error, and so is a run none of whose
+queries is judged; any other exception is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -19,41 +29,123 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
+import re
 import sys
 from pathlib import Path
 
 import yaml
 
+from posbias.errors import InputError, first_line
 
-SCHEMA = Path(__file__).resolve().parent / "config.schema.yaml"
+SEED_LIMIT = 2**32 - 1  # NumPy's seeds are 32-bit
+DEFAULT_METRICS = ["RR@10", "nDCG@10"]
 
+
+# --- flags -------------------------------------------------------------------------------------------
+
+def _integer(low: int, high: int | None = None):
+    """An argparse `type`: an integer in [low, high]; argparse names the flag in its error."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < low or (high is not None and value > high):
+            span = f"at least {low}" if high is None else f"from {low} to {high}"
+            raise argparse.ArgumentTypeError(f"must be an integer {span}, got {value}")
+        return value
+    return parse
+
+
+def _number(low: float, high: float | None = None, low_open: bool = False):
+    """An argparse `type`: a finite number in [low, high] (or (low, high] with `low_open`)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        below = value <= low if low_open else value < low
+        if not math.isfinite(value) or below or (high is not None and value > high):
+            span = f"{'(' if low_open else '['}{low}, {'inf)' if high is None else f'{high}]'}"
+            raise argparse.ArgumentTypeError(f"must be a number in {span}, got {text}")
+        return value
+    return parse
+
+
+def _word(text: str) -> str:
+    if not text or any(ch.isspace() for ch in text):
+        raise argparse.ArgumentTypeError(f"must be one non-empty word (a run's last column), got {text!r}")
+    return text
+
+
+POSITIVE = _integer(1)
+SEED = _integer(0, SEED_LIMIT)
+
+
+def _reads(parser: argparse.ArgumentParser, flag: str, kind: str = "file", **options) -> None:
+    """Add `flag`, a path the command reads (`kind`: file or directory); it must exist before any work starts,
+    so that a typo costs no JVM or model start and the error names the flag."""
+    parser.add_argument(flag, **options)
+    parser.set_defaults(reads={**(parser.get_default("reads") or {}), flag: kind})
+
+
+def _check_reads(args) -> None:
+    for flag, kind in (getattr(args, "reads", None) or {}).items():
+        value = getattr(args, flag.lstrip("-").replace("-", "_"))
+        for path in value if isinstance(value, list) else [value]:
+            if path is None:
+                continue
+            if not Path(path).exists():
+                raise InputError(f"{flag} {path}: no such {kind}")
+            if (kind == "directory") != Path(path).is_dir():
+                raise InputError(f"{flag} {path}: not a {kind}")
+
+
+# --- config ------------------------------------------------------------------------------------------
 
 def _load_config(path: str) -> dict:
-    """The config file, validated against the workflow's schema with its defaults filled in."""
-    from snakemake.utils import validate
+    """The config file through `posbias.config` (the layer the workflow uses: its `base:` files, the schema
+    with defaults filled in, every cross-check), as a mapping; its warnings go to stderr. A problem is an
+    `InputError` naming the file and the key."""
+    from posbias.config import ConfigError, load_config
 
-    with open(path, encoding="utf-8") as handle:
-        config = yaml.safe_load(handle)
-    validate(config, str(SCHEMA))
-    return config
-
-
-def _block(config: dict, section: str, name: str) -> dict:
-    if name not in config.get(section, {}):
-        raise SystemExit(f"{section}.{name}: not in the config; known: {sorted(config.get(section, {}))}")
-    return config[section][name]
-
-
-def _model_block(config: dict, name: str) -> dict:
-    return _block(config, "models", name)
+    if not Path(path).is_file():
+        raise InputError(f"--config {path}: no such file")
+    try:
+        config = load_config(path)
+    except ConfigError as err:
+        message = str(err)
+        raise InputError(message if message.startswith(str(path)) else f"{path}: {message}") from None
+    for warning in config.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return config.data
 
 
-def _hybrid_retriever(config: dict, name: str) -> dict:
-    spec = _block(config, "retrievers", name)
+def _section(config: dict, key: str, path: str) -> dict:
+    """A top-level section the schema lets a config leave out but this command needs."""
+    if key not in config:
+        raise InputError(f"{path}: no {key} section")
+    return config[key]
+
+
+def _block(config: dict, section: str, name: str, path: str, flag: str) -> dict:
+    """`config[section][name]`, the block a flag names; a name the config lacks is an error listing the known."""
+    known = config.get(section) or {}
+    if name not in known:
+        raise InputError(f"{flag} {name}: {path} has no {section}.{name}; known: {', '.join(sorted(known)) or 'none'}")
+    return known[name]
+
+
+def _hybrid_retriever(config: dict, name: str, path: str) -> dict:
+    spec = _block(config, "retrievers", name, path, "--retriever")
     if spec.get("kind") != "hybrid":
-        raise SystemExit(f"retrievers.{name}: not a hybrid retriever")
+        raise InputError(f"--retriever {name}: retrievers.{name} in {path} is a {spec.get('kind')} retriever, "
+                         f"not a hybrid one")
     return spec
 
+
+# --- commands ----------------------------------------------------------------------------------------
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="posbias", description=__doc__.split("\n")[0])
@@ -66,9 +158,8 @@ def main(argv: list[str] | None = None) -> int:
 
     far = commands.add_parser("farrelevant", help="build FarRelevant documents from a passage collection")
     far.add_argument("--config", default="config.yaml")
-    far.add_argument("--passages", required=True)
-    far.add_argument("--queries", required=True)
-    far.add_argument("--qrels", required=True)
+    for name in ("passages", "queries", "qrels"):
+        _reads(far, f"--{name}", required=True)
     far.add_argument("--out", required=True)
     far.add_argument("--queryset", default="farrelevant")
 
@@ -81,118 +172,161 @@ def main(argv: list[str] | None = None) -> int:
     fetch.add_argument("--qrels")
 
     trunc = commands.add_parser("truncate", help="cut documents to their first N tokens of a tokenizer")
-    trunc.add_argument("--docs", required=True)
+    _reads(trunc, "--docs", required=True)
     trunc.add_argument("--out", required=True)
     trunc.add_argument("--tokenizer", required=True)
-    trunc.add_argument("--max-tokens", type=int, required=True)
+    trunc.add_argument("--max-tokens", type=POSITIVE, required=True)
 
     idx = commands.add_parser("index", help="build a Lucene index of a JSONL document file")
-    idx.add_argument("--docs", required=True)
+    _reads(idx, "--docs", required=True)
     idx.add_argument("--index", required=True)
-    idx.add_argument("--threads", type=int, default=1)
-    idx.add_argument("--expansions", help="doc2query file joined to the documents before indexing")
+    idx.add_argument("--threads", type=POSITIVE, default=1)
+    _reads(idx, "--expansions", help="doc2query file joined to the documents before indexing")
 
     dense = commands.add_parser("dense-index", help="encode documents into a FAISS index (a hybrid retriever's)")
     dense.add_argument("--config", required=True)
     dense.add_argument("--retriever", required=True)
-    dense.add_argument("--docs", required=True)
+    _reads(dense, "--docs", required=True)
     dense.add_argument("--index", required=True)
-    dense.add_argument("--threads", type=int, default=1)
+    dense.add_argument("--threads", type=POSITIVE, default=1)
 
     hyb = commands.add_parser("hybrid", help="hybrid candidates: dense k-NN re-scored by BM25 + cosine fusion")
     hyb.add_argument("--config", required=True)
     hyb.add_argument("--retriever", required=True)
-    for name in ("dense", "index", "queries", "run"):
-        hyb.add_argument(f"--{name}", required=True)
-    hyb.add_argument("--depth", type=int, default=100)
-    hyb.add_argument("--threads", type=int, default=1)
+    _reads(hyb, "--dense", "directory", required=True, help="the retriever's FAISS index (posbias dense-index)")
+    _reads(hyb, "--index", "directory", required=True, help="the Lucene index (posbias index)")
+    _reads(hyb, "--queries", required=True)
+    hyb.add_argument("--run", required=True)
+    hyb.add_argument("--depth", type=POSITIVE, default=100)
+    hyb.add_argument("--threads", type=POSITIVE, default=1)
 
     ret = commands.add_parser("retrieve", help="BM25 top-k candidates as a TREC run")
-    ret.add_argument("--index", required=True)
-    ret.add_argument("--queries", required=True)
+    _reads(ret, "--index", "directory", required=True)
+    _reads(ret, "--queries", required=True)
     ret.add_argument("--run", required=True)
-    ret.add_argument("--depth", type=int, default=100)
-    ret.add_argument("--k1", type=float, default=0.9)
-    ret.add_argument("--b", type=float, default=0.4)
-    ret.add_argument("--threads", type=int, default=1)
+    ret.add_argument("--depth", type=POSITIVE, default=100)
+    ret.add_argument("--k1", type=_number(0, low_open=True), default=0.9)
+    ret.add_argument("--b", type=_number(0, 1), default=0.4)
+    ret.add_argument("--threads", type=POSITIVE, default=1)
 
     tok = commands.add_parser("tokenize", help="tokenise a collection once into a token store the rankers read")
-    tok.add_argument("--docs", required=True)
+    _reads(tok, "--docs", required=True)
     tok.add_argument("--out", required=True, help="the token store directory")
     tok.add_argument("--tokenizer", required=True, help="the rankers' backbone (HF name or directory)")
-    tok.add_argument("--cap", type=int, help="keep at most this many tokens per document (default: all)")
+    tok.add_argument("--cap", type=POSITIVE, help="keep at most this many tokens per document (default: all)")
     tok.add_argument("--trust-remote-code", action="store_true")
-    tok.add_argument("--threads", type=int, default=1)
+    tok.add_argument("--threads", type=POSITIVE, default=1)
 
     tr = commands.add_parser("train", help="fine-tune one configured model with one seed (re-running the same "
                                            "command after a kill resumes from <out>.resume/)")
     tr.add_argument("--config", default="config.yaml")
     tr.add_argument("--model", required=True)
-    tr.add_argument("--seed", type=int, required=True)
-    tr.add_argument("--tokens", required=True, help="token store of the collection (posbias tokenize)")
-    for name in ("queries", "qrels", "candidates", "out"):
-        tr.add_argument(f"--{name}", required=True)
-    tr.add_argument("--threads", type=int, default=1)
+    tr.add_argument("--seed", type=SEED, required=True)
+    _reads(tr, "--tokens", "directory", required=True, help="token store of the collection (posbias tokenize)")
+    for name in ("queries", "qrels", "candidates"):
+        _reads(tr, f"--{name}", required=True)
+    tr.add_argument("--out", required=True)
+    tr.add_argument("--threads", type=POSITIVE, default=1)
 
     rr = commands.add_parser("rerank", help="rerank candidates with a checkpoint")
-    rr.add_argument("--tokens", required=True, help="token store of the collection (posbias tokenize)")
-    for name in ("checkpoint", "queries", "candidates", "run"):
-        rr.add_argument(f"--{name}", required=True)
-    rr.add_argument("--tag", default="posbias")
-    rr.add_argument("--batch-size", type=int, default=32)
-    rr.add_argument("--device", default="auto")
+    _reads(rr, "--tokens", "directory", required=True, help="token store of the collection (posbias tokenize)")
+    _reads(rr, "--checkpoint", "directory", required=True)
+    for name in ("queries", "candidates"):
+        _reads(rr, f"--{name}", required=True)
+    rr.add_argument("--run", required=True)
+    rr.add_argument("--tag", type=_word, default="posbias")
+    rr.add_argument("--batch-size", type=POSITIVE, default=32)
+    rr.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     rr.add_argument("--precision", default="auto", choices=["auto", "fp32", "bf16", "fp16"],
                     help="the backbone's autocast dtype on CUDA; scores always come from an fp32 head")
-    rr.add_argument("--threads", type=int, default=1)
+    rr.add_argument("--threads", type=POSITIVE, default=1)
 
-    ev = commands.add_parser("evaluate", help="evaluate a run (trec_eval semantics); prints JSON")
-    ev.add_argument("--qrels", required=True)
-    ev.add_argument("--run", required=True)
-    ev.add_argument("--metric", action="append", default=None, help="ir_measures name, repeatable")
+    ev = commands.add_parser("evaluate", help="evaluate a run (trec_eval semantics); prints JSON; an empty qrels "
+                                              "or run, or a run with no judged query, is an error")
+    _reads(ev, "--qrels", required=True)
+    _reads(ev, "--run", required=True)
+    ev.add_argument("--metric", action="append", default=None,
+                    help=f"ir_measures name, repeatable (default: {' and '.join(DEFAULT_METRICS)})")
     ev.add_argument("--per-query", help="also write per-query values to this Parquet file")
-    ev.add_argument("--rel-level", type=int, default=1,
-                    help="lowest grade that counts as relevant (trec_eval -l); nDCG keeps graded gains")
+    ev.add_argument("--rel-level", type=POSITIVE, default=1,
+                    help="lowest grade that counts as relevant (trec_eval -l); nDCG keeps graded gains; "
+                         "a level above every grade in the qrels is warned about")
 
     cmp = commands.add_parser("compare", help="compare two runs query by query (paired tests, outcome breakdown); "
-                                              "prints JSON")
-    cmp.add_argument("--qrels", required=True)
-    cmp.add_argument("--run", action="append", required=True, help="given twice: run A, then run B")
+                                              "prints a summary table, or every number as JSON with --json; an "
+                                              "empty qrels or run, or a run with no judged query, is an error")
+    _reads(cmp, "--qrels", required=True)
+    _reads(cmp, "--run", action="append", required=True, help="given twice: run A, then run B")
     cmp.add_argument("--metric", default="RR@10", help="ir_measures name of the metric to test")
-    cmp.add_argument("--k", type=int, default=100, help="cut-off of the outcome breakdown (RR@k)")
-    cmp.add_argument("--seed", type=int, default=0, help="seed of the randomisation test")
-    cmp.add_argument("--permutations", type=int, default=10000, help="sign flips of the randomisation test")
-    cmp.add_argument("--rel-level", type=int, default=1, help="lowest grade that counts as relevant")
-    cmp.set_defaults(compare_error=cmp.error)  # lets _dispatch reject a wrong number of --run as argparse would
+    cmp.add_argument("--k", type=POSITIVE, default=100, help="cut-off of the outcome breakdown (RR@k)")
+    cmp.add_argument("--seed", type=SEED, default=0, help="seed of the randomisation test")
+    cmp.add_argument("--permutations", type=POSITIVE, default=10000, help="sign flips of the randomisation test")
+    cmp.add_argument("--rel-level", type=POSITIVE, default=1, help="lowest grade that counts as relevant")
+    cmp.add_argument("--json", action="store_true", help="print the full result as one JSON object")
 
     args = parser.parse_args(argv)
+    # Combinations argparse cannot express, refused the way it refuses the rest (usage, exit status 2).
+    if args.command == "compare" and len(args.run) != 2:
+        cmp.error(f"--run must be given exactly twice (run A, run B), not {len(args.run)} times")
+    if args.command == "fetch" and args.queryset and not args.qrels:
+        fetch.error("--queryset also needs --qrels (where its judgments go)")
+
     from posbias.logs import job_log
 
-    with job_log(None):
+    with job_log(None), _user_errors(args.command):
+        _check_reads(args)
         return _dispatch(args)
+
+
+@contextlib.contextmanager
+def _user_errors(command: str):
+    """Input the user can fix (`InputError`: a malformed, missing or empty input, a bad config key) and the file
+    system refusing a path (`OSError`) are one line on stderr and argparse's exit status 2, no traceback.
+    Other exceptions are bugs and propagate with theirs."""
+    try:
+        yield
+    except InputError as err:
+        _fail(command, str(err))
+    except OSError as err:
+        path = err.filename2 or err.filename  # a rename's second name is the output, its first a hidden temporary
+        _fail(command, f"{path}: {err.strerror}" if path and err.strerror else first_line(err))
+
+
+def _fail(command: str, message: str):
+    one_line = " ".join(part.strip() for part in message.splitlines())
+    print(f"posbias {command}: error: {one_line}", file=sys.stderr)
+    raise SystemExit(2) from None
+
+
+def _warn(command: str, message: str) -> None:
+    print(f"posbias {command}: warning: {message}", file=sys.stderr)
 
 
 def _dispatch(args) -> int:
     if args.command == "generate":
         from posbias.steps.data import generate_synthetic
 
-        config = _load_config(args.config)
-        generate_synthetic(config["generator"]["settings"], config["generator"]["tokenizer"], args.out, args.passages)
+        generator = _section(_load_config(args.config), "generator", args.config)
+        generate_synthetic(generator["settings"], generator["tokenizer"], args.out, args.passages)
     elif args.command == "farrelevant":
         from posbias.steps.data import build_farrelevant
 
-        config = _load_config(args.config)["farrelevant"]
-        build_farrelevant(args.passages, args.queries, args.qrels, config, config["tokenizer"], args.out,
+        settings = _section(_load_config(args.config), "farrelevant", args.config)
+        build_farrelevant(args.passages, args.queries, args.qrels, settings, settings["tokenizer"], args.out,
                           args.queryset)
     elif args.command == "fetch":
         from posbias.steps import data
 
         config = _load_config(args.config)
         if args.collection:
-            data.fetch_documents(_block(config, "collections", args.collection)["documents"], args.out)
+            collection = _block(config, "collections", args.collection, args.config, "--collection")
+            data.fetch_documents(collection["documents"], args.out)
         else:
-            if not args.qrels:
-                raise SystemExit("fetch --queryset also needs --qrels")
-            data.fetch_queryset(_block(config, "querysets", args.queryset)["source"], args.out, args.qrels)
+            queryset = _block(config, "querysets", args.queryset, args.config, "--queryset")
+            if "source" not in queryset:
+                raise InputError(f"--queryset {args.queryset}: querysets.{args.queryset} in {args.config} has no "
+                                 f"source to fetch (it is generated by the workflow)")
+            data.fetch_queryset(queryset["source"], args.out, args.qrels)
     elif args.command == "truncate":
         from posbias.steps.data import truncate_documents
 
@@ -204,14 +338,14 @@ def _dispatch(args) -> int:
     elif args.command == "dense-index":
         from posbias.steps.retrieval import dense_index
 
-        spec = _hybrid_retriever(_load_config(args.config), args.retriever)
+        spec = _hybrid_retriever(_load_config(args.config), args.retriever, args.config)
         dense_index(args.docs, args.index, spec["encoder"], spec["faiss"], args.threads)
     elif args.command == "hybrid":
         from posbias.steps.retrieval import hybrid_retrieve
 
         config = _load_config(args.config)
-        spec = _hybrid_retriever(config, args.retriever)
-        partner = _block(config, "retrievers", spec["bm25"])
+        spec = _hybrid_retriever(config, args.retriever, args.config)
+        partner = config["retrievers"][spec["bm25"]]
         hybrid_retrieve(args.dense, args.index, args.queries, args.run, args.depth, spec["encoder"],
                         spec["weight"], {"k1": partner["k1"], "b": partner["b"]}, args.retriever, args.threads)
     elif args.command == "retrieve":
@@ -221,89 +355,91 @@ def _dispatch(args) -> int:
     elif args.command == "tokenize":
         from posbias.steps.data import tokenize_documents
 
-        with _user_errors("tokenize"):
-            tokenize_documents(args.docs, args.out, args.tokenizer, args.cap, args.trust_remote_code, args.threads)
+        tokenize_documents(args.docs, args.out, args.tokenizer, args.cap, args.trust_remote_code, args.threads)
     elif args.command == "train":
-        from posbias.settings import training_recipe
+        from posbias.config import training_recipe
         from posbias.steps.training import train_model
 
         config = _load_config(args.config)
-        training = training_recipe(config["training"])
-        with _user_errors("train"):
-            train_model(_model_block(config, args.model), training, args.seed, args.tokens, args.queries,
-                        args.qrels, args.candidates, args.out, args.threads, name=args.model)
+        model = _block(config, "models", args.model, args.config, "--model")
+        recipe = training_recipe(config["training"], model.get("training"))  # as the workflow's train job gets it
+        train_model(model, recipe, args.seed, args.tokens, args.queries, args.qrels, args.candidates, args.out,
+                    args.threads, name=args.model)
     elif args.command == "rerank":
         from posbias.steps.training import rerank_candidates
 
         scoring = {"batch_size": args.batch_size, "device": args.device, "precision": args.precision}
-        with _user_errors("rerank"):
-            rerank_candidates(args.checkpoint, [args.tokens], [args.queries], [args.candidates], [args.run],
-                              args.tag, scoring, args.threads)
+        rerank_candidates(args.checkpoint, [args.tokens], [args.queries], [args.candidates], [args.run],
+                          args.tag, scoring, args.threads)
     elif args.command == "evaluate":
-        from posbias.evaluation.metrics import parse_metrics, per_query
-        from posbias.io import read_qrels, read_run
-        from posbias.steps.evaluate import write_parquet
-
-        metrics = args.metric or ["RR@10", "nDCG@10"]
-        with _user_errors("evaluate"):
-            parse_metrics(metrics)  # a misspelt metric fails before the files are read
-            frame = per_query(read_qrels(args.qrels), read_run(args.run), metrics, rel_level=args.rel_level)
-        summary = frame.groupby("metric", sort=False)["value"].mean().to_dict()
-        summary["n_queries"] = int(frame["qid"].nunique())
-        if args.per_query:
-            write_parquet(frame, args.per_query)
-        json.dump(summary, sys.stdout)
-        sys.stdout.write("\n")
+        _evaluate(args)
     elif args.command == "compare":
-        with _user_errors("compare"):
-            result = _compare(args)
-        json.dump(result, sys.stdout, allow_nan=False)
-        sys.stdout.write("\n")
+        result = _compare(args)
+        print(json.dumps(result, allow_nan=False) if args.json else _compare_summary(result))
     return 0
 
 
-@contextlib.contextmanager
-def _user_errors(command: str):
-    """A malformed input line (io.FormatError, "path:line: ..."), a missing file or a bad metric name is a
-    user error, not a crash: one line on stderr and argparse's exit status 2, no traceback."""
-    try:
-        yield
-    except (ValueError, OSError) as err:
-        print(f"posbias {command}: error: {err}", file=sys.stderr)
-        raise SystemExit(2) from None
+# --- evaluation --------------------------------------------------------------------------------------
+
+def _judged_runs(command: str, qrels_path: str, run_paths: list[str], rel_level: int):
+    """The qrels and each run, refusing an empty file and a run none of whose queries is judged (there would
+    be nothing to evaluate), and warning when `rel_level` is above every grade (binary metrics all 0)."""
+    from posbias.io import nonempty, read_qrels, read_run
+
+    qrels = nonempty(read_qrels(qrels_path), qrels_path, "judgments")
+    highest = max(grade for judged in qrels.values() for grade in judged.values())
+    if rel_level > highest:
+        _warn(command, f"--rel-level {rel_level} is above every grade in {qrels_path} (the highest is {highest}): "
+                       f"no document counts as relevant, so RR, AP, P, R and other binary metrics are 0")
+    runs = []
+    for path in run_paths:
+        run = nonempty(read_run(path), path, "results")
+        if not any(qid in qrels for qid in run):
+            raise InputError(f"{path}: none of its {len(run)} queries is judged in {qrels_path}")
+        runs.append(run)
+    return qrels, runs
+
+
+def _evaluate(args) -> None:
+    """`posbias evaluate`: mean of each metric over the queries both judged and in the run, as JSON."""
+    from posbias.evaluation.metrics import parse_metrics, per_query
+    from posbias.steps.evaluate import write_parquet
+
+    metrics = args.metric or DEFAULT_METRICS
+    parse_metrics(metrics)  # a misspelt metric fails before the files are read
+    qrels, (run,) = _judged_runs("evaluate", args.qrels, [args.run], args.rel_level)
+    frame = per_query(qrels, run, metrics, rel_level=args.rel_level)
+    summary = frame.groupby("metric", sort=False)["value"].mean().to_dict()
+    summary["n_queries"] = int(frame["qid"].nunique())
+    if args.per_query:
+        write_parquet(frame, args.per_query)
+    print(json.dumps(summary))
 
 
 def _compare(args) -> dict:
     """`posbias compare`: run A against run B on the queries evaluated for both."""
     from posbias.evaluation.metrics import parse_metrics, per_query
-    from posbias.io import read_qrels, read_run
     from posbias.stats.outcomes import outcome_breakdown, rank_sum_p
     from posbias.stats.paired import compare_paired, json_number
 
-    if len(args.run) != 2:
-        args.compare_error(f"--run must be given exactly twice (run A, run B), not {len(args.run)} times")
-    if args.k < 1 or args.permutations < 1:
-        args.compare_error("--k and --permutations must be at least 1")
     cutoff = f"RR@{args.k}"
     metrics = list(dict.fromkeys([args.metric, cutoff]))  # the metric may be RR@k itself
     parse_metrics(metrics)  # a misspelt metric fails before the files are read
-    qrels = read_qrels(args.qrels)
+    qrels, runs = _judged_runs("compare", args.qrels, args.run, args.rel_level)
     values = []
-    for path in args.run:
-        frame = per_query(qrels, read_run(path), metrics, rel_level=args.rel_level)
-        if frame.empty:
-            raise ValueError(f"no query of {path} is judged in {args.qrels}")
+    for run in runs:
+        frame = per_query(qrels, run, metrics, rel_level=args.rel_level)
         values.append({name: group.set_index("qid")["value"] for name, group in frame.groupby("metric")})
     a, b = values
     qids_a, qids_b = set(a[cutoff].index), set(b[cutoff].index)
     common = sorted(qids_a & qids_b)
     if not common:
-        raise ValueError(f"no query is evaluated for both {args.run[0]} and {args.run[1]}")
+        raise InputError(f"no judged query is in both {args.run[0]} and {args.run[1]}")
     n_only_a, n_only_b = len(qids_a - qids_b), len(qids_b - qids_a)
     if n_only_a or n_only_b:
         # A query a run did not answer at all is skipped (trec_eval without -c); pairing needs both.
-        print(f"warning: {n_only_a} queries evaluated only for {args.run[0]} and {n_only_b} only for "
-              f"{args.run[1]}; comparing the {len(common)} evaluated for both", file=sys.stderr)
+        _warn("compare", f"{n_only_a} queries evaluated only for {args.run[0]} and {n_only_b} only for "
+                         f"{args.run[1]}; comparing the {len(common)} evaluated for both")
     metric_a, metric_b = a[args.metric].loc[common], b[args.metric].loc[common]
     return {
         "metric": args.metric,
@@ -315,6 +451,52 @@ def _compare(args) -> dict:
         # queries evaluated for one run only (it returned nothing for them), left out of every test
         "unpaired_queries": {"only_in_a": n_only_a, "only_in_b": n_only_b},
     }
+
+
+def _compare_summary(result: dict) -> str:
+    """The `compare` result (`_compare`) as three aligned tables; `--json` has every number."""
+    import pandas as pd
+
+    def num(value, digits: int = 4) -> str:
+        return "n/a" if value is None else f"{value:.{digits}f}"  # None: undefined (nan) in the result
+
+    def table(title: str, columns: dict, rows: list[str]) -> str:
+        frame = pd.DataFrame(columns, index=rows)
+        frame.columns.name = title  # printed in the header's first cell
+        return frame.to_string()
+
+    unpaired, outcomes, both = result["unpaired_queries"], result["outcomes"], result["outcomes"]["both"]
+    left_out = (f"; left out: {unpaired['only_in_a']} evaluated only for A, {unpaired['only_in_b']} only for B"
+                if unpaired["only_in_a"] or unpaired["only_in_b"] else "")
+    low, high = result["ci95"]
+    randomisation = result["randomisation"]
+    outcome_names = {"neither": "neither", "only_a": "only A", "only_b": "only B", "both": "both"}
+    return "\n".join([
+        f"A: {result['run_a']}",
+        f"B: {result['run_b']}",
+        f"{result['n_queries']} queries evaluated for both{left_out}",
+        "",
+        table(result["metric"], {"A": [num(result["mean_a"])], "B": [num(result["mean_b"])],
+                                 "A - B": [num(result["mean_difference"])],
+                                 "95% CI of A - B": [f"[{num(low)}, {num(high)}]"],
+                                 "effect size": [num(result["effect_size"], 2)]}, ["mean"]),
+        "",
+        table(f"paired test of {result['metric']}",
+              {"p": [num(result["t_test"]["p"]), num(result["wilcoxon_signed_rank"]["p"]), num(randomisation["p"]),
+                     num(result["wilcoxon_rank_sum"]["p"])]},
+              ["t-test", "Wilcoxon signed-rank",
+               f"randomisation ({randomisation['permutations']} sign flips, seed {randomisation['seed']})",
+               "Wilcoxon rank-sum (unpaired)"]),
+        "",
+        table(f"relevant in top {outcomes['k']}",
+              {"queries": [outcomes["counts"][key] for key in outcome_names],
+               "share": [f"{100 * (outcomes['shares'][key] or 0):.1f}%" for key in outcome_names]},
+              list(outcome_names.values())),
+        f"only A against only B (binomial test): p {num(outcomes['binomial_p'])}",
+        f"where both find one, mean rank of the first relevant document: A {num(both['esl_a'], 2)}, "
+        f"B {num(both['esl_b'], 2)} "
+        f"(Wilcoxon p {num(both['esl_wilcoxon_p'])}, t-test p {num(both['esl_t_p'])})",
+    ])
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from typing import Any, Iterable, Mapping
 import yaml
 
 from posbias import names
+from posbias.errors import InputError
 from posbias.rankers import catalog
 from posbias.reporting.columns import FINE_TUNED, column_header
 
@@ -38,7 +39,7 @@ SYNTHETIC_QUERYSETS = ("train", "dev", "test")  # what the embedded generator wr
 BASELINE_TABLE_NAMES = ("table1", "table7", "table8")  # one layout, different columns
 
 
-class ConfigError(ValueError):
+class ConfigError(InputError):
     """A config problem; the message starts with the file or the key it is about."""
 
 
@@ -137,10 +138,25 @@ def validate(data: dict) -> dict:
     data = copy.deepcopy(data)
     error = best_match(Validator(_schema()).iter_errors(data))
     if error is not None:
-        key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
-        key = key or "(top level)"
-        raise ConfigError(f"{key}: {error.message}")
+        raise ConfigError(_schema_problem(error))
     return data
+
+
+def _key_path(parts: Iterable) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".")
+
+
+def _schema_problem(error) -> str:
+    """`key.path: problem` of a jsonschema error; an unknown key is named with the keys known there (jsonschema
+    only says that it matches no pattern)."""
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        known = error.schema.get("properties", {})
+        patterns = error.schema.get("patternProperties", {})
+        unknown = [name for name in error.instance
+                   if name not in known and not any(re.search(pattern, name) for pattern in patterns)]
+        if unknown:
+            return f"{_key_path([*error.absolute_path, unknown[0]])}: unknown key; known: {', '.join(sorted(known))}"
+    return f"{_key_path(error.absolute_path) or '(top level)'}: {error.message}"
 
 
 # --- canonical params ----------------------------------------------------------------------------

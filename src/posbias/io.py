@@ -3,7 +3,10 @@
 Formats: documents JSONL (`{"id", "text"}`), queries TSV
 (`qid<TAB>text`), TREC qrels (`qid 0 docid grade`) and TREC runs
 (`qid Q0 docid rank score tag`), and folds TSV (`qid<TAB>fold`). Readers accept `.gz`, `.bz2` and `.xz`
-transparently and report malformed lines with the file name and line number.
+transparently and report malformed lines with the file name and line number (`FormatError`), and so bytes
+that are not UTF-8 text and NUL bytes (a binary file); a truncated or mislabelled compressed file is an
+`InputError` naming the file. An empty file reads as no records: whether that is an error is up to the
+caller (`nonempty`).
 Writers are atomic: they write a hidden temporary file in the target directory,
 fsync it and rename it, so a killed job (or a crashed node) never leaves a file that
 looks complete; `atomic_directory` does the same for directory outputs (indexes,
@@ -22,17 +25,26 @@ import io
 import itertools
 import json
 import lzma
+import math
 import numbers
 import os
 import secrets
 import shutil
+import zlib
 from pathlib import Path
 from typing import Callable, Collection, Iterable, Iterator, Mapping, TypeVar
 
+from posbias.errors import InputError
+
 _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+_COMPRESSIONS = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz"}
+# What each kind of compressed file starts with: names a compressed file whose name lacks its suffix.
+_MAGIC = {b"\x1f\x8b": ".gz", b"BZh": ".bz2", b"\xfd7zXZ\x00": ".xz"}
+# What the decompressors raise for data that is not theirs or ends early (bz2: a plain OSError).
+_DAMAGED = (EOFError, OSError, zlib.error, lzma.LZMAError)
 
 
-class FormatError(ValueError):
+class FormatError(InputError):
     """A line of an input file does not follow its format."""
 
     def __init__(self, path: str | os.PathLike, line_no: int, message: str):
@@ -48,12 +60,53 @@ def open_text(path: str | os.PathLike) -> io.TextIOBase:
 
 
 def numbered_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
-    """`(line number, line)` for the non-blank lines of a (possibly compressed) text file."""
-    with open_text(path) as handle:
-        for line_no, line in enumerate(handle, start=1):
-            line = line.rstrip("\n").rstrip("\r")
-            if line.strip():
-                yield line_no, line
+    """`(line number, line)` for the non-blank lines of a (possibly compressed) UTF-8 text file.
+
+    Bytes that are not UTF-8 and NUL bytes are a `FormatError` at their line; compressed data that is
+    damaged, cut short or not of the kind the name says is an `InputError` naming the file.
+    """
+    with open_text(path) as handle:  # a missing file is the OSError of open(), which names it
+        try:
+            for line_no, line in enumerate(handle, start=1):
+                if "\0" in line:
+                    raise FormatError(path, line_no, "a NUL byte: this is a binary file, not text")
+                line = line.rstrip("\n").rstrip("\r")
+                if line.strip():
+                    yield line_no, line
+        except UnicodeDecodeError as err:
+            raise FormatError(path, _undecodable_line(path), f"byte 0x{err.object[err.start]:02x} is not UTF-8 "
+                                                             f"text{_compression_hint(path)}") from None
+        except _DAMAGED as err:
+            raise InputError(_damage(path, err)) from None
+
+
+def _undecodable_line(path: str | os.PathLike) -> int:
+    """The number of the first line of `path` that is not UTF-8 (the decoder reads ahead, so it cannot say)."""
+    with _OPENERS.get(Path(path).suffix, open)(path, "rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return line_no
+    return line_no  # a multi-byte character cut by the end of the file
+
+
+def _compression_hint(path: str | os.PathLike) -> str:
+    with open(path, "rb") as handle:
+        head = handle.read(6)
+    suffix = next((suffix for magic, suffix in _MAGIC.items() if head.startswith(magic)), None)
+    if suffix is None or Path(path).suffix == suffix:
+        return ""
+    return f"; the file is {_COMPRESSIONS[suffix]}-compressed, so its name should end in {suffix}"
+
+
+def _damage(path: str | os.PathLike, err: Exception) -> str:
+    kind = _COMPRESSIONS.get(Path(path).suffix)
+    if kind is None:
+        return f"{path}: cannot be read: {err}"
+    if isinstance(err, EOFError):
+        return f"{path}: the {kind} data ends early: the file is truncated (an interrupted download or copy?)"
+    return f"{path}: not valid {kind} data ({err}); is the file {kind}-compressed, as its name says?"
 
 
 _T = TypeVar("_T")
@@ -159,6 +212,23 @@ def _replace_directory(staging: Path, target: Path) -> None:
     shutil.rmtree(aside, ignore_errors=True)
 
 
+def nonempty(records: _T, path: str | os.PathLike, what: str) -> _T:
+    """`records` as read from `path`; none at all is an `InputError` naming the file (`what` it should hold)."""
+    if not records:
+        raise InputError(f"{path}: no {what}: the file is empty")
+    return records
+
+
+def read_json(path: str | os.PathLike):
+    """A (small) JSON file, such as the metadata of a store or a checkpoint; invalid JSON is a `FormatError`."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise FormatError(path, err.lineno, f"invalid JSON ({err.msg})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text, so not JSON") from None
+
+
 # --- documents -------------------------------------------------------------
 
 def json_objects(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
@@ -173,11 +243,23 @@ def json_objects(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
         yield line_no, record
 
 
-def iter_documents(path: str | os.PathLike) -> Iterator[tuple[str, str]]:
-    """Stream `(doc_id, text)` from a JSONL document file (title prepended if present)."""
+def document_records(path: str | os.PathLike) -> Iterator[dict]:
+    """Each object of a JSONL document file, checked: a non-empty `id` (a string or an integer) and a string
+    `text`; other fields (`title`, ...) pass as they are."""
     for line_no, record in json_objects(path):
         if "id" not in record or "text" not in record:
             raise FormatError(path, line_no, 'expected an object with "id" and "text"')
+        doc_id, text = record["id"], record["text"]
+        if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)) or doc_id == "":
+            raise FormatError(path, line_no, f'"id" must be a non-empty string, not {doc_id!r}')
+        if not isinstance(text, str):
+            raise FormatError(path, line_no, f'"text" of document {doc_id} must be a string, not {text!r}')
+        yield record
+
+
+def iter_documents(path: str | os.PathLike) -> Iterator[tuple[str, str]]:
+    """Stream `(doc_id, text)` from a JSONL document file (title prepended if present)."""
+    for record in document_records(path):
         text = record["text"]
         if record.get("title"):
             text = f"{record['title']} {text}"
@@ -211,6 +293,8 @@ def read_queries(path: str | os.PathLike) -> dict[str, str]:
         parts = line.split("\t")
         if len(parts) != 2 or not parts[0]:
             raise FormatError(path, line_no, "expected 'qid<TAB>text'")
+        if parts[0] in queries:  # which text a ranker reads would depend on the line order
+            raise FormatError(path, line_no, f"query {parts[0]} is listed twice")
         queries[parts[0]] = parts[1]
     return queries
 
@@ -308,6 +392,8 @@ def _run_lines(path: str | os.PathLike) -> Iterator[tuple[int, str, str, int, fl
             score = float(parts[4])
         except ValueError:
             raise FormatError(path, line_no, f"score {parts[4]!r} is not a number") from None
+        if not math.isfinite(score):  # nan has no place in a ranking; inf ties with every other inf
+            raise FormatError(path, line_no, f"score {parts[4]!r} is not a finite number")
         try:
             rank = int(parts[3])
         except ValueError:

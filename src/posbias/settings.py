@@ -1,9 +1,12 @@
-"""Strict construction of settings dataclasses from config sections: unknown or missing keys are errors."""
+"""Strict construction of settings dataclasses from config sections: unknown or missing keys are errors
+(`InputError`s naming the section)."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Mapping, TypeVar
+
+from posbias.errors import InputError
 
 T = TypeVar("T")
 
@@ -15,12 +18,5 @@ def from_section(cls: type[T], section: Mapping, what: str) -> T:
     required = {f.name for f in fields if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
     unknown, missing = sorted(set(section) - names), sorted(required - set(section))
     if unknown or missing:
-        raise ValueError(f"{what}: unknown keys {unknown}, missing keys {missing}; known: {sorted(names)}")
+        raise InputError(f"{what}: unknown keys {unknown}, missing keys {missing}; known: {sorted(names)}")
     return cls(**section)
-
-
-def training_recipe(training: Mapping, overrides: Mapping | None = None) -> dict:
-    """The config's `training` section as a job's recipe: without the seed list and the query set (adding a
-    seed must not retrain the others), with a fine-tuning section's `overrides` on top."""
-    base = {k: v for k, v in training.items() if k not in ("seeds", "queryset")}
-    return {**base, **(overrides or {})}

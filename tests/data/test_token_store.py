@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from posbias.data.token_store import TokenStore, build_token_store
+from posbias.errors import InputError
 from posbias.io import write_documents
 
 OFFLINE = "offline:all-MiniLM-L6-v2"
@@ -71,7 +72,18 @@ def test_bad_collections_and_missing_stores_are_clear_errors(tmp_path):
     with pytest.raises(ValueError, match="document 'a' appears twice"):
         build_token_store(tmp_path / "twice.jsonl", tmp_path / "store", OFFLINE, cap=None, progress=False)
     assert not (tmp_path / "store").exists()  # nothing half-written
-    with pytest.raises(FileNotFoundError, match="is not a token store"):
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["twice.jsonl"]  # no staging directory either
+    with pytest.raises(InputError, match="no such token store"):
+        TokenStore(tmp_path / "store")
+
+
+def test_an_incomplete_or_damaged_store_is_refused_by_name(built, tmp_path):
+    (tmp_path / "store" / "counts.npy").unlink()
+    with pytest.raises(InputError, match=r"store is not a token store: counts\.npy missing"):
+        TokenStore(tmp_path / "store")
+    (tmp_path / "store" / "counts.npy").write_bytes(b"")
+    (tmp_path / "store" / "meta.json").write_text('{"format": 1,\n')
+    with pytest.raises(InputError, match=r"meta\.json:2: invalid JSON"):
         TokenStore(tmp_path / "store")
 
 

@@ -2,6 +2,7 @@
 
 import pytest
 
+from posbias.errors import InputError
 from posbias.io import read_run, write_documents, write_queries
 from posbias.steps.retrieval import index, random_shuffle, retrieve
 
@@ -57,7 +58,7 @@ def test_doc2query_expansions_are_indexed_with_their_documents(collection, tmp_p
 
 
 def test_missing_expansion_file_is_a_clear_error(collection, tmp_path):
-    with pytest.raises(FileNotFoundError, match="nowhere.tsv"):
+    with pytest.raises(InputError, match="nowhere.tsv"):
         index(str(collection / "docs.jsonl"), str(tmp_path / "never"), threads=1,
               expansions=str(tmp_path / "nowhere.tsv"))
     assert not (tmp_path / "never").exists()

@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 
+from posbias.errors import InputError
 from posbias.retrieval import faiss_index
 from posbias.retrieval.faiss_index import FaissSettings
 
@@ -82,9 +83,14 @@ def test_save_replaces_an_old_index_and_refuses_mismatched_ids(tmp_path, docs):
 def test_load_names_the_missing_file(tmp_path, docs):
     settings = FaissSettings(use_gpu=False)
     faiss_index.save(tmp_path / "dense", faiss_index.build(docs[:3], settings, progress=False), list("abc"), settings)
-    (tmp_path / "dense" / "doc_ids.json").unlink()
-    with pytest.raises(FileNotFoundError, match="doc_ids.json"):
+    (tmp_path / "dense" / "index.faiss").write_bytes(b"not an index")
+    with pytest.raises(InputError, match=r"dense/index\.faiss: not a FAISS index"):
         faiss_index.load(tmp_path / "dense")
+    (tmp_path / "dense" / "doc_ids.json").unlink()
+    with pytest.raises(InputError, match=r"is not a saved FAISS index: doc_ids\.json missing"):
+        faiss_index.load(tmp_path / "dense")
+    with pytest.raises(InputError, match="no such dense index"):
+        faiss_index.load_metadata(tmp_path / "elsewhere")
 
 
 def test_ivf_with_fewer_vectors_than_clusters_errors_clearly(docs):
@@ -109,7 +115,7 @@ def test_settings_from_config_reject_unknown_and_bad_keys():
 def test_gpu_choice(monkeypatch):
     monkeypatch.setattr(faiss_index, "gpu_available", lambda: False)
     assert not faiss_index.wants_gpu(FaissSettings(use_gpu="auto"))
-    with pytest.raises(RuntimeError, match="use_gpu is true"):
+    with pytest.raises(InputError, match="use_gpu is true"):
         faiss_index.wants_gpu(FaissSettings(use_gpu=True))
     monkeypatch.setattr(faiss_index, "gpu_available", lambda: True)
     assert faiss_index.wants_gpu(FaissSettings(use_gpu="auto"))

@@ -1,6 +1,7 @@
 import pytest
 
-from posbias.settings import from_section, training_recipe
+from posbias.config import training_recipe
+from posbias.settings import from_section
 from posbias.training.recipe import TrainingSettings
 
 SECTION = dict(queryset="train", seeds=[1, 2], epochs=1, batch_size=1, grad_accum=16, margin=1.0, warmup_fraction=0.2,

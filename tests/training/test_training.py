@@ -4,6 +4,7 @@ import random
 import pytest
 import torch
 
+from posbias.errors import InputError
 from posbias.rankers.registry import build_ranker
 from posbias.training.device import autocast_dtype, pick_device
 from posbias.training.freezing import freeze_lower, transformer_layers
@@ -113,8 +114,10 @@ def test_device_choice():
     with pytest.raises(ValueError, match="needs a CUDA device"):
         autocast_dtype(torch.device("cpu"), "bf16")
     if not torch.cuda.is_available():
-        with pytest.raises(RuntimeError, match="CUDA is not available"):
+        with pytest.raises(InputError, match="CUDA is not available"):
             pick_device("cuda")
+    with pytest.raises(InputError, match="device 'gpu0' is not a torch device"):
+        pick_device("gpu0")
 
 
 def test_short_epochs_train_on_a_sample_of_the_queries(tiny_backbone, tokenizer, token_store):

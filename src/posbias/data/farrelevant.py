@@ -24,6 +24,8 @@ import random
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from posbias.errors import InputError
+
 MAX_DRAWS = 10_000
 
 
@@ -50,7 +52,7 @@ def build_document(
     """Build one FarRelevant document around `relevant` from the non-relevant `pool`."""
     relevant_len = length(relevant)
     if first_window + 1 + relevant_len > max_tokens:
-        raise ValueError(
+        raise InputError(
             f"relevant passage of {relevant_len} tokens cannot start after token "
             f"{first_window} in a document of at most {max_tokens} tokens"
         )
@@ -84,7 +86,7 @@ def _draw_prefix(pool, length, rng, first_window, room):
             continue  # rejection: no room left for the relevant passage
         prefix.append(passage)
         total += n
-    raise ValueError(
+    raise InputError(
         f"could not fill the first {first_window} tokens from the passage pool "
         f"within {MAX_DRAWS} draws; the pool's passages are too long for a "
         f"{room}-token budget"

@@ -36,6 +36,7 @@ from posbias.data.vocabulary import (
     random_name,
     random_value,
 )
+from posbias.errors import InputError
 from posbias.settings import from_section
 
 QUERY_SETS = ("train", "dev", "test")
@@ -107,7 +108,7 @@ class _World:
         self.literal_fraction = settings.literal_fraction
         if entity_words is not None:
             if len(entity_words) < settings.n_entities:
-                raise ValueError(f"generator: n_entities={settings.n_entities} but only "
+                raise InputError(f"generator: n_entities={settings.n_entities} but only "
                                  f"{len(entity_words)} entity words are available")
             names = rng.sample(sorted(entity_words), settings.n_entities)
         else:
@@ -149,7 +150,7 @@ class _Builder:
         if settings.query_relations:
             unknown = sorted(set(settings.query_relations) - {r.name for r in self.world.relations})
             if unknown:
-                raise ValueError(f"generator: query_relations {unknown} are not among the relations in use")
+                raise InputError(f"generator: query_relations {unknown} are not among the relations in use")
             # Queries ask only for these relations; the other pairs stay background facts.
             asked = [p for p in pairs if p[1] in settings.query_relations]
             pairs = asked + [p for p in pairs if p[1] not in settings.query_relations]
@@ -157,7 +158,7 @@ class _Builder:
                  settings.n_farrelevant_queries]
         askable = sum(1 for p in pairs if not settings.query_relations or p[1] in settings.query_relations)
         if sum(sizes) > askable or sum(sizes) > len(pairs) // 2:
-            raise ValueError(
+            raise InputError(
                 f"generator: {sum(sizes)} queries need more (entity, relation) pairs than the "
                 f"{askable} askable of {len(pairs)}; raise n_entities"
             )

@@ -33,13 +33,15 @@ import numpy as np
 from tqdm import tqdm
 
 from posbias.backbones import load_tokenizer
-from posbias.io import atomic_directory, batched, iter_documents
+from posbias.errors import InputError
+from posbias.io import atomic_directory, batched, iter_documents, read_json
 
 log = logging.getLogger(__name__)
 
 FORMAT = 1
 TOKENS, KEYS, STARTS, COUNTS, LENGTHS, META = ("tokens.bin", "keys.npy", "starts.npy", "counts.npy", "lengths.npy",
                                               "meta.json")
+FILES = (TOKENS, KEYS, STARTS, COUNTS, LENGTHS, META)
 ID_BYTES = np.dtype(np.int32).itemsize
 
 
@@ -66,7 +68,7 @@ def build_token_store(docs: str | os.PathLike, out_dir: str | os.PathLike, token
     Returns the store's metadata.
     """
     if cap is not None and cap < 1:
-        raise ValueError(f"token store cap must be positive, got {cap}")
+        raise InputError(f"token store cap must be positive, got {cap}")
     tokenizer = load_tokenizer(tokenizer_name, trust_remote_code)
     doc_ids: list[str] = []
     lengths = array("i")  # compact: 4 and 8 bytes per document, not a Python int each
@@ -82,14 +84,14 @@ def build_token_store(docs: str | os.PathLike, out_dir: str | os.PathLike, token
                     lengths.append(len(ids))
                     offsets.append(offsets[-1] + len(kept))
         if not doc_ids:
-            raise ValueError(f"{docs}: no documents to tokenise")
+            raise InputError(f"{docs}: no documents to tokenise: the file is empty")
         keys = np.array([doc_id.encode("utf-8") for doc_id in doc_ids])
         del doc_ids
         order = np.argsort(keys, kind="stable")
         keys = keys[order]
         duplicates = np.flatnonzero(keys[1:] == keys[:-1])
         if len(duplicates):
-            raise ValueError(f"{docs}: document {keys[duplicates[0]].decode()!r} appears twice")
+            raise InputError(f"{docs}: document {keys[duplicates[0]].decode()!r} appears twice")
         offsets = np.frombuffer(offsets, dtype=np.int64)
         np.save(staging / KEYS, keys)
         np.save(staging / STARTS, offsets[:-1][order])
@@ -111,13 +113,16 @@ class TokenStore:
 
     def __init__(self, directory: str | os.PathLike):
         self.directory = Path(directory)
-        meta_path = self.directory / META
-        if not meta_path.is_file():
-            raise FileNotFoundError(f"{meta_path} is missing: {directory} is not a token store "
-                                    f"(build one with `posbias tokenize`)")
-        self.meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        if self.meta.get("format") != FORMAT:
-            raise ValueError(f"{directory}: token store format {self.meta.get('format')} is not {FORMAT}; rebuild it")
+        if not self.directory.is_dir():
+            raise InputError(f"{directory}: no such token store (build one with `posbias tokenize`)")
+        missing = [name for name in FILES if not (self.directory / name).is_file()]
+        if missing:
+            raise InputError(f"{directory} is not a token store: {', '.join(missing)} missing "
+                             f"(build one with `posbias tokenize`)")
+        self.meta = read_json(self.directory / META)
+        if not isinstance(self.meta, dict) or self.meta.get("format") != FORMAT:
+            found = self.meta.get("format") if isinstance(self.meta, dict) else None
+            raise InputError(f"{directory}: token store format {found} is not {FORMAT}; rebuild it")
         # Memory-mapped: a lookup touches a few pages, never the whole index.
         self.keys = np.load(self.directory / KEYS, mmap_mode="r")
         self.starts = np.load(self.directory / STARTS, mmap_mode="r")
@@ -151,10 +156,10 @@ class TokenStore:
         """Refuse a tokenizer with another vocabulary, and a document budget beyond the store's cap."""
         fingerprint = vocabulary_fingerprint(tokenizer)
         if fingerprint != self.meta["vocabulary"]:
-            raise ValueError(f"{self.directory} was tokenised with {self.meta['tokenizer']!r}, whose vocabulary "
+            raise InputError(f"{self.directory} was tokenised with {self.meta['tokenizer']!r}, whose vocabulary "
                              f"differs from this ranker's tokenizer; build a store with the ranker's backbone")
         if max_doc_tokens is not None and self.cap is not None and max_doc_tokens > self.cap:
-            raise ValueError(f"{self.directory} keeps {self.cap} tokens per document, but the ranker reads "
+            raise InputError(f"{self.directory} keeps {self.cap} tokens per document, but the ranker reads "
                              f"{max_doc_tokens}; rebuild the store with a larger cap")
 
     def find(self, doc_ids: Sequence[str]) -> np.ndarray:
@@ -178,7 +183,7 @@ class TokenStore:
         numbers = self.find(doc_ids)
         missing = [doc_ids[i] for i in np.flatnonzero(numbers < 0)[:3]]
         if missing:
-            raise ValueError(f"{int((numbers < 0).sum())} {what} are not in the token store {self.directory} "
+            raise InputError(f"{int((numbers < 0).sum())} {what} are not in the token store {self.directory} "
                              f"(made from {self.meta['source']}), e.g. {missing}")
         return numbers
 

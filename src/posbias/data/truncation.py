@@ -18,7 +18,8 @@ from typing import Iterator, NamedTuple
 from tqdm import tqdm
 
 from posbias.backbones import load_tokenizer
-from posbias.io import FormatError, atomic_write, batched, json_objects
+from posbias.errors import InputError
+from posbias.io import atomic_write, batched, document_records
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +39,7 @@ def fast_tokenizer(tokenizer):
     if isinstance(tokenizer, str):
         tokenizer = load_tokenizer(tokenizer)
     if not getattr(tokenizer, "is_fast", False):
-        raise ValueError(f"{type(tokenizer).__name__} is a slow tokenizer; truncation needs the offset mapping "
+        raise InputError(f"{type(tokenizer).__name__} is a slow tokenizer; truncation needs the offset mapping "
                          f"of a fast (Rust `tokenizers`) one")
     return tokenizer
 
@@ -70,7 +71,7 @@ def truncate_texts(texts: list[str], tokenizer, max_tokens: int,
                    chars_per_token: int = CHARS_PER_TOKEN) -> list[str]:
     """Each text cut to its first `max_tokens` tokens; texts no longer than that are returned as they are."""
     if max_tokens < 1:
-        raise ValueError(f"max_tokens must be positive, got {max_tokens}")
+        raise InputError(f"max_tokens must be positive, got {max_tokens}")
     heads = [_head(text, chars_per_token * (max_tokens + 1)) for text in texts]
     # A head with more than max_tokens tokens fixes the cut; one without says nothing about the rest of
     # its text, so those texts are tokenised in full.
@@ -82,9 +83,7 @@ def truncate_texts(texts: list[str], tokenizer, max_tokens: int,
 
 
 def _records(path: str | os.PathLike) -> Iterator[dict]:
-    for line_no, record in json_objects(path):
-        if "id" not in record or not isinstance(record.get("text"), str):
-            raise FormatError(path, line_no, 'expected an object with "id" and a string "text"')
+    for record in document_records(path):
         title = record.pop("title", None)
         if title:
             # The budget covers what a ranker reads, title included (as `posbias.io.read_documents` joins them).
@@ -111,5 +110,7 @@ def truncate_documents(source: str | os.PathLike, target: str | os.PathLike, tok
                 cut += len(text) < len(record["text"])
                 out.write(json.dumps({**record, "text": text}, ensure_ascii=False) + "\n")
             documents += len(batch)
+        if not documents:  # raised before the output is renamed into place: nothing is written
+            raise InputError(f"{source}: no documents to truncate: the file is empty")
     log.info("%s: cut %d of %d documents to %d tokens", source, cut, documents, max_tokens)
     return TruncationCounts(documents, cut)

@@ -23,6 +23,8 @@ from typing import Iterable, Mapping
 import ir_measures
 import pandas as pd
 
+from posbias.errors import InputError
+
 PER_QUERY_COLUMNS = ["qid", "metric", "value"]
 
 
@@ -32,7 +34,7 @@ def parse_metrics(names: Iterable[str]) -> list:
         try:
             measures.append(ir_measures.parse_measure(name))
         except Exception as err:  # ir_measures raises several types for bad names
-            raise ValueError(f"unknown metric {name!r}: {err}") from None
+            raise InputError(f"unknown metric {name!r}: {err}") from None
     return measures
 
 

@@ -2,7 +2,7 @@
 
 Layout of a checkpoint directory:
   backbone/     the fine-tuned backbone and its tokenizer (`save_pretrained`): what the ranker is built on
-  ranker.pt     the whole ranker's state_dict (backbone, aggregator and any module a ranker adds)
+  ranker.pt     the rest of the ranker's state_dict (aggregator and any module a ranker adds)
   ranker.json   registry name and constructor arguments (`ranker.args`, see `build_ranker`)
 
 Checkpoints written before `ranker.pt` existed hold the aggregator's weights in `head.pt`; they
@@ -12,46 +12,72 @@ still load.
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 
 import torch
 
-from posbias.io import atomic_directory
+from posbias.backbones import from_pretrained
+from posbias.errors import InputError, first_line
+from posbias.io import atomic_directory, read_json
 from posbias.rankers.registry import ChunkRanker, build_ranker
 
-STATE_FILE = "ranker.pt"
-LEGACY_HEAD_FILE = "head.pt"
+BACKBONE, STATE, DESCRIPTION = "backbone", "ranker.pt", "ranker.json"
+LEGACY_HEAD = "head.pt"
+BACKBONE_PREFIX = "encoder.backbone."  # state_dict keys saved in backbone/ instead
 
 
 def save_checkpoint(ranker: ChunkRanker, tokenizer, directory: str, extra: dict | None = None) -> None:
     """Write the checkpoint to a staging directory, then move it into place (`posbias.io.atomic_directory`)."""
     with atomic_directory(directory) as staging:
-        ranker.encoder.backbone.save_pretrained(staging / "backbone")
-        tokenizer.save_pretrained(staging / "backbone")
-        torch.save(ranker.state_dict(), staging / STATE_FILE)
+        ranker.encoder.backbone.save_pretrained(staging / BACKBONE)
+        tokenizer.save_pretrained(staging / BACKBONE)
+        state = {k: v for k, v in ranker.state_dict().items() if not k.startswith(BACKBONE_PREFIX)}
+        torch.save(state, staging / STATE)
         description = {"name": ranker.registry_name, "args": ranker.args, **(extra or {})}
-        (staging / "ranker.json").write_text(json.dumps(description, indent=2) + "\n")
+        (staging / DESCRIPTION).write_text(json.dumps(description, indent=2) + "\n")
+
+
+def _load_rest(ranker: ChunkRanker, path: Path, name: str) -> None:
+    """Everything but the backbone, strictly: a key missing on either side is an error, never a fresh weight."""
+    state_file = path / STATE if (path / STATE).exists() else path / LEGACY_HEAD
+    try:
+        state = torch.load(state_file, map_location="cpu")
+        if state_file.name == LEGACY_HEAD:
+            ranker.aggregator.load_state_dict(state)
+            return
+        missing, unexpected = ranker.load_state_dict(state, strict=False)
+    except (RuntimeError, EOFError, pickle.UnpicklingError) as err:  # a damaged file, or another ranker's state
+        raise InputError(f"{state_file}: not the state of a {name} ranker ({first_line(err)})") from None
+    missing = [k for k in missing if not k.startswith(BACKBONE_PREFIX)]
+    if missing or unexpected:
+        raise InputError(f"{state_file}: not the state of a {name} ranker (missing {missing[:5]}, "
+                         f"unexpected {unexpected[:5]})")
 
 
 def load_checkpoint(directory: str) -> tuple[ChunkRanker, "object"]:
-    """Return the ranker (in eval mode) and its tokenizer."""
+    """Return the ranker (in eval mode) and its tokenizer; a missing, incomplete or damaged checkpoint is an
+    `InputError` naming the directory or its file."""
     from transformers import AutoTokenizer
 
     path = Path(directory)
-    description_file = path / "ranker.json"
-    if not description_file.exists():
-        raise FileNotFoundError(f"{description_file} is missing: {directory} is not a posbias checkpoint")
-    description = json.loads(description_file.read_text())
+    if not path.is_dir():
+        raise InputError(f"{directory}: no such checkpoint directory (`posbias train` writes one)")
+    missing = [name for name in (DESCRIPTION, BACKBONE) if not (path / name).exists()]
+    if not (path / STATE).exists() and not (path / LEGACY_HEAD).exists():
+        missing.append(STATE)
+    if missing:
+        raise InputError(f"{directory} is not a posbias checkpoint: {', '.join(missing)} missing")
+    description = read_json(path / DESCRIPTION)
+    if not isinstance(description, dict) or not isinstance(description.get("name"), str) \
+            or not isinstance(description.get("args"), dict):
+        raise InputError(f'{path / DESCRIPTION}: expected an object with a "name" and its "args"')
     args = dict(description["args"])
-    args["backbone"] = str(path / "backbone")
+    args["backbone"] = str(path / BACKBONE)
     args["backbone_layers"] = None  # the saved backbone already has its layer count
     ranker = build_ranker(description["name"], args)
-    if (path / STATE_FILE).exists():
-        # strict: a key missing on either side is an error, never a silently fresh weight
-        ranker.load_state_dict(torch.load(path / STATE_FILE, map_location="cpu"))
-    else:
-        ranker.aggregator.load_state_dict(torch.load(path / LEGACY_HEAD_FILE, map_location="cpu"))
+    _load_rest(ranker, path, description["name"])
     ranker.eval()
-    tokenizer = AutoTokenizer.from_pretrained(path / "backbone",
-                                              trust_remote_code=bool(args.get("trust_remote_code")))
+    tokenizer = from_pretrained(AutoTokenizer, str(path / BACKBONE), "checkpoint's tokenizer",
+                                trust_remote_code=bool(args.get("trust_remote_code")))
     return ranker, tokenizer

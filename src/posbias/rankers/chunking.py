@@ -14,6 +14,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from posbias.errors import InputError
 from posbias.rankers.geometry import ChunkGeometry
 
 
@@ -43,7 +44,7 @@ class Chunker:
         self.sep_id = tokenizer.sep_token_id
         self.pad_id = tokenizer.pad_token_id
         if None in (self.cls_id, self.sep_id, self.pad_id):
-            raise ValueError("the tokenizer needs [CLS], [SEP] and [PAD] tokens for cross-encoding")
+            raise InputError("the tokenizer needs [CLS], [SEP] and [PAD] tokens for cross-encoding")
 
     def tokenize_queries(self, texts: list[str]) -> list[list[int]]:
         if not texts:  # the tokenizer fails on an empty batch

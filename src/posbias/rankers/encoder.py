@@ -5,7 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from posbias.backbones import resolve
+from posbias.backbones import from_pretrained
+from posbias.errors import InputError
 from posbias.rankers.chunking import ChunkBatch
 
 
@@ -16,8 +17,7 @@ def load_backbone(name: str, layers: int | None = None, trust_remote_code: bool 
     from transformers import AutoConfig, AutoModel
     from transformers.utils import logging as hf_logging
 
-    path = resolve(name)
-    config = AutoConfig.from_pretrained(path, trust_remote_code=trust_remote_code)
+    config = from_pretrained(AutoConfig, name, "backbone", trust_remote_code=trust_remote_code)
     if layers:
         config.num_hidden_layers = layers
     if dropout is not None:
@@ -28,7 +28,7 @@ def load_backbone(name: str, layers: int | None = None, trust_remote_code: bool 
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # dropping layers on purpose makes a long "unexpected keys" report
     try:
-        return AutoModel.from_pretrained(path, config=config, trust_remote_code=trust_remote_code)
+        return from_pretrained(AutoModel, name, "backbone", config=config, trust_remote_code=trust_remote_code)
     finally:
         hf_logging.set_verbosity(verbosity)
 
@@ -42,7 +42,7 @@ class ChunkEncoder(nn.Module):
     def __init__(self, backbone: nn.Module, pooling: str = "cls"):
         super().__init__()
         if pooling not in self.POOLINGS:
-            raise ValueError(f"pooling {pooling!r} is not one of {self.POOLINGS}")
+            raise InputError(f"pooling {pooling!r} is not one of {self.POOLINGS}")
         self.backbone = backbone
         self.pooling = pooling
         self.hidden_size = backbone.config.hidden_size

@@ -16,6 +16,8 @@ import math
 from dataclasses import dataclass
 from typing import Mapping
 
+from posbias.errors import InputError
+
 SPECIAL_TOKENS = 3  # [CLS], [SEP] after the query, [SEP] after the window
 
 # Architectures whose position ids count from padding_idx + 1 (fairseq's convention), so
@@ -37,11 +39,11 @@ class ChunkGeometry:
     def __post_init__(self):
         for name in ("max_query_tokens", "chunk_tokens", "stride", "max_doc_tokens"):
             if getattr(self, name) < 1:
-                raise ValueError(f"chunk geometry: {name} must be positive, got {getattr(self, name)}")
+                raise InputError(f"chunk geometry: {name} must be positive, got {getattr(self, name)}")
         if self.stride > self.chunk_tokens:
-            raise ValueError(f"chunk geometry: stride {self.stride} > chunk_tokens {self.chunk_tokens} would skip text")
+            raise InputError(f"chunk geometry: stride {self.stride} > chunk_tokens {self.chunk_tokens} would skip text")
         if self.max_doc_tokens < self.chunk_tokens:
-            raise ValueError(f"chunk geometry: max_doc_tokens {self.max_doc_tokens} < chunk_tokens {self.chunk_tokens}")
+            raise InputError(f"chunk geometry: max_doc_tokens {self.max_doc_tokens} < chunk_tokens {self.chunk_tokens}")
 
     @classmethod
     def from_args(cls, args: Mapping) -> "ChunkGeometry":
@@ -98,10 +100,10 @@ def geometry_limit(backbone: str, trust_remote_code: bool = False) -> int | None
 
 
 def refuse_overlong(geometry: ChunkGeometry, limit: int | None, backbone: str) -> None:
-    """A ValueError when the longest input of `geometry` needs more positions than the backbone has
+    """An InputError when the longest input of `geometry` needs more positions than the backbone has
     (the embedding lookup would fail, or silently wrap on some devices)."""
     if limit is not None and geometry.max_sequence_length > limit:
-        raise ValueError(
+        raise InputError(
             f"model args: chunk_tokens ({geometry.chunk_tokens}) + max_query_tokens ({geometry.max_query_tokens}) + "
             f"{SPECIAL_TOKENS} special tokens = {geometry.max_sequence_length} positions, but backbone {backbone!r} "
             f"has {limit} (max_position_embeddings); lower chunk_tokens or max_query_tokens")

@@ -14,6 +14,7 @@ import torch
 from tqdm import tqdm
 
 from posbias.data.token_store import TokenStore
+from posbias.errors import InputError
 from posbias.rankers.chunking import Chunker
 from posbias.rankers.registry import ChunkRanker
 from posbias.training.device import autocast, autocast_dtype, dtype_name, pick_device
@@ -24,12 +25,14 @@ log = logging.getLogger(__name__)
 @torch.inference_mode()
 def rerank(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenStore,
            candidates: dict[str, dict[str, float]], batch_size: int = 32, device: str = "auto",
-           precision: str = "auto", progress: bool = True) -> tuple[dict[str, dict[str, float]], dict]:
+           precision: str = "auto", progress: bool = True,
+           source: str = "the candidates") -> tuple[dict[str, dict[str, float]], dict]:
     """A run with the ranker's score for every (query, candidate) pair, and how it was computed
-    (`device`, `autocast`: the backbone's autocast dtype or fp32, `pairs`)."""
+    (`device`, `autocast`: the backbone's autocast dtype or fp32, `pairs`). `source` names the candidates
+    (their file) in errors: a query without text, a document not in the store."""
     missing_queries = sorted(set(candidates) - set(queries))
     if missing_queries:
-        raise ValueError(f"{len(missing_queries)} queries in the candidates have no text, e.g. {missing_queries[:3]}")
+        raise InputError(f"{len(missing_queries)} queries of {source} have no text, e.g. {missing_queries[:3]}")
     torch_device = pick_device(device)
     dtype = autocast_dtype(torch_device, precision)
     ranker.to(torch_device).eval()
@@ -39,7 +42,7 @@ def rerank(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: Token
     query_ids = dict(zip(qids, chunker.tokenize_queries([queries[q] for q in qids])))
     pair_queries = [q for q in qids for _ in candidates[q]]
     pair_docs = [d for q in qids for d in candidates[q]]
-    numbers = store.numbers(pair_docs, what="candidate documents")
+    numbers = store.numbers(pair_docs, what=f"candidate documents of {source}")
     lengths = np.minimum(store.counts[numbers], ranker.geometry.max_doc_tokens)
     order = sorted(range(len(pair_docs)), key=lambda i: (lengths[i], pair_queries[i], pair_docs[i]))
     run: dict[str, dict[str, float]] = {q: {} for q in qids}

@@ -15,6 +15,7 @@ from typing import Callable
 import torch
 from torch import nn
 
+from posbias.errors import InputError
 from posbias.rankers.aggregators import ParadeAttention, ParadePooling, ScoreAggregator
 from posbias.rankers.chunking import ChunkBatch
 from posbias.rankers.encoder import ChunkEncoder, load_backbone
@@ -56,13 +57,13 @@ def build_ranker(name: str, args: dict) -> "ChunkRanker":
     """Construct a registered ranker from its config arguments, strictly; `ranker.args` records them
     with the defaults of the arguments left out (what a checkpoint needs to rebuild it)."""
     if name not in RANKERS:
-        raise ValueError(f"unknown ranker {name!r}; registered: {sorted(RANKERS)}")
+        raise InputError(f"unknown ranker {name!r}; registered: {sorted(RANKERS)}")
     cls = RANKERS[name]
     params = constructor_parameters(cls)
     required = {p for p, spec in params.items() if spec.default is inspect.Parameter.empty}
     unknown, missing = sorted(set(args) - set(params)), sorted(required - set(args))
     if unknown or missing:
-        raise ValueError(f"ranker {name!r}: unknown arguments {unknown}, missing arguments {missing}")
+        raise InputError(f"ranker {name!r}: unknown arguments {unknown}, missing arguments {missing}")
     ranker = cls(**args)
     ranker.args = {p: args[p] if p in args else spec.default for p, spec in params.items()}
     return ranker
@@ -114,7 +115,7 @@ class FirstP(ChunkRanker):
 
     def check_geometry(self, geometry: ChunkGeometry) -> None:
         if geometry.max_doc_tokens != geometry.chunk_tokens:
-            raise ValueError(f"firstp reads one chunk: max_doc_tokens ({geometry.max_doc_tokens}) must equal "
+            raise InputError(f"firstp reads one chunk: max_doc_tokens ({geometry.max_doc_tokens}) must equal "
                              f"chunk_tokens ({geometry.chunk_tokens}), or chunks would be encoded and ignored")
 
     def make_aggregator(self, hidden_size, head_dropout):

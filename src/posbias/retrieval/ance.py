@@ -13,6 +13,7 @@ import torch
 from transformers import RobertaModel, RobertaPreTrainedModel
 
 from posbias.backbones import resolve
+from posbias.errors import InputError
 
 ANCE_DIM = 768  # ANCE's projection outputs 768 values whatever the RoBERTa's width (its training code fixes it)
 
@@ -41,6 +42,6 @@ def load_ance(name: str) -> AnceEncoder:
     missing = sorted(loading["missing_keys"])
     if missing:
         shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
-        raise ValueError(f"encoder checkpoint {name!r} lacks weights of head 'ance' (a RoBERTa with "
+        raise InputError(f"encoder checkpoint {name!r} lacks weights of head 'ance' (a RoBERTa with "
                          f"embeddingHead and norm): missing {shown}")
     return model

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 from typing import Mapping
 
 from tqdm import tqdm
 
 from posbias.data.sources.expansions import expand
+from posbias.errors import InputError
 from posbias.io import atomic_directory, iter_documents
 from posbias.retrieval.jvm import prepare_jvm
 
@@ -44,13 +46,26 @@ def build_index(docs_path: str, index_dir: str, threads: int = 1, expansions: Ma
             indexer.add_batch_raw(batch)
             count += len(batch)
         indexer.close()
+        if not count:  # raised inside the staging block: no empty index is left behind
+            raise InputError(f"{docs_path}: no documents to index: the file is empty")
     log.info("indexed %d documents from %s into %s with %d threads", count, docs_path, index_dir, threads)
     return count
+
+
+def check_index(index_dir: str) -> None:
+    """A Lucene index is a directory with a `segments_N` file; anything else is an `InputError` naming it,
+    found before the JVM starts (Lucene's own error is a Java stack trace)."""
+    root = Path(index_dir)
+    if not root.is_dir():
+        raise InputError(f"{index_dir}: no such Lucene index (build one with `posbias index`)")
+    if not any(root.glob("segments_*")):
+        raise InputError(f"{index_dir} is not a Lucene index: it has no segments_N file")
 
 
 def search(index_dir: str, queries: Mapping[str, str], k: int, k1: float, b: float,
            threads: int = 1, batch_size: int = 256) -> dict[str, dict[str, float]]:
     """Retrieve the top-k documents per query with Lucene BM25(k1, b)."""
+    check_index(index_dir)
     prepare_jvm()
     from pyserini.search.lucene import LuceneSearcher
 

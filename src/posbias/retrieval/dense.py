@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from posbias.errors import InputError
 from posbias.retrieval.encoder_network import load_network
 from posbias.settings import from_section
 from posbias.training.device import autocast, dtype_name, pick_device
@@ -47,15 +48,15 @@ class EncoderSettings:
 
     def __post_init__(self):
         if self.pooling not in POOLINGS:
-            raise ValueError(f"encoder settings: pooling must be one of {POOLINGS}, got {self.pooling!r}")
+            raise InputError(f"encoder settings: pooling must be one of {POOLINGS}, got {self.pooling!r}")
         if self.head not in HEADS:
-            raise ValueError(f"encoder settings: head must be one of {HEADS}, got {self.head!r}")
+            raise InputError(f"encoder settings: head must be one of {HEADS}, got {self.head!r}")
         if self.head == "ance" and self.pooling != "cls":
-            raise ValueError(f"encoder settings: head 'ance' projects the CLS vector, so pooling must be 'cls', "
+            raise InputError(f"encoder settings: head 'ance' projects the CLS vector, so pooling must be 'cls', "
                              f"got {self.pooling!r}")
         for key in ("max_query_tokens", "max_passage_tokens", "batch_size"):
             if not isinstance(getattr(self, key), int) or getattr(self, key) < 1:
-                raise ValueError(f"encoder settings: {key} must be a positive integer, got {getattr(self, key)!r}")
+                raise InputError(f"encoder settings: {key} must be a positive integer, got {getattr(self, key)!r}")
 
     @classmethod
     def from_config(cls, section: Mapping) -> "EncoderSettings":
@@ -105,7 +106,7 @@ class DenseEncoder:
         positions = self._max_positions
         for key in ("max_query_tokens", "max_passage_tokens"):
             if positions is not None and getattr(self.settings, key) > positions:
-                raise ValueError(f"encoder settings: {key}={getattr(self.settings, key)} exceeds the "
+                raise InputError(f"encoder settings: {key}={getattr(self.settings, key)} exceeds the "
                                  f"{positions} positions of model {self.settings.model!r}")
 
     def _encode(self, texts: list[str], max_tokens: int, progress: bool) -> np.ndarray:

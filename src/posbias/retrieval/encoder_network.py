@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from posbias.backbones import load_tokenizer, resolve
+from posbias.errors import InputError
 
 if TYPE_CHECKING:
     from posbias.retrieval.dense import EncoderSettings
@@ -83,16 +84,16 @@ def _sentence_transformer(settings: "EncoderSettings", path: str) -> EncoderNetw
 
     name = settings.model
     if settings.head != "none":
-        raise ValueError(f"encoder settings: head {settings.head!r} is for plain checkpoints; {name!r} is a "
+        raise InputError(f"encoder settings: head {settings.head!r} is for plain checkpoints; {name!r} is a "
                          "sentence-transformers model, which brings its own modules (set head: none)")
     model = SentenceTransformer(path, device="cpu", trust_remote_code=settings.trust_remote_code)
     modules = list(model)
     if not isinstance(modules[0], Transformer):
-        raise ValueError(f"encoder {name!r}: a sentence-transformers model must start with a Transformer "
+        raise InputError(f"encoder {name!r}: a sentence-transformers model must start with a Transformer "
                          f"module to encode text here, not {type(modules[0]).__name__}")
     modes = [module.pooling_mode for module in modules if isinstance(module, Pooling)]
     if modes != [settings.pooling]:
-        raise ValueError(f"encoder settings: pooling is {settings.pooling!r}, but the sentence-transformers model "
+        raise InputError(f"encoder settings: pooling is {settings.pooling!r}, but the sentence-transformers model "
                          f"{name!r} pools by {', '.join(map(repr, modes)) or 'no Pooling module'}; "
                          "set pooling to match")
     config = modules[0].auto_model.config

@@ -23,7 +23,8 @@ import faiss
 import numpy as np
 from tqdm import tqdm
 
-from posbias.io import atomic_directory
+from posbias.errors import InputError, first_line
+from posbias.io import atomic_directory, read_json
 from posbias.settings import from_section
 
 KINDS = ("flat", "ivf", "hnsw")
@@ -47,15 +48,15 @@ class FaissSettings:
 
     def __post_init__(self):
         if self.index not in KINDS:
-            raise ValueError(f"faiss settings: index must be one of {KINDS}, got {self.index!r}")
+            raise InputError(f"faiss settings: index must be one of {KINDS}, got {self.index!r}")
         if self.use_gpu not in ("auto", True, False):
-            raise ValueError(f"faiss settings: use_gpu must be 'auto', true or false, got {self.use_gpu!r}")
+            raise InputError(f"faiss settings: use_gpu must be 'auto', true or false, got {self.use_gpu!r}")
         if self.index == "ivf" and self.nlist is None:
-            raise ValueError("faiss settings: index 'ivf' needs 'nlist' (number of clusters)")
+            raise InputError("faiss settings: index 'ivf' needs 'nlist' (number of clusters)")
         for key in ("nlist", "nprobe", "m", "ef_construction", "ef_search"):
             value = getattr(self, key)
             if value is not None and (not isinstance(value, int) or value < 1):
-                raise ValueError(f"faiss settings: {key} must be a positive integer, got {value!r}")
+                raise InputError(f"faiss settings: {key} must be a positive integer, got {value!r}")
 
     @classmethod
     def from_config(cls, section: Mapping) -> "FaissSettings":
@@ -69,10 +70,10 @@ def gpu_available() -> bool:
 def wants_gpu(settings: FaissSettings) -> bool:
     """True when the index should live on a GPU; use_gpu=true without a GPU build or GPU is an error."""
     if settings.use_gpu is True and not gpu_available():
-        raise RuntimeError("faiss settings: use_gpu is true, but FAISS has no GPU support here "
+        raise InputError("faiss settings: use_gpu is true, but FAISS has no GPU support here "
                            "(install faiss-gpu and check that a GPU is visible)")
     if settings.use_gpu is True and settings.index == "hnsw":
-        raise ValueError("faiss settings: use_gpu is true, but FAISS has no GPU HNSW index; use flat or ivf")
+        raise InputError("faiss settings: use_gpu is true, but FAISS has no GPU HNSW index; use flat or ivf")
     # FAISS has no GPU HNSW, so 'auto' keeps HNSW on the CPU.
     return settings.use_gpu is True or (settings.use_gpu == "auto" and settings.index != "hnsw" and gpu_available())
 
@@ -186,7 +187,7 @@ def _reserve(index: faiss.Index, n_vectors: int) -> None:
 def check_trainable(n_vectors: int, settings: FaissSettings) -> None:
     """IVF k-means needs at least one vector per cluster; say so before anything expensive runs."""
     if settings.index == "ivf" and n_vectors < settings.nlist:
-        raise ValueError(f"faiss settings: nlist={settings.nlist} clusters need at least as many vectors "
+        raise InputError(f"faiss settings: nlist={settings.nlist} clusters need at least as many vectors "
                          f"to train on, got {n_vectors}; lower nlist")
 
 
@@ -246,15 +247,19 @@ def save(directory: str | Path, index: faiss.Index, doc_ids: Sequence[str], sett
 
 def load(directory: str | Path) -> tuple[faiss.Index, list[str]]:
     """The saved index (moved to the GPU if its settings ask for it) and the doc id of each row."""
-    root = Path(directory)
-    for name in (INDEX_FILE, DOC_IDS_FILE, SETTINGS_FILE):
-        if not (root / name).is_file():
-            raise FileNotFoundError(f"{root / name} is missing: {root} is not a saved FAISS index")
-    settings = FaissSettings.from_config(json.loads((root / SETTINGS_FILE).read_text(encoding="utf-8")))
-    index = faiss.read_index(str(root / INDEX_FILE))
-    doc_ids = json.loads((root / DOC_IDS_FILE).read_text(encoding="utf-8"))
-    if len(doc_ids) != index.ntotal:
-        raise ValueError(f"{root}: {len(doc_ids)} doc ids for an index of {index.ntotal} vectors")
+    root = _saved_index(directory, INDEX_FILE, DOC_IDS_FILE, SETTINGS_FILE)
+    saved = read_json(root / SETTINGS_FILE)
+    if not isinstance(saved, dict):
+        raise InputError(f"{root / SETTINGS_FILE}: expected a JSON object of faiss settings")
+    settings = FaissSettings.from_config(saved)
+    try:
+        index = faiss.read_index(str(root / INDEX_FILE))
+    except RuntimeError as err:  # FAISS reports a damaged file as a C++ exception with a long trace
+        raise InputError(f"{root / INDEX_FILE}: not a FAISS index ({first_line(err)})") from None
+    doc_ids = read_json(root / DOC_IDS_FILE)
+    if not isinstance(doc_ids, list) or len(doc_ids) != index.ntotal:
+        count = len(doc_ids) if isinstance(doc_ids, list) else "no list of"
+        raise InputError(f"{root}: {count} doc ids for an index of {index.ntotal} vectors; rebuild it")
     if wants_gpu(settings):
         index = to_gpu(index)
     set_search_parameters(index, settings)
@@ -262,10 +267,21 @@ def load(directory: str | Path) -> tuple[faiss.Index, list[str]]:
 
 
 def load_metadata(directory: str | Path) -> dict:
-    path = Path(directory) / METADATA_FILE
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: {directory} is not a saved FAISS index")
-    return json.loads(path.read_text(encoding="utf-8"))
+    metadata = read_json(_saved_index(directory, METADATA_FILE) / METADATA_FILE)
+    if not isinstance(metadata, dict):
+        raise InputError(f"{Path(directory) / METADATA_FILE}: expected a JSON object")
+    return metadata
+
+
+def _saved_index(directory: str | Path, *names: str) -> Path:
+    """`directory`, which must hold the files `names` of a saved index; else an `InputError` naming them."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise InputError(f"{root}: no such dense index (build one with `posbias dense-index`)")
+    missing = [name for name in names if not (root / name).is_file()]
+    if missing:
+        raise InputError(f"{root} is not a saved FAISS index: {', '.join(missing)} missing")
+    return root
 
 
 def _as_float32_rows(vectors: np.ndarray) -> np.ndarray:

@@ -18,13 +18,15 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
+from posbias.errors import InputError
+
 Scores = Mapping[str, float]
 
 
 def check_weight(weight: float) -> float:
     is_number = isinstance(weight, (int, float)) and not isinstance(weight, bool)
     if not is_number or math.isnan(weight) or not 0.0 <= weight <= 1.0:
-        raise ValueError(f"fusion weight (of BM25) must be a number in [0, 1], got {weight!r}")
+        raise InputError(f"fusion weight (of BM25) must be a number in [0, 1], got {weight!r}")
     return float(weight)
 
 

@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from pathlib import Path
 from typing import Mapping
 
 import faiss
 from tqdm import tqdm
 
+from posbias.errors import InputError
 from posbias.io import batched, iter_documents, numbered_lines
 from posbias.retrieval import faiss_index
+from posbias.retrieval.bm25 import check_index
 from posbias.retrieval.dense import DenseEncoder, EncoderSettings
 from posbias.retrieval.faiss_index import FaissSettings
 from posbias.retrieval.fusion import check_weight, fuse
@@ -41,19 +42,18 @@ def build_dense_index(docs_path: str, index_dir: str, encoder_settings: Mapping,
     about 12M documents), plus one block and the doc ids.
     """
     index_config = FaissSettings.from_config(faiss_settings)
-    encoder = DenseEncoder.from_config(encoder_settings)
     n_docs = sum(1 for _ in numbered_lines(docs_path))
+    if not n_docs:
+        raise InputError(f"{docs_path}: no documents to index: the file is empty")
     faiss_index.check_trainable(n_docs, index_config)  # before hours of encoding, not after
+    encoder = DenseEncoder.from_config(encoder_settings)
     builder = faiss_index.IncrementalBuilder(encoder.dim, index_config, n_expected=n_docs, progress=False)
     doc_ids: list[str] = []
-    bar = tqdm(total=n_docs, desc="encoding documents", unit="doc", mininterval=10)
-    for block in batched(iter_documents(docs_path), block_size):
-        doc_ids += [doc_id for doc_id, _ in block]
-        builder.add(encoder.encode_passages([text for _, text in block], progress=False))
-        bar.update(len(block))
-    bar.close()
-    if not doc_ids:
-        raise ValueError(f"{docs_path}: no documents to index")
+    with tqdm(total=n_docs, desc="encoding documents", unit="doc", mininterval=10) as bar:  # closed on errors too
+        for block in batched(iter_documents(docs_path), block_size):
+            doc_ids += [doc_id for doc_id, _ in block]
+            builder.add(encoder.encode_passages([text for _, text in block], progress=False))
+            bar.update(len(block))
     index = builder.finish()
     metadata = {"encoder": encoder.settings.vector_identity(), "numerics": encoder.numerics()}
     faiss_index.save(index_dir, index, doc_ids, index_config, metadata=metadata)
@@ -66,8 +66,10 @@ def hybrid_search(queries: Mapping[str, str], dense_index_dir: str, lucene_index
                   encoder_settings: Mapping, k: int, k1: float, b: float, weight: float) -> Run:
     """`{qid: {doc_id: fused score}}` over each query's k nearest documents; `weight` is BM25's share."""
     check_weight(weight)
+    check_index(lucene_index_dir)  # both indexes are checked before the encoder is loaded
+    check_same_settings(dense_index_dir, EncoderSettings.from_config(encoder_settings))
     encoder = DenseEncoder.from_config(encoder_settings)
-    check_same_encoder(dense_index_dir, encoder)
+    warn_if_other_numerics(dense_index_dir, encoder)
     index, doc_ids = faiss_index.load(dense_index_dir)
     cosine = dense_candidates(encoder, index, doc_ids, queries, k)
     bm25 = bm25_scores(lucene_index_dir, queries, cosine, k1, b)
@@ -76,15 +78,27 @@ def hybrid_search(queries: Mapping[str, str], dense_index_dir: str, lucene_index
 
 def check_same_encoder(dense_index_dir: str, encoder: DenseEncoder) -> None:
     """Different encoder settings are an error; a different device or precision is a warning."""
+    check_same_settings(dense_index_dir, encoder.settings)
+    warn_if_other_numerics(dense_index_dir, encoder)
+
+
+def check_same_settings(dense_index_dir: str, settings: EncoderSettings) -> None:
+    """An index is queried with the encoder settings it was built with (checked before the encoder loads)."""
     metadata = faiss_index.load_metadata(dense_index_dir)
     # An index recorded before a setting existed was built with that setting's default.
     defaults = {field.name: field.default for field in dataclasses.fields(EncoderSettings)
                 if field.default is not dataclasses.MISSING}
     recorded = {**defaults, **metadata.get("encoder", {})}
-    differing = _differences(recorded, encoder.settings.vector_identity())
+    differing = _differences(recorded, settings.vector_identity())
     if differing:
-        raise ValueError(f"{dense_index_dir} was built with a different encoder ({differing}); rebuild it or "
+        raise InputError(f"{dense_index_dir} was built with a different encoder ({differing}); rebuild it or "
                          "use the same encoder settings")
+
+
+def warn_if_other_numerics(dense_index_dir: str, encoder: DenseEncoder) -> None:
+    """Queries encoded on another device or at another precision than the documents: a warning, since querying
+    a GPU-built index on a CPU is normal (cosines then differ in their last digits)."""
+    metadata = faiss_index.load_metadata(dense_index_dir)
     # Indexes from before numerics were recorded have none: nothing to compare.
     numerics = _differences(metadata["numerics"], encoder.numerics()) if "numerics" in metadata else ""
     if numerics:
@@ -116,8 +130,7 @@ def bm25_scores(lucene_index_dir: str, queries: Mapping[str, str], candidates: M
 
     pyserini scores one (query, document) pair per call; one reader and one similarity serve all calls.
     """
-    if not Path(lucene_index_dir).is_dir():
-        raise FileNotFoundError(f"Lucene index {lucene_index_dir} does not exist")
+    check_index(lucene_index_dir)
     prepare_jvm()
     from pyserini.index.lucene import LuceneIndexReader
     from pyserini.pyclass import autoclass
@@ -136,5 +149,5 @@ def _pair_score(reader, similarity, query: str, doc_id: str, lucene_index_dir: s
     score = float(reader.compute_query_document_score(doc_id, query, similarity))
     # pyserini returns 0 both for "no query term in the document" and "no such document": tell them apart.
     if score == 0.0 and reader.convert_collection_docid_to_internal_docid(doc_id) < 0:
-        raise ValueError(f"document {doc_id!r} is a dense candidate but is not in the Lucene index {lucene_index_dir}")
+        raise InputError(f"document {doc_id!r} is a dense candidate but is not in the Lucene index {lucene_index_dir}")
     return score

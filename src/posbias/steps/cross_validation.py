@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import shutil
 
+from posbias.errors import InputError
 from posbias.io import read_folds, read_qrels, read_run, write_run
 from posbias.steps.training import fit, rerank_with, state_dir_of
 
@@ -24,7 +25,7 @@ def cross_validate_fold(init_checkpoint: str, model: dict, training: dict, seed:
     assignment = read_folds(folds)
     held_out = {q for q, f in assignment.items() if f == fold}
     if not held_out:
-        raise ValueError(f"{folds}: fold {fold} has no queries")
+        raise InputError(f"{folds}: fold {fold} has no queries")
     judged = {q: d for q, d in read_qrels(qrels).items() if q in assignment and assignment[q] != fold}
     log.info("fold %d: fine-tuning on %d judged queries of the other folds, reranking %d queries",
              fold, len(judged), len(held_out))
@@ -43,7 +44,7 @@ def merge_fold_runs(fold_runs: list[str], folds: str, run: str, tag: str) -> Non
     for fold, path in enumerate(fold_runs, start=1):
         for qid, scores in read_run(path).items():
             if assignment.get(qid) != fold:
-                raise ValueError(f"{path}: query {qid} belongs to fold {assignment.get(qid)}, not fold {fold}")
+                raise InputError(f"{path}: query {qid} belongs to fold {assignment.get(qid)}, not fold {fold}")
             merged[qid] = scores
     log.info("merged %d fold runs: %d queries", len(fold_runs), len(merged))
     write_run(run, merged, tag=tag)

@@ -14,6 +14,7 @@ from posbias.data import farrelevant
 from posbias.data.synthetic import GeneratorSettings, generate
 from posbias.data.vocabulary import vocabulary_entity_words
 from posbias.data.sources import SourceError
+from posbias.errors import InputError
 from posbias.io import (atomic_write, read_documents, read_folds, read_qrels, read_queries, write_documents, write_folds,
                         write_qrels, write_queries)
 
@@ -60,6 +61,9 @@ def build_farrelevant(passages: str, queries: str, qrels: str, settings: dict, t
     judged = read_qrels(qrels)
     log.info("read %d passages, %d queries and the judgments of %d", len(texts), len(query_texts), len(judged))
     relevant_ids = {pid for per_query in judged.values() for pid, grade in per_query.items() if grade > 0}
+    unknown = sorted(relevant_ids - set(texts))
+    if unknown:  # checked before anything is written
+        raise InputError(f"{qrels}: {len(unknown)} relevant passages are not in {passages}, e.g. {unknown[:3]}")
     pool = [texts[pid] for pid in sorted(texts) if pid not in relevant_ids]
     length = token_counter(tokenizer)
     rng = random.Random(settings["seed"])
@@ -77,7 +81,7 @@ def build_farrelevant(passages: str, queries: str, qrels: str, settings: dict, t
     ordered = sorted(doc_qrels)
     n_test, n_train = settings["n_queries"], settings.get("n_train_queries", 0) if train_queryset else 0
     if len(ordered) < n_test + n_train:
-        raise ValueError(f"{queries}: {len(ordered)} queries with a relevant passage are too few for "
+        raise InputError(f"{queries}: {len(ordered)} queries with a relevant passage are too few for "
                          f"{n_test} test and {n_train} training queries")
     splits = {queryset: ordered[:n_test]}
     if train_queryset:

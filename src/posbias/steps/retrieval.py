@@ -7,7 +7,8 @@ import logging
 import random
 from pathlib import Path
 
-from posbias.io import read_queries, read_ranked_run, read_run, write_run
+from posbias.errors import InputError
+from posbias.io import nonempty, read_queries, read_ranked_run, read_run, write_run
 from posbias.names import GIVEN
 from posbias.retrieval import bm25
 
@@ -19,13 +20,14 @@ def index(docs: str, index_dir: str, threads: int, expansions: str | None = None
     from posbias.data.sources.expansions import read_expansions
 
     if expansions and not Path(expansions).exists():
-        raise FileNotFoundError(f"doc2query expansions {expansions} (collections.<name>.expansions) do not exist")
+        raise InputError(f"doc2query expansions {expansions} (collections.<name>.expansions) do not exist")
     bm25.build_index(docs, index_dir, threads, read_expansions(expansions) if expansions else None)
 
 
 def retrieve(index_dir: str, queries: str, run: str, k: int, k1: float, b: float, threads: int,
              tag: str = "bm25") -> None:
-    write_run(run, bm25.search(index_dir, read_queries(queries), k, k1, b, threads), tag=tag)
+    texts = nonempty(read_queries(queries), queries, "queries")
+    write_run(run, bm25.search(index_dir, texts, k, k1, b, threads), tag=tag)
 
 
 def import_run(given: str, queries: str, run: str, depth: int) -> None:
@@ -41,7 +43,7 @@ def import_run(given: str, queries: str, run: str, depth: int) -> None:
     candidates = read_ranked_run(given)
     unknown = sorted(set(candidates) - set(known))
     if unknown:
-        raise ValueError(f"{given}: {len(unknown)} queries are not in {queries} (first: {unknown[:5]})")
+        raise InputError(f"{given}: {len(unknown)} queries are not in {queries} (first: {unknown[:5]})")
     missing = len(known) - len(set(candidates) & set(known))
     if missing:
         log.warning("%s: %d of %d queries have no candidates", given, missing, len(known))
@@ -93,6 +95,7 @@ def hybrid_retrieve(dense_index_dir: str, lucene_index_dir: str, queries: str, r
 
     torch.set_num_threads(threads)
     faiss.omp_set_num_threads(threads)
-    fused = hybrid_search(read_queries(queries), dense_index_dir, lucene_index_dir, encoder, k,
+    texts = nonempty(read_queries(queries), queries, "queries")
+    fused = hybrid_search(texts, dense_index_dir, lucene_index_dir, encoder, k,
                           bm25_params["k1"], bm25_params["b"], weight)
     write_run(run, fused, tag=tag)

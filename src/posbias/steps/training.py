@@ -11,7 +11,8 @@ import torch
 from posbias.backbones import load_tokenizer
 from posbias.config import tokenizer_name
 from posbias.data.token_store import TokenStore
-from posbias.io import atomic_write, iter_run, read_qrels, read_queries, read_run, write_run
+from posbias.errors import InputError
+from posbias.io import atomic_write, iter_run, nonempty, read_qrels, read_queries, read_run, write_run
 from posbias.rankers.checkpoint import load_checkpoint, save_checkpoint
 from posbias.rankers.inference import rerank
 from posbias.rankers.registry import build_ranker
@@ -35,7 +36,7 @@ def fit(model: dict, training: dict, seed: int, tokens: str, queries: str, qrels
     texts = read_queries(queries)
     unknown = sorted(set(qrels) - set(texts))
     if unknown:
-        raise ValueError(f"{len(unknown)} judged training queries are not in {queries}, e.g. {unknown[:3]}")
+        raise InputError(f"{len(unknown)} judged training queries are not in {queries}, e.g. {unknown[:3]}")
     # before the model is loaded: a bad recipe fails fast
     settings = from_section(TrainingSettings, {"lr": model["lr"], "head_lr": model["head_lr"], **training},
                             "training")
@@ -49,6 +50,8 @@ def fit(model: dict, training: dict, seed: int, tokens: str, queries: str, qrels
         tokenizer = load_tokenizer(tokenizer_name(model["args"]), bool(model["args"].get("trust_remote_code")))
     store = TokenStore(tokens)
     pool = candidate_numbers(iter_run(candidates), store, set(qrels), candidates)
+    if not pool:
+        raise InputError(f"{candidates}: no candidates for any of the {len(qrels)} judged training queries")
     summary = train(ranker, tokenizer, texts, store, qrels, pool, settings, seed=seed, progress=progress,
                     state_dir=state_dir, name=name)
     return ranker, tokenizer, summary
@@ -67,9 +70,9 @@ def train_model(model: dict, training: dict, seed: int, tokens: str, queries: st
 
     Re-running the same job after a kill resumes from its last saved state."""
     state_dir = state_dir_of(out_dir)
-    ranker, tokenizer, summary = fit(model, training, seed, tokens, queries, read_qrels(qrels), candidates,
-                                     threads, progress, init_checkpoint=init_checkpoint, state_dir=state_dir,
-                                     name=name)
+    ranker, tokenizer, summary = fit(model, training, seed, tokens, queries,
+                                     nonempty(read_qrels(qrels), qrels, "judgments"), candidates, threads, progress,
+                                     init_checkpoint=init_checkpoint, state_dir=state_dir, name=name)
     save_checkpoint(ranker, tokenizer, out_dir, extra={"seed": seed, "training": summary})
     shutil.rmtree(state_dir, ignore_errors=True)  # the checkpoint is complete: nothing left to resume
 
@@ -89,12 +92,12 @@ def rerank_with(ranker, tokenizer, tokens: list[str], queries: list[str], candid
     settings = {"batch_size": 32, "device": "auto", "precision": "auto", **scoring}
     for tokens_path, queries_path, candidates_path, run in zip(tokens, queries, candidates, runs, strict=True):
         log.info("reranking %s", candidates_path)
-        pool = read_run(candidates_path)
+        pool = nonempty(read_run(candidates_path), candidates_path, "candidates")
         if keep_qids is not None:
             pool = {q: scores for q, scores in pool.items() if q in keep_qids}
         with TokenStore(tokens_path) as store:
             scores, info = rerank(ranker, tokenizer, read_queries(queries_path), store, pool, progress=progress,
-                                  **settings)
+                                  source=candidates_path, **settings)
         write_run(run, scores, tag=tag)
         write_rerank_info(run, {**info, "candidates": candidates_path, "precision": settings["precision"]})
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from torch import nn
 
+from posbias.errors import InputError
 
 def transformer_layers(backbone: nn.Module) -> nn.ModuleList:
     """The backbone's stack of transformer layers: its ModuleList of num_hidden_layers blocks."""
@@ -16,13 +17,13 @@ def transformer_layers(backbone: nn.Module) -> nn.ModuleList:
     for module in backbone.modules():
         if isinstance(module, nn.ModuleList) and len(module) == n_layers:
             return module
-    raise ValueError(f"cannot find the {n_layers} transformer layers of {type(backbone).__name__}")
+    raise InputError(f"cannot find the {n_layers} transformer layers of {type(backbone).__name__}")
 
 
 def freeze_lower(backbone: nn.Module, embeddings: bool, layers: int) -> None:
     """Freeze the embedding block (word, position and type embeddings with their norm) and the first `layers` layers."""
     if layers and not embeddings:
-        raise ValueError("training.freeze_layers needs training.freeze_embeddings: frozen layers under "
+        raise InputError("training.freeze_layers needs training.freeze_embeddings: frozen layers under "
                          "trainable embeddings would still need a backward pass")
     if embeddings:
         block = getattr(backbone, "embeddings", None) or backbone.get_input_embeddings()
@@ -30,7 +31,7 @@ def freeze_lower(backbone: nn.Module, embeddings: bool, layers: int) -> None:
     if layers:
         stack = transformer_layers(backbone)
         if layers >= len(stack):
-            raise ValueError(f"training.freeze_layers={layers} leaves none of the backbone's "
+            raise InputError(f"training.freeze_layers={layers} leaves none of the backbone's "
                              f"{len(stack)} layers to train")
         for layer in stack[:layers]:
             layer.requires_grad_(False)

@@ -20,6 +20,7 @@ from typing import Iterable, Mapping
 import numpy as np
 
 from posbias.data.token_store import TokenStore
+from posbias.errors import InputError
 from posbias.io import batched
 
 log = logging.getLogger(__name__)
@@ -85,7 +86,7 @@ class PairSampler:
             if len(relevant) and len(non_relevant):
                 self.positives[qid], self.negatives[qid] = relevant, non_relevant
         if not self.positives:
-            raise ValueError("no training query has both a judged positive and a non-relevant candidate")
+            raise InputError("no training query has both a judged positive and a non-relevant candidate")
         skipped = len(qrels) - len(self.positives)
         if skipped:
             log.info("skipping %d queries without a positive or without negatives among candidates", skipped)

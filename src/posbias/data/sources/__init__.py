@@ -6,9 +6,11 @@
 - `local`: a user's own files (optionally compressed), with an optional run and doc2query expansions.
 
 `SourceError` is raised for input that cannot be read; its message names the
-dataset or file, and the record or line, that failed.
+dataset or file, and the record or line, that failed. It is an `InputError`.
 """
 
+from posbias.errors import InputError
 
-class SourceError(ValueError):
+
+class SourceError(InputError):
     """A collection source could not be read; the message says which file or dataset, and where."""

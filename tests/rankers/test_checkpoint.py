@@ -5,7 +5,7 @@ import torch
 from torch import nn
 
 from posbias.rankers.aggregators import ScoreAggregator
-from posbias.rankers.checkpoint import LEGACY_HEAD_FILE, STATE_FILE, load_checkpoint, save_checkpoint
+from posbias.rankers.checkpoint import LEGACY_HEAD, STATE, load_checkpoint, save_checkpoint
 from posbias.rankers.chunking import Chunker
 from posbias.rankers.registry import RANKERS, ChunkRanker, build_ranker
 
@@ -56,14 +56,16 @@ def test_a_subclass_argument_and_its_own_parameter_round_trip(tempered, tiny_bac
     assert torch.equal(scores(loaded, tokenizer), scores(ranker, tokenizer))
 
 
-def test_the_checkpoint_holds_the_whole_state_and_refuses_a_partial_one(tiny_backbone, tokenizer, tmp_path):
+def test_the_checkpoint_holds_all_but_the_backbone_and_refuses_a_partial_state(tiny_backbone, tokenizer, tmp_path):
     ranker = build_ranker("maxp", geometry(tiny_backbone))
     save_checkpoint(ranker, tokenizer, str(tmp_path / "ckpt"))
-    saved = torch.load(tmp_path / "ckpt" / STATE_FILE)
-    assert saved.keys() == ranker.state_dict().keys()
+    saved = torch.load(tmp_path / "ckpt" / STATE)
+    # the backbone's weights live once, in backbone/ (a Hugging Face model directory); the rest in ranker.pt
+    assert saved.keys() == {k for k in ranker.state_dict() if not k.startswith("encoder.backbone.")}
     del saved["aggregator.score.weight"]
-    torch.save(saved, tmp_path / "ckpt" / STATE_FILE)
-    with pytest.raises(RuntimeError, match="aggregator.score.weight"):
+    torch.save(saved, tmp_path / "ckpt" / STATE)
+    with pytest.raises(ValueError, match=r"ranker\.pt: not the state of a maxp ranker \(missing "
+                                         r"\['aggregator\.score\.weight'\]"):
         load_checkpoint(str(tmp_path / "ckpt"))
 
 
@@ -71,8 +73,8 @@ def test_a_checkpoint_from_before_the_whole_state_still_loads(tiny_backbone, tok
     ranker = build_ranker("maxp", geometry(tiny_backbone)).eval()
     save_checkpoint(ranker, tokenizer, str(tmp_path / "ckpt"))
     # the earlier layout: the aggregator alone in head.pt, and no arguments added since
-    (tmp_path / "ckpt" / STATE_FILE).unlink()
-    torch.save(ranker.aggregator.state_dict(), tmp_path / "ckpt" / LEGACY_HEAD_FILE)
+    (tmp_path / "ckpt" / STATE).unlink()
+    torch.save(ranker.aggregator.state_dict(), tmp_path / "ckpt" / LEGACY_HEAD)
     description = json.loads((tmp_path / "ckpt" / "ranker.json").read_text())
     for added in ("head_dropout", "pad_query"):
         del description["args"][added]

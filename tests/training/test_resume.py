@@ -58,9 +58,12 @@ def training_inputs(tmp_path_factory, tiny_backbone):
     write_qrels(root / "qrels.txt", QRELS)
     write_run(root / "candidates.run", CANDIDATES, tag="bm25")
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
-    config["models"] = {"maxp": {"label": "MaxP", "ranker": "maxp", "baseline": "maxp", "lr": 1e-3, "head_lr": 1e-2,
-                                 "args": dict(backbone=tiny_backbone, max_query_tokens=6, chunk_tokens=8, stride=8,
-                                              max_doc_tokens=32)}}
+    args = dict(backbone=tiny_backbone, max_query_tokens=6, chunk_tokens=8, stride=8, max_doc_tokens=32)
+    config["models"] = {
+        "firstp": {"label": "FirstP", "ranker": "firstp", "baseline": "firstp", "lr": 1e-3, "head_lr": 1e-2,
+                   "args": {**args, "max_doc_tokens": 8}},
+        "maxp": {"label": "MaxP", "ranker": "maxp", "baseline": "firstp", "lr": 1e-3, "head_lr": 1e-2, "args": args}}
+    config["tables"] = {"table1": {"columns": [{"queryset": "dev", "metric": "RR@10"}]}}  # the two models only
     # Dropout stays on (its random state must be restored too); 3 steps per epoch, 2 epochs, a save every step.
     config["training"].update(epochs=2, batch_size=2, grad_accum=1, freeze_embeddings=False, freeze_layers=0,
                               save_every=1, device="cpu")

@@ -137,8 +137,10 @@ def evaluated(queryset, system, seed, stage="eval"):
 
 
 def systems_evaluated(queryset, stage="eval"):
-    """Per-seed evaluation files of every system on a query set (`eval-finetuned`: the fine-tuned models)."""
-    return [evaluated(queryset, system, seed, stage) for system, seed in CFG.systems(queryset, stage)]
+    """Per-seed evaluation files of every system on a query set; for `eval-finetuned`, the fine-tuned models'
+    with the retriever and random rows of the zero-shot setting (nothing of theirs is fine-tuned)."""
+    return [evaluated(queryset, system, seed, stage if system in CFG.models else "eval")
+            for system, seed in CFG.systems(queryset, stage)]
 
 
 def pool_members_evaluated(wildcards):

@@ -786,13 +786,14 @@ def test_table_params_carry_only_external_runs_the_table_shows():
                                                                  "querysets": ["farrelevant"]}}
 
 
-def test_systems_add_retriever_random_and_external_rows_at_evaluation_only():
+def test_systems_add_the_external_rows_to_the_zero_shot_setting_only():
     cfg = prepare(mutated(put("training.seeds", [1, 2]),
                           put("external_runs", {"theirs": {"label": "Theirs", "runs": {"dev": "a.run"}}})))
     models = [(m, s) for m in cfg.model_names for s in (1, 2)]
     assert cfg.systems("dev") == [("retriever", 0), ("random", 1), ("random", 2), *models, ("theirs", 0)]
     assert cfg.systems("test") == [("retriever", 0), ("random", 1), ("random", 2), *models]
-    assert cfg.systems("dev", stage="rerank") == models
+    # the fine-tuned tables keep the retriever and random rows (nothing of theirs is fine-tuned)
+    assert cfg.systems("dev", stage="eval-finetuned") == [("retriever", 0), ("random", 1), ("random", 2), *models]
 
 
 def test_experiment_names_its_results_folder():

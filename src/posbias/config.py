@@ -345,11 +345,9 @@ class Config:
         return canonical({"metrics": list(qs.metrics), "rel_level": qs.rel_level})
 
     def systems(self, queryset: str, stage: str = "eval") -> list[tuple[str, int]]:
-        """(system, seed) pairs evaluated on a query set: the retriever and random rows (zero-shot only),
-        every model with every seed, and the runs made elsewhere for it."""
-        pairs = []
-        if stage == "eval":
-            pairs += [(names.RETRIEVER, 0)] + [(names.RANDOM, s) for s in self.seeds]
+        """(system, seed) pairs a query set's tables compare: the retriever and random rows, every model with
+        every seed, and (zero-shot only) the runs made elsewhere for it."""
+        pairs = [(names.RETRIEVER, 0)] + [(names.RANDOM, s) for s in self.seeds]
         pairs += [(m, s) for m in self.models for s in self.seeds]
         if stage == "eval":
             pairs += [(n, 0) for n, spec in self.external_runs.items() if queryset in spec["runs"]]

@@ -13,7 +13,7 @@ for _table in CFG.baseline_tables:
             f"{_table}"
         localrule: True
         input:
-            averaged=expand("results/eval/{qs}/seed_averaged.parquet", qs=CFG.table_querysets(_table)),
+            averaged=expand(f"{OUT}/eval/{{qs}}/seed_averaged.parquet", qs=CFG.table_querysets(_table)),
         output:
             **table_outputs(_table, "baseline_table"),
         params:
@@ -32,8 +32,8 @@ if "table4" in TABLES:
     rule table4:
         localrule: True
         input:
-            averaged=expand("results/eval/{qs}/seed_averaged.parquet", qs=CFG.table_querysets("table4")),
-            finetuned=expand("results/eval-finetuned/{qs}/seed_averaged.parquet",
+            averaged=expand(f"{OUT}/eval/{{qs}}/seed_averaged.parquet", qs=CFG.table_querysets("table4")),
+            finetuned=expand(f"{OUT}/eval-finetuned/{{qs}}/seed_averaged.parquet",
                              qs=CFG.table_querysets("table4", setting="fine-tuned")),
         output:
             **table_outputs("table4", "table4"),
@@ -49,7 +49,7 @@ if "table4" in TABLES:
     rule farrelevant_figure:
         localrule: True
         input:
-            per_seed=f"results/eval/{FAR_QUERYSET}/per_seed.parquet",
+            per_seed=f"{OUT}/eval/{FAR_QUERYSET}/per_seed.parquet",
         output:
             png=report(FIGURES[0], caption="../report/farrelevant_figure.rst", category="Figures"),
             pdf=FIGURES[1],
@@ -70,7 +70,7 @@ if "outcomes" in TABLES:
     rule outcome_table:
         localrule: True
         input:
-            per_seed=expand("results/eval-cutoff/k{k}/{qs}/per_seed.parquet", k=TABLES.get("outcomes", {}).get("k"),
+            per_seed=expand(f"{OUT}/eval-cutoff/k{{k}}/{{qs}}/per_seed.parquet", k=TABLES.get("outcomes", {}).get("k"),
                             qs=OUTCOME_QUERYSETS),
             qrels=[qrels_of(qs) for qs in OUTCOME_QUERYSETS],
         output:

@@ -1,4 +1,5 @@
-# All systems of a query set in one table; per-query values averaged over seeds before testing.
+# All systems of a query set in one table; per-query values averaged over seeds before testing. The
+# combined files belong to the experiment (its models and seeds): under results/<experiment>/ when named.
 # These rules only concatenate small per-query Parquet files: local rules, never queued on a cluster.
 
 
@@ -7,8 +8,8 @@ rule combine_seeds:
     input:
         values=lambda wc: systems_evaluated(wc.queryset),
     output:
-        per_seed="results/eval/{queryset}/per_seed.parquet",
-        averaged="results/eval/{queryset}/seed_averaged.parquet",
+        per_seed=f"{OUT}/eval/{{queryset}}/per_seed.parquet",
+        averaged=f"{OUT}/eval/{{queryset}}/seed_averaged.parquet",
     wildcard_constraints:
         queryset=alternatives(CFG.evaluated_querysets),
     conda:
@@ -26,8 +27,8 @@ if FINETUNED_QUERYSETS:
         input:
             values=lambda wc: systems_evaluated(wc.queryset, stage="eval-finetuned"),
         output:
-            per_seed="results/eval-finetuned/{queryset}/per_seed.parquet",
-            averaged="results/eval-finetuned/{queryset}/seed_averaged.parquet",
+            per_seed=f"{OUT}/eval-finetuned/{{queryset}}/per_seed.parquet",
+            averaged=f"{OUT}/eval-finetuned/{{queryset}}/seed_averaged.parquet",
         wildcard_constraints:
             queryset=alternatives(FINETUNED_QUERYSETS),
         conda:
@@ -46,8 +47,8 @@ if OUTCOME_QUERYSETS:
             values=lambda wc: expand("results/eval-cutoff/k{k}/{qs}/{model}/seed{seed}.parquet", k=wc.k,
                                      qs=wc.queryset, model=MODELS, seed=SEEDS),
         output:
-            per_seed="results/eval-cutoff/k{k}/{queryset}/per_seed.parquet",
-            averaged="results/eval-cutoff/k{k}/{queryset}/seed_averaged.parquet",
+            per_seed=f"{OUT}/eval-cutoff/k{{k}}/{{queryset}}/per_seed.parquet",
+            averaged=f"{OUT}/eval-cutoff/k{{k}}/{{queryset}}/seed_averaged.parquet",
         wildcard_constraints:
             queryset=alternatives(OUTCOME_QUERYSETS),
         conda:

@@ -811,3 +811,8 @@ def test_an_inconsistent_fine_tuning_recipe_is_refused_naming_where_it_comes_fro
     check_rejects((put("finetuning.training.query_repeats", 3), put("finetuning.training.queries_per_epoch", 3)),
                   r"^training\.queries_per_epoch \(3\) and training\.query_repeats \(3\).*\(in the recipe of "
                   r"finetuning\.training for models\.")
+
+
+def test_an_experiment_may_not_take_the_name_of_a_shared_results_directory():
+    check_rejects((put("experiment", "eval"),), r"^experiment: 'eval' is a directory the workflow writes under results/")
+    assert prepare(mutated(put("experiment", "mine"))).results_dir == "results/mine"

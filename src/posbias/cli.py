@@ -312,8 +312,10 @@ def _dispatch(args) -> int:
         from posbias.steps.data import build_farrelevant
 
         settings = _section(_load_config(args.config), "farrelevant", args.config)
-        build_farrelevant(args.passages, args.queries, args.qrels, settings, settings["tokenizer"], args.out,
-                          args.queryset)
+        # as the workflow's build_farrelevant job: the training split too, when the config names one
+        build_farrelevant(args.passages, args.queries, args.qrels,
+                          {k: v for k, v in settings.items() if k not in ("tokenizer", "train_queryset")},
+                          settings["tokenizer"], args.out, args.queryset, settings.get("train_queryset"))
     elif args.command == "fetch":
         from posbias.steps import data
 

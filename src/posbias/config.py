@@ -663,5 +663,17 @@ def check_recipes(cfg: dict, warnings: list[str]) -> None:
                 raise ConfigError(f"{str(err)} (in the recipe of {source})") from None
 
 
-CHECKS = (check_collections, check_pools, check_retrievers, check_training, check_models, check_tables,
+# What the workflow writes directly under results/ (shared by every experiment in the tree).
+RESULTS_DIRECTORIES = ("data", "tokens", "index", "candidates", "models", "models-finetuned", "runs", "runs-cv",
+                       "runs-finetuned", "eval", "eval-finetuned", "eval-cutoff", "eval-first-stage", "stats",
+                       "benchmarks", "figures")
+
+
+def check_experiment(cfg: dict, warnings: list[str]) -> None:
+    if cfg.get("experiment") in RESULTS_DIRECTORIES:
+        raise ConfigError(f"experiment: {cfg['experiment']!r} is a directory the workflow writes under results/; "
+                          f"choose another name")
+
+
+CHECKS = (check_experiment, check_collections, check_pools, check_retrievers, check_training, check_models, check_tables,
           check_external_runs, check_backbone_positions, check_recipes)

@@ -42,8 +42,12 @@ def import_run(given: str, queries: str, run: str, depth: int) -> None:
     known = read_queries(queries)
     candidates = read_ranked_run(given)
     unknown = sorted(set(candidates) - set(known))
-    if unknown:
-        raise InputError(f"{given}: {len(unknown)} queries are not in {queries} (first: {unknown[:5]})")
+    if unknown and len(unknown) == len(candidates):
+        raise InputError(f"{given}: none of its {len(unknown)} queries is in {queries} (first: {unknown[:5]})")
+    if unknown:  # e.g. a run for all of a track's topics, of which the query set holds the judged ones
+        log.warning("%s: %d queries are not in %s and are left out (first: %s)", given, len(unknown), queries,
+                    unknown[:5])
+        candidates = {qid: entries for qid, entries in candidates.items() if qid in known}
     missing = len(known) - len(set(candidates) & set(known))
     if missing:
         log.warning("%s: %d of %d queries have no candidates", given, missing, len(known))

@@ -28,8 +28,8 @@ STEPS_DONE = re.compile(r"(\d+) of (\d+) steps \(")  # Snakemake's progress line
 # The rules that only read persisted per-query or statistics files (rules/report.smk).
 TABLE_RULES = ["table1", "table7", "table8", "table4", "farrelevant_figure", "outcome_table",
                "first_stage_table", "dataset_tables"]
-EVALUATION_RULES = ["evaluate_system", "evaluate_retriever", "evaluate_external", "evaluate_finetuned",
-                    "evaluate_first_stage"]
+# The rules that evaluate runs (rules/evaluate.smk); the reference re-runs them before the tables.
+EVALUATION_RULES = ["evaluate", "evaluate_finetuned", "evaluate_cutoff", "pool_evaluations", "evaluate_first_stage"]
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -94,6 +94,8 @@ def main() -> None:
     defined = set(snakemake(args.workdir, 1, "--list-rules").split())  # the config decides which exist
     tables = [r for r in TABLE_RULES if r in defined]
     evaluation = [r for r in EVALUATION_RULES if r in defined]
+    if "evaluate" not in evaluation:  # the reference would re-evaluate nothing and the ratio would mean nothing
+        raise SystemExit(f"the workflow in {args.workdir} has no `evaluate` rule; EVALUATION_RULES is out of date")
     with tqdm(total=2 * args.repeats, desc="timed Snakemake runs", unit="run") as runs:
         rebuild, rebuild_jobs = timed_forcerun(args.workdir, args.jobs, tables, args.repeats, runs, "tables")
         reference, reference_jobs = timed_forcerun(args.workdir, args.jobs, tables + evaluation, args.repeats, runs,

@@ -17,22 +17,40 @@ atexit.register(shutil.rmtree, IR_DATASETS_HOME, ignore_errors=True)
 OFFLINE = "offline:all-MiniLM-L6-v2"
 
 
-@pytest.fixture(scope="session")
-def tiny_backbone(tmp_path_factory) -> str:
-    """A 2-layer, 32-wide BERT saved as a Hugging Face directory (random weights, real tokenizer)."""
+def _tiny_backbone(path, architecture: str) -> str:
+    """A 2-layer, 32-wide random encoder of one architecture (BERT, ELECTRA or RoBERTa-shaped) with
+    the offline MiniLM (BERT WordPiece) tokenizer, saved as a Hugging Face directory."""
     import torch
-    from transformers import AutoTokenizer, BertConfig, BertModel
+    from transformers import AutoTokenizer, BertConfig, BertModel, ElectraConfig, ElectraModel, RobertaConfig, RobertaModel
 
     from posbias.backbones import resolve
 
-    path = tmp_path_factory.mktemp("tiny-bert")
     tokenizer = AutoTokenizer.from_pretrained(resolve(OFFLINE))
+    shape = dict(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                 intermediate_size=64)
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=128)
-    BertModel(config).save_pretrained(path)
+    if architecture == "bert":
+        model = BertModel(BertConfig(**shape, max_position_embeddings=128))
+    elif architecture == "electra":  # a smaller embedding than hidden size, projected up, as ELECTRA does
+        model = ElectraModel(ElectraConfig(**shape, embedding_size=16, max_position_embeddings=128))
+    else:  # positions count from pad_token_id + 1, one type embedding
+        model = RobertaModel(RobertaConfig(**shape, pad_token_id=tokenizer.pad_token_id, type_vocab_size=1,
+                                           max_position_embeddings=128 + tokenizer.pad_token_id + 1))
+    model.save_pretrained(path)
     tokenizer.save_pretrained(path)
     return str(path)
+
+
+@pytest.fixture(scope="session")
+def tiny_backbone(tmp_path_factory) -> str:
+    """A 2-layer, 32-wide BERT saved as a Hugging Face directory (random weights, real tokenizer)."""
+    return _tiny_backbone(tmp_path_factory.mktemp("tiny-bert"), "bert")
+
+
+@pytest.fixture(scope="session", params=["bert", "electra", "roberta"])
+def tiny_backbones(request, tmp_path_factory) -> str:
+    """`tiny_backbone` in each architecture the study's rankers sit on (parametrises the test)."""
+    return _tiny_backbone(tmp_path_factory.mktemp(f"tiny-{request.param}"), request.param)
 
 
 @pytest.fixture(scope="session")

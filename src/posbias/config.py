@@ -215,11 +215,26 @@ class Model:
     head_lr: float
     args: dict
     training: dict  # this model's overrides of the training recipe
+    aggregator_lr: float | None = None  # a pretrained aggregator's (None: head_lr)
 
     @classmethod
     def from_spec(cls, name: str, spec: Mapping) -> "Model":
         return cls(name=name, label=spec["label"], ranker=spec["ranker"], baseline=spec["baseline"], lr=spec["lr"],
-                   head_lr=spec["head_lr"], args=dict(spec["args"]), training=dict(spec.get("training", {})))
+                   head_lr=spec["head_lr"], args=dict(spec["args"]), training=dict(spec.get("training", {})),
+                   aggregator_lr=spec.get("aggregator_lr"))
+
+    def learning_rates(self) -> dict:
+        """The learning rates a training job receives (`posbias.training.recipe.TrainingSettings`)."""
+        return learning_rates(self.__dict__)
+
+
+def learning_rates(model: Mapping) -> dict:
+    """A `models.<name>` block's learning rates, as training settings (`aggregator_lr` only where set, so
+    the params of models without one do not change)."""
+    rates = {"lr": model["lr"], "head_lr": model["head_lr"]}
+    if model.get("aggregator_lr") is not None:
+        rates["aggregator_lr"] = model["aggregator_lr"]
+    return rates
 
 
 def tokenizer_key(name: str) -> str:
@@ -325,7 +340,7 @@ class Config:
     def model_params(self, model: str) -> dict:
         """What a job that builds or fine-tunes a model needs from its `models.<name>` block."""
         spec = self.models[model]
-        return canonical({"ranker": spec.ranker, "args": spec.args, "lr": spec.lr, "head_lr": spec.head_lr})
+        return canonical({"ranker": spec.ranker, "args": spec.args, **spec.learning_rates()})
 
     def training_params(self, model: str, overrides: Mapping | None = None) -> dict:
         """The recipe a model trains with: `training`, the model's own `training` block, then `overrides`
@@ -540,6 +555,16 @@ def check_training(cfg: dict, warnings: list[str]) -> None:
                 raise ConfigError(f"finetuning.querysets: {qs!r} must be in rerank.querysets and not cross-validated")
 
 
+def check_model_arguments(cfg: dict, warnings: list[str]) -> None:
+    """Each model's `args` are arguments its ranker takes (`tokenizer` is read by the pipeline, not the ranker)."""
+    for name, spec in cfg["models"].items():
+        known = catalog.arguments(spec["ranker"]) | {"tokenizer"}
+        unknown = sorted(set(spec["args"]) - known)
+        if unknown:
+            raise ConfigError(f"models.{name}.args.{unknown[0]}: not an argument of ranker {spec['ranker']!r}; "
+                              f"it takes {', '.join(sorted(known))}")
+
+
 def check_models(cfg: dict, warnings: list[str]) -> None:
     models = cfg["models"]
     for name, model in models.items():
@@ -657,7 +682,7 @@ def check_recipes(cfg: dict, warnings: list[str]) -> None:
                 continue
             recipe = training_recipe(cfg["training"], model.get("training"), overrides)
             try:
-                from_section(TrainingSettings, {"lr": model["lr"], "head_lr": model["head_lr"], **recipe}, "training")
+                from_section(TrainingSettings, {**learning_rates(model), **recipe}, "training")
             except ValueError as err:
                 source = f"{where} for models.{name}" if where else f"models.{name}"
                 raise ConfigError(f"{str(err)} (in the recipe of {source})") from None
@@ -675,5 +700,6 @@ def check_experiment(cfg: dict, warnings: list[str]) -> None:
                           f"choose another name")
 
 
-CHECKS = (check_experiment, check_collections, check_pools, check_retrievers, check_training, check_models, check_tables,
+CHECKS = (check_experiment, check_collections, check_pools, check_retrievers, check_training, check_models,
+          check_model_arguments, check_tables,
           check_external_runs, check_backbone_positions, check_recipes)

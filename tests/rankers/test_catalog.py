@@ -9,3 +9,22 @@ def test_catalog_lists_exactly_the_registered_rankers_as_implemented():
 def test_planned_rankers_are_not_registered_and_have_a_message():
     assert not set(catalog.PLANNED) & set(RANKERS)
     assert "model-zoo" in catalog.not_implemented_message("cedr", "cedr_knrm")
+
+
+def test_catalog_arguments_are_each_rankers_constructor_arguments():
+    from posbias.rankers.registry import constructor_parameters
+
+    for name, cls in RANKERS.items():
+        assert catalog.arguments(name) == set(constructor_parameters(cls)), name
+
+
+def test_the_schema_documents_every_argument_of_every_ranker():
+    from pathlib import Path
+
+    import yaml
+
+    import posbias
+
+    schema = yaml.safe_load((Path(posbias.__file__).parent / "config.schema.yaml").read_text())
+    documented = set(schema["properties"]["models"]["additionalProperties"]["properties"]["args"]["properties"])
+    assert documented == set().union(*(catalog.arguments(name) for name in RANKERS)) | {"tokenizer"}

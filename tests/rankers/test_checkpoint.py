@@ -4,21 +4,21 @@ import pytest
 import torch
 from torch import nn
 
-from posbias.rankers.aggregators import ScoreAggregator
+from posbias.rankers.heads.chunk_scores import ChunkScores
 from posbias.rankers.checkpoint import LEGACY_HEAD, STATE, load_checkpoint, save_checkpoint
 from posbias.rankers.chunking import Chunker
 from posbias.rankers.registry import RANKERS, ChunkRanker, build_ranker
 
 
 class TemperedMaxP(ChunkRanker):
-    """A ranker with an argument of its own and a parameter outside the aggregator."""
+    """A ranker with an argument of its own and a parameter outside the head."""
 
     def __init__(self, temperature: float = 1.0, **base):
         super().__init__(**base)
         self.temperature = nn.Parameter(torch.tensor(temperature))
 
-    def make_aggregator(self, hidden_size, head_dropout):
-        return ScoreAggregator(hidden_size, "max", head_dropout)
+    def make_head(self, backbone):
+        return ChunkScores(backbone.config.hidden_size, "max", self.head_dropout)
 
     def forward(self, batch):
         return super().forward(batch) / self.temperature
@@ -62,10 +62,10 @@ def test_the_checkpoint_holds_all_but_the_backbone_and_refuses_a_partial_state(t
     saved = torch.load(tmp_path / "ckpt" / STATE)
     # the backbone's weights live once, in backbone/ (a Hugging Face model directory); the rest in ranker.pt
     assert saved.keys() == {k for k in ranker.state_dict() if not k.startswith("encoder.backbone.")}
-    del saved["aggregator.score.weight"]
+    del saved["head.score.weight"]
     torch.save(saved, tmp_path / "ckpt" / STATE)
     with pytest.raises(ValueError, match=r"ranker\.pt: not the state of a maxp ranker \(missing "
-                                         r"\['aggregator\.score\.weight'\]"):
+                                         r"\['head\.score\.weight'\]"):
         load_checkpoint(str(tmp_path / "ckpt"))
 
 
@@ -74,10 +74,32 @@ def test_a_checkpoint_from_before_the_whole_state_still_loads(tiny_backbone, tok
     save_checkpoint(ranker, tokenizer, str(tmp_path / "ckpt"))
     # the earlier layout: the aggregator alone in head.pt, and no arguments added since
     (tmp_path / "ckpt" / STATE).unlink()
-    torch.save(ranker.aggregator.state_dict(), tmp_path / "ckpt" / LEGACY_HEAD)
+    torch.save(ranker.head.state_dict(), tmp_path / "ckpt" / LEGACY_HEAD)
     description = json.loads((tmp_path / "ckpt" / "ranker.json").read_text())
     for added in ("head_dropout", "pad_query"):
         del description["args"][added]
     (tmp_path / "ckpt" / "ranker.json").write_text(json.dumps(description))
     loaded, _ = load_checkpoint(str(tmp_path / "ckpt"))
     assert torch.equal(scores(loaded, tokenizer), scores(ranker, tokenizer))
+
+
+def test_a_checkpoint_whose_head_was_called_aggregator_still_loads(tiny_backbone, tokenizer, tmp_path):
+    ranker = build_ranker("maxp", geometry(tiny_backbone)).eval()
+    save_checkpoint(ranker, tokenizer, str(tmp_path / "ckpt"))
+    saved = torch.load(tmp_path / "ckpt" / STATE)
+    torch.save({k.replace("head.", "aggregator.", 1): v for k, v in saved.items()}, tmp_path / "ckpt" / STATE)
+    loaded, _ = load_checkpoint(str(tmp_path / "ckpt"))
+    assert torch.equal(scores(loaded, tokenizer), scores(ranker, tokenizer))
+
+
+def test_a_backbone_missing_weights_is_refused_not_initialised_at_random(tiny_backbone, tokenizer, tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    save_checkpoint(build_ranker("maxp", geometry(tiny_backbone)), tokenizer, str(tmp_path / "ckpt"))
+    weights = tmp_path / "ckpt" / "backbone" / "model.safetensors"
+    state = load_file(weights)
+    dropped = next(k for k in state if "layer.1.output.dense.weight" in k)
+    del state[dropped]
+    save_file(state, weights, metadata={"format": "pt"})
+    with pytest.raises(ValueError, match=r"backbone: the saved backbone lacks 1 weights"):
+        load_checkpoint(str(tmp_path / "ckpt"))

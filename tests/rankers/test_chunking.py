@@ -43,3 +43,15 @@ def test_without_padding_the_document_follows_the_query(tokenizer):
     chunker = Chunker(tokenizer, ChunkGeometry(max_query_tokens=5, chunk_tokens=4, stride=4, max_doc_tokens=8))
     batch = chunker.batch([([1101, 1102], [2000, 2001])])
     assert batch.input_ids[0, 0, 4].item() == 2000  # [CLS] q q [SEP] d
+
+
+def test_the_batch_says_where_the_query_and_the_document_tokens_are(tokenizer):
+    chunker = Chunker(tokenizer, ChunkGeometry(max_query_tokens=4, chunk_tokens=4, stride=3, max_doc_tokens=10))
+    doc = list(range(2000, 2010))
+    batch = chunker.batch([([1101, 1102], doc[:3]), ([1201, 1202, 1203], doc)])
+    assert batch.query_mask.tolist() == [[True, True, False], [True, True, True]]
+    flat = batch.input_ids.reshape(2, -1)
+    for b, expected in enumerate((doc[:3], doc[0:4] + doc[3:7] + doc[6:10])):  # windows overlap by one token
+        n = int(batch.doc_mask[b].sum())
+        assert flat[b, batch.doc_positions[b, :n]].tolist() == expected
+    assert batch.doc_mask[0].tolist() == [True] * 3 + [False] * 9

@@ -40,7 +40,7 @@ def test_scores_from_a_bf16_backbone_come_from_an_fp32_head(tiny_backbone, token
     to bf16's 8 significant bits (at depth 100 that tied a third of the queries' top 11)."""
     ranker = maxp(tiny_backbone)
     with torch.no_grad():
-        ranker.aggregator.score.weight.normal_(std=3.0)  # scores spread over several binades
+        ranker.head.score.weight.normal_(std=3.0)  # scores spread over several binades
     chunker = Chunker(tokenizer, ranker.geometry)
     query = tokenizer("capital of zorvia", add_special_tokens=False)["input_ids"]
     docs = [tokenizer(f"document number {i} says {'words ' * i}", add_special_tokens=False)["input_ids"]
@@ -48,8 +48,7 @@ def test_scores_from_a_bf16_backbone_come_from_an_fp32_head(tiny_backbone, token
     batch = chunker.batch([(query, doc) for doc in docs])
     with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
         scores = ranker(batch)
-        vectors = ranker.encoder(batch)
-        head_under_autocast = ranker.aggregator(vectors, batch.chunk_mask)
+        head_under_autocast = ranker.head(ranker.encoder(batch))
     assert scores.dtype == torch.float32
     on_bf16_grid = scores == scores.to(torch.bfloat16).float()
     assert on_bf16_grid.sum() <= 2, scores  # full-precision scores, not bf16 values

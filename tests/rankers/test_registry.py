@@ -76,11 +76,11 @@ def test_dropout_argument_replaces_every_dropout_probability(tiny_backbone, tmp_
 
 def test_head_dropout_and_the_backbone_dropout_are_separate_arguments(tiny_backbone):
     ranker = build_ranker("parade_max", {**args(tiny_backbone, "parade_max"), "dropout": 0.0, "head_dropout": 0.3})
-    assert ranker.aggregator.dropout.p == 0.3
+    assert ranker.head.dropout.p == 0.3
     backbone_dropouts = [m.p for m in ranker.encoder.backbone.modules() if isinstance(m, torch.nn.Dropout)]
     assert backbone_dropouts and set(backbone_dropouts) == {0.0}
     default = build_ranker("maxp", args(tiny_backbone, "maxp"))
-    assert default.aggregator.dropout.p == 0.0 and default.encoder.backbone.config.hidden_dropout_prob == 0.1
+    assert default.head.dropout.p == 0.0 and default.encoder.backbone.config.hidden_dropout_prob == 0.1
 
 
 def test_pad_query_reaches_the_geometry_and_the_recorded_arguments_include_defaults(tiny_backbone):
@@ -95,4 +95,4 @@ def test_head_parameters_are_everything_outside_the_backbone(tiny_backbone):
     head = {id(p) for p in ranker.head_parameters()}
     backbone = {id(p) for p in ranker.encoder.backbone.parameters()}
     assert head == {id(p) for p in ranker.parameters()} - backbone
-    assert id(ranker.aggregator.query_vector) in head
+    assert id(ranker.head.query_vector) in head

@@ -72,7 +72,7 @@ def test_a_summed_loss_gives_a_step_the_sum_of_its_pairs_gradients(trainer, monk
         gradients = []
 
         def capture(ranker, *args):
-            gradients.append(ranker.aggregator.score.weight.grad.clone())
+            gradients.append(ranker.head.score.weight.grad.clone())
             raise StopTraining
 
         monkeypatch.setattr(loop, "optimizer_step", capture)

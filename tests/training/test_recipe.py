@@ -62,5 +62,6 @@ def test_every_training_key_of_the_schema_is_a_setting():
     schema = yaml.safe_load((Path(posbias.__file__).parent / "config.schema.yaml").read_text())
     fields = {f.name for f in dataclasses.fields(TrainingSettings)}
     section = set(schema["properties"]["training"]["properties"]) - {"queryset", "seeds"}
-    assert section == fields - {"lr", "head_lr"}  # the learning rates are per model
+    assert section == fields - {"lr", "head_lr", "aggregator_lr"}  # the learning rates are per model
+    assert {"lr", "head_lr", "aggregator_lr"} <= set(schema["properties"]["models"]["additionalProperties"]["properties"])
     assert set(schema["$defs"]["training_overrides"]["properties"]) <= section

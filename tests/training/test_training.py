@@ -77,7 +77,7 @@ def test_two_steps_finite_loss_parameters_change_and_seeded_runs_agree(tiny_back
     unchanged = [n for n, p in ranker.named_parameters()
                  if torch.equal(before[n], p) and ".pooler." not in n and not n.endswith("bias")]
     assert unchanged == []
-    assert any(n.startswith("aggregator.") for n in before) and any(".encoder.layer.1." in n for n in before)
+    assert any(n.startswith("head.") for n in before) and any(".encoder.layer.1." in n for n in before)
     again, _, summary_again = run(7)
     assert summary_again["losses"] == summary["losses"]
     assert all(torch.equal(a, b) for a, b in zip(ranker.parameters(), again.parameters()))

@@ -1,8 +1,9 @@
 """The rankers of the long-document study, by registry name, and which of them exist here.
 
 This module imports nothing heavy, so the workflow can sort configured models into
-runnable and not-yet-implemented ones when it builds the graph, without loading
-torch. `tests/rankers/test_catalog.py` keeps `IMPLEMENTED` equal to the registry.
+runnable and not-yet-implemented ones, and check each model's arguments, when it builds the
+graph, without loading torch. `tests/rankers/test_catalog.py` keeps `IMPLEMENTED` equal to the
+registry and `arguments(ranker)` equal to each ranker's constructor arguments.
 """
 
 from __future__ import annotations
@@ -24,6 +25,19 @@ PLANNED = {
 }
 
 ALL = IMPLEMENTED | frozenset(PLANNED)
+
+# The constructor arguments (`models.<name>.args`) every chunked cross-encoder takes ...
+CHUNK_ARGUMENTS = frozenset({
+    "backbone", "max_query_tokens", "chunk_tokens", "stride", "max_doc_tokens", "pooling", "backbone_layers",
+    "trust_remote_code", "dropout", "head_dropout", "pad_query",
+})
+# ... and those only some rankers take.
+OWN_ARGUMENTS: dict[str, frozenset[str]] = {}
+
+
+def arguments(ranker: str) -> frozenset[str]:
+    """The constructor arguments of an implemented ranker."""
+    return CHUNK_ARGUMENTS | OWN_ARGUMENTS.get(ranker, frozenset())
 
 
 def not_implemented_message(model: str, ranker: str) -> str:

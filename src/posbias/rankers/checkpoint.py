@@ -1,12 +1,16 @@
-"""Self-describing checkpoints: load a trained ranker without the config that made it.
+"""Self-describing checkpoints: load a trained ranker without the config that made it, and without the network.
 
 Layout of a checkpoint directory:
-  backbone/     the fine-tuned backbone and its tokenizer (`save_pretrained`): what the ranker is built on
-  ranker.pt     the rest of the ranker's state_dict (aggregator and any module a ranker adds)
+  backbone/     the fine-tuned backbone and its tokenizer (`save_pretrained`): reusable on its own
+  auxiliary/    one `save_pretrained` directory per further pretrained model of the ranker (PARADE PRETR's
+                aggregator), by the constructor argument that names it; loading builds them from here
+  ranker.pt     the rest of the ranker's state_dict: the head and every module or parameter a ranker adds
   ranker.json   registry name and constructor arguments (`ranker.args`, see `build_ranker`)
 
-Checkpoints written before `ranker.pt` existed hold the aggregator's weights in `head.pt`; they
-still load.
+Loading is strict on both parts: a parameter missing from `ranker.pt` or from the backbone's weights is
+an error, never a freshly initialised weight. Checkpoints written before `ranker.pt` existed hold the
+aggregator's weights in `head.pt`, and those before the head was called `head` name it `aggregator.`;
+both still load.
 """
 
 from __future__ import annotations
@@ -20,10 +24,11 @@ import torch
 from posbias.backbones import from_pretrained
 from posbias.errors import InputError, first_line
 from posbias.io import atomic_directory, read_json
-from posbias.rankers.registry import ChunkRanker, build_ranker
+from posbias.rankers.base import ChunkRanker
+from posbias.rankers.registry import build_ranker
 
-BACKBONE, STATE, DESCRIPTION = "backbone", "ranker.pt", "ranker.json"
-LEGACY_HEAD = "head.pt"
+BACKBONE, AUXILIARY, STATE, DESCRIPTION = "backbone", "auxiliary", "ranker.pt", "ranker.json"
+LEGACY_HEAD, LEGACY_PREFIX = "head.pt", "aggregator."
 BACKBONE_PREFIX = "encoder.backbone."  # state_dict keys saved in backbone/ instead
 
 
@@ -32,6 +37,8 @@ def save_checkpoint(ranker: ChunkRanker, tokenizer, directory: str, extra: dict 
     with atomic_directory(directory) as staging:
         ranker.encoder.backbone.save_pretrained(staging / BACKBONE)
         tokenizer.save_pretrained(staging / BACKBONE)
+        for argument, model in ranker.auxiliary_models().items():
+            model.save_pretrained(staging / AUXILIARY / argument)
         state = {k: v for k, v in ranker.state_dict().items() if not k.startswith(BACKBONE_PREFIX)}
         torch.save(state, staging / STATE)
         description = {"name": ranker.registry_name, "args": ranker.args, **(extra or {})}
@@ -44,8 +51,9 @@ def _load_rest(ranker: ChunkRanker, path: Path, name: str) -> None:
     try:
         state = torch.load(state_file, map_location="cpu")
         if state_file.name == LEGACY_HEAD:
-            ranker.aggregator.load_state_dict(state)
+            ranker.head.load_state_dict(state)
             return
+        state = {("head." + k[len(LEGACY_PREFIX):] if k.startswith(LEGACY_PREFIX) else k): v for k, v in state.items()}
         missing, unexpected = ranker.load_state_dict(state, strict=False)
     except (RuntimeError, EOFError, pickle.UnpicklingError) as err:  # a damaged file, or another ranker's state
         raise InputError(f"{state_file}: not the state of a {name} ranker ({first_line(err)})") from None
@@ -53,6 +61,27 @@ def _load_rest(ranker: ChunkRanker, path: Path, name: str) -> None:
     if missing or unexpected:
         raise InputError(f"{state_file}: not the state of a {name} ranker (missing {missing[:5]}, "
                          f"unexpected {unexpected[:5]})")
+
+
+def _check_backbone_complete(ranker: ChunkRanker, path: Path) -> None:
+    """Every persistent backbone parameter must come from the saved weights (`from_pretrained` would
+    initialise a missing one at random and only warn)."""
+    from safetensors import safe_open
+
+    weights = path / "model.safetensors"
+    index = path / "model.safetensors.index.json"
+    if weights.exists():
+        with safe_open(str(weights), "pt") as handle:
+            saved = set(handle.keys())
+    elif index.exists():
+        saved = set(read_json(index)["weight_map"])
+    else:
+        raise InputError(f"{path}: no model.safetensors (the backbone's weights)")
+    expected = set(ranker.encoder.backbone.state_dict())
+    prefix = getattr(ranker.encoder.backbone, "base_model_prefix", "")
+    missing = sorted(k for k in expected if k not in saved and f"{prefix}.{k}" not in saved)
+    if missing:
+        raise InputError(f"{path}: the saved backbone lacks {len(missing)} weights, e.g. {missing[:3]}")
 
 
 def load_checkpoint(directory: str) -> tuple[ChunkRanker, "object"]:
@@ -75,7 +104,11 @@ def load_checkpoint(directory: str) -> tuple[ChunkRanker, "object"]:
     args = dict(description["args"])
     args["backbone"] = str(path / BACKBONE)
     args["backbone_layers"] = None  # the saved backbone already has its layer count
+    if (path / AUXILIARY).is_dir():
+        for auxiliary in sorted((path / AUXILIARY).iterdir()):
+            args[auxiliary.name] = str(auxiliary)
     ranker = build_ranker(description["name"], args)
+    _check_backbone_complete(ranker, path / BACKBONE)
     _load_rest(ranker, path, description["name"])
     ranker.eval()
     tokenizer = from_pretrained(AutoTokenizer, str(path / BACKBONE), "checkpoint's tokenizer",

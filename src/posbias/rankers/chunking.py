@@ -1,13 +1,16 @@
-"""The chunking core every ranker shares: token ids in, padded chunk batches out.
+"""The featurizer of chunked cross-encoders: token ids in, padded chunk batches out.
 
-The layout of each input (windows, query length, `pad_query`) is the ranker's `ChunkGeometry`
-(`posbias.rankers.geometry`). A batch is padded only to its longest document and longest
-sequence, and comes with a validity mask per chunk so aggregators never look at padding-only
-chunks (and none are computed).
+Each chunk is `[CLS] query [SEP] window [SEP]`. The layout of each input (windows, query length,
+`pad_query`) is the ranker's `ChunkGeometry` (`posbias.rankers.geometry`). A batch is padded only
+to its longest document and longest sequence, and comes with a validity mask per chunk so heads
+never look at padding-only chunks (and none are computed). It also says where the query's and the
+document's tokens sit, so an encoder can hand token states to interaction heads
+(`posbias.rankers.features`) without knowing the layout.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -24,10 +27,16 @@ class ChunkBatch:
     attention_mask: torch.Tensor  # [batch, chunks, length]
     token_type_ids: torch.Tensor  # [batch, chunks, length]
     chunk_mask: torch.Tensor  # [batch, chunks], True where the chunk holds document text
+    # The query's tokens are at positions 1 .. 1 + query slots of every chunk; True on real ones.
+    query_mask: torch.Tensor  # [batch, query slots]
+    # Where the document's tokens are, in order, in the flattened [chunks x length] input of each
+    # pair (every window's tokens, one window after another), and True on real ones.
+    doc_positions: torch.Tensor  # [batch, document tokens]
+    doc_mask: torch.Tensor  # [batch, document tokens]
 
     def to(self, device) -> "ChunkBatch":
-        return ChunkBatch(*(tensor.to(device) for tensor in
-                            (self.input_ids, self.attention_mask, self.token_type_ids, self.chunk_mask)))
+        return ChunkBatch(**{field.name: getattr(self, field.name).to(device)
+                             for field in dataclasses.fields(self)})
 
 
 class Chunker:
@@ -69,7 +78,14 @@ class Chunker:
         attention = np.zeros(shape, dtype=np.int64)
         token_types = np.zeros(shape, dtype=np.int64)
         chunk_mask = np.zeros(shape[:2], dtype=bool)
+        query_slots = max(slots for _, slots, _, _ in layouts)
+        query_mask = np.zeros((len(pairs), query_slots), dtype=bool)
+        doc_tokens = max(sum(end - start for start, end in windows) for *_, windows in layouts)
+        doc_positions = np.zeros((len(pairs), doc_tokens), dtype=np.int64)
+        doc_mask = np.zeros((len(pairs), doc_tokens), dtype=bool)
         for b, (query, slots, doc, windows) in enumerate(layouts):
+            query_mask[b, :len(query)] = True
+            joined = 0
             query_part = slots + 2  # [CLS] query (and its padding) [SEP]
             for c, (start, end) in enumerate(windows):
                 row = input_ids[b, c]
@@ -83,4 +99,9 @@ class Chunker:
                 attention[b, c, 1 + len(query):query_part - 1] = 0  # the query's padding is masked
                 token_types[b, c, query_part:used] = 1
                 chunk_mask[b, c] = True
-        return ChunkBatch(*(torch.from_numpy(array) for array in (input_ids, attention, token_types, chunk_mask)))
+                span = end - start
+                doc_positions[b, joined:joined + span] = c * length + query_part + np.arange(span)
+                doc_mask[b, joined:joined + span] = True
+                joined += span
+        arrays = (input_ids, attention, token_types, chunk_mask, query_mask, doc_positions, doc_mask)
+        return ChunkBatch(*(torch.from_numpy(array) for array in arrays))

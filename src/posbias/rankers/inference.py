@@ -15,8 +15,7 @@ from tqdm import tqdm
 
 from posbias.data.token_store import TokenStore
 from posbias.errors import InputError
-from posbias.rankers.chunking import Chunker
-from posbias.rankers.registry import ChunkRanker
+from posbias.rankers.base import ChunkRanker
 from posbias.training.device import autocast, autocast_dtype, dtype_name, pick_device
 
 log = logging.getLogger(__name__)
@@ -36,7 +35,7 @@ def rerank(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: Token
     torch_device = pick_device(device)
     dtype = autocast_dtype(torch_device, precision)
     ranker.to(torch_device).eval()
-    chunker = Chunker(tokenizer, ranker.geometry)
+    chunker = ranker.featurizer(tokenizer)
     store.check_tokenizer(tokenizer, ranker.geometry.max_doc_tokens)
     qids = sorted(candidates)
     query_ids = dict(zip(qids, chunker.tokenize_queries([queries[q] for q in qids])))

@@ -9,7 +9,7 @@ import shutil
 import torch
 
 from posbias.backbones import load_tokenizer
-from posbias.config import tokenizer_name
+from posbias.config import learning_rates, tokenizer_name
 from posbias.data.token_store import TokenStore
 from posbias.errors import InputError
 from posbias.io import atomic_write, iter_run, nonempty, read_qrels, read_queries, read_run, write_run
@@ -38,8 +38,7 @@ def fit(model: dict, training: dict, seed: int, tokens: str, queries: str, qrels
     if unknown:
         raise InputError(f"{len(unknown)} judged training queries are not in {queries}, e.g. {unknown[:3]}")
     # before the model is loaded: a bad recipe fails fast
-    settings = from_section(TrainingSettings, {"lr": model["lr"], "head_lr": model["head_lr"], **training},
-                            "training")
+    settings = from_section(TrainingSettings, {**learning_rates(model), **training}, "training")
     torch.set_num_threads(threads)
     seed_everything(seed)  # before construction: the head's initial weights depend on it
     if init_checkpoint:

@@ -2,7 +2,7 @@
 
 Pairwise margin loss (the mean or the sum over an optimizer step's pairs); per step one positive
 and one hard negative per query; minibatches with gradient accumulation; AdamW with separate learning
-rates for the backbone and the aggregator head; a linear warm-up over the first 20% of all optimizer
+rates for the backbone, the head and (PARADE PRETR) a pretrained aggregator; a linear warm-up over the first 20% of all optimizer
 steps, then a constant rate, optionally decayed after each epoch; gradient clipping unless
 `max_grad_norm` is None; autocast (bf16, else fp16) on CUDA for the backbone, the scoring head in fp32.
 An epoch visits every training query `query_repeats` times, or `queries_per_epoch` of them.
@@ -24,8 +24,7 @@ import torch
 from tqdm import tqdm
 
 from posbias.data.token_store import TokenStore
-from posbias.rankers.chunking import Chunker
-from posbias.rankers.registry import ChunkRanker
+from posbias.rankers.base import ChunkRanker
 from posbias.training.device import autocast, autocast_dtype, dtype_name, pick_device
 from posbias.training.freezing import freeze_lower
 from posbias.training.loss import pairwise_margin_loss
@@ -71,6 +70,20 @@ def optimizer_step(ranker, optimizer, scheduler, scaler, max_grad_norm: float | 
     return stepped
 
 
+def parameter_groups(ranker: ChunkRanker, settings: TrainingSettings) -> list[dict]:
+    """The optimizer's parameter groups: each of the ranker's groups at its learning rate, frozen parameters left out."""
+    rates = settings.learning_rates()
+    groups = []
+    for group, params in ranker.parameter_groups().items():
+        if group not in rates:
+            raise ValueError(f"{ranker.registry_name}: parameter group {group!r} has no learning rate "
+                             f"(known: {sorted(rates)})")
+        trainable = [p for p in params if p.requires_grad]
+        if trainable:
+            groups.append({"params": trainable, "lr": rates[group], "name": group})
+    return groups
+
+
 def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenStore, qrels,
           candidates: Mapping[str, np.ndarray], settings: TrainingSettings, seed: int, progress: bool = True,
           state_dir: str | None = None, name: str | None = None) -> dict:
@@ -87,16 +100,11 @@ def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenS
     ranker.to(device).train()
     store.check_tokenizer(tokenizer, ranker.geometry.max_doc_tokens)
     sampler = PairSampler(qrels, candidates, store, negatives=settings.negatives, seed=seed)
-    chunker = Chunker(tokenizer, ranker.geometry)
+    chunker = ranker.featurizer(tokenizer)
     limit = ranker.geometry.max_doc_tokens
 
     freeze_lower(ranker.encoder.backbone, settings.freeze_embeddings, settings.freeze_layers)
-    head = {id(p) for p in ranker.head_parameters()}
-    backbone_params = [p for p in ranker.parameters() if p.requires_grad and id(p) not in head]
-    optimizer = torch.optim.AdamW([
-        {"params": backbone_params, "lr": settings.lr},
-        {"params": ranker.head_parameters(), "lr": settings.head_lr},
-    ], weight_decay=settings.weight_decay)
+    optimizer = torch.optim.AdamW(parameter_groups(ranker, settings), weight_decay=settings.weight_decay)
     pairs_per_step = settings.batch_size * settings.grad_accum
     visits = len(sampler.qids) * settings.query_repeats
     per_epoch = min(settings.queries_per_epoch or visits, visits)

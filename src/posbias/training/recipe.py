@@ -17,7 +17,7 @@ NEGATIVES_KEYS = ("pool_depth", "per_query")
 @dataclass(frozen=True)
 class TrainingSettings:
     lr: float  # backbone learning rate
-    head_lr: float  # aggregator learning rate
+    head_lr: float  # learning rate of everything outside the backbone, unless a ranker says otherwise
     epochs: int
     batch_size: int  # pairs per forward pass
     grad_accum: int  # forward passes per optimizer step
@@ -37,6 +37,12 @@ class TrainingSettings:
     # non-relevant candidates; None: every step draws from all its non-relevant candidates
     negatives: Mapping[str, int] | None = None
     query_repeats: int = 1  # visits of each training query per epoch
+    aggregator_lr: float | None = None  # a pretrained aggregator's learning rate (PARADE PRETR); None: head_lr
+
+    def learning_rates(self) -> dict[str, float]:
+        """The learning rate of each parameter group (`posbias.rankers.base.PARAMETER_GROUPS`)."""
+        return {"backbone": self.lr, "head": self.head_lr,
+                "aggregator": self.head_lr if self.aggregator_lr is None else self.aggregator_lr}
 
     def __post_init__(self):
         if self.loss_reduction not in LOSS_REDUCTIONS:

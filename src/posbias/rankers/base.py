@@ -1,0 +1,85 @@
+"""The chunked cross-encoder ranker: a featurizer, an encoder and a head.
+
+- The featurizer (`featurizer(tokenizer)`, a `Chunker`) turns query and document token ids into
+  `[CLS] query [SEP] window [SEP]` chunks laid out by the ranker's `ChunkGeometry`.
+- The encoder (`ChunkEncoder`) runs the pretrained backbone on the valid chunks and returns
+  `ChunkFeatures`: pooled chunk vectors, plus the token states its head asks for.
+- The head (`posbias.rankers.heads`) turns the features into one score per document.
+
+A registered ranker (`posbias.rankers.registry`) only says which head it has (`make_head`) and
+which geometry it accepts (`check_geometry`). A ranker with constructor arguments of its own sets
+them as attributes before calling this constructor, which builds the head; `build_ranker` records
+every argument for the checkpoint.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from posbias.rankers.chunking import ChunkBatch, Chunker
+from posbias.rankers.encoder import ChunkEncoder, load_backbone
+from posbias.rankers.geometry import ChunkGeometry, position_limit, refuse_overlong
+
+# The learning-rate groups a ranker may put its parameters in, and the training setting each one
+# follows (`posbias.training.recipe.TrainingSettings`).
+PARAMETER_GROUPS = ("backbone", "head", "aggregator")
+
+
+class ChunkRanker(nn.Module):
+    """A cross-encoder over document chunks: backbone encoder plus a head."""
+
+    registry_name = "?"
+
+    args: dict  # the constructor arguments, set by `build_ranker`
+
+    def __init__(self, backbone: str, max_query_tokens: int, chunk_tokens: int, stride: int,
+                 max_doc_tokens: int, pooling: str = "cls", backbone_layers: int | None = None,
+                 trust_remote_code: bool = False, dropout: float | None = None, head_dropout: float = 0.0,
+                 pad_query: bool = False):
+        """`dropout` replaces the backbone's own dropout probabilities; `head_dropout` is the dropout on
+        the vector the scoring layer reads; `pad_query` pads queries to `max_query_tokens` (masked)."""
+        super().__init__()
+        self.geometry = ChunkGeometry(max_query_tokens, chunk_tokens, stride, max_doc_tokens, pad_query)
+        self.check_geometry(self.geometry)
+        model = load_backbone(backbone, backbone_layers, trust_remote_code, dropout)
+        refuse_overlong(self.geometry, position_limit(model.config), backbone)
+        self.head_dropout = head_dropout
+        head = self.make_head(model)
+        self.encoder = ChunkEncoder(model, pooling, head.token_layers)
+        self.head = head
+
+    def check_geometry(self, geometry: ChunkGeometry) -> None:
+        """Rankers with geometry constraints of their own refuse other geometries here."""
+
+    def make_head(self, backbone: nn.Module) -> nn.Module:
+        """The head, given the loaded backbone (its config says the hidden size and layer count)."""
+        raise NotImplementedError
+
+    def featurizer(self, tokenizer) -> Chunker:
+        """What turns query and document token ids into this ranker's input batches."""
+        return Chunker(tokenizer, self.geometry)
+
+    def forward(self, batch: ChunkBatch) -> torch.Tensor:
+        features = self.encoder(batch)
+        # The encoder may run under autocast (bf16 keeps 8 significant bits); the head runs in fp32, or
+        # scores would round to bf16 and tie (then doc ids would decide).
+        with torch.autocast(device_type=features.pooled.device.type, enabled=False):
+            return self.head(features.float())
+
+    def parameter_groups(self) -> dict[str, list[nn.Parameter]]:
+        """Parameters by learning-rate group (`PARAMETER_GROUPS`): the pretrained backbone's, and everything
+        else as the head's. A ranker with a pretrained aggregator moves it to "aggregator"."""
+        backbone = list(self.encoder.backbone.parameters())
+        seen = {id(p) for p in backbone}
+        return {"backbone": backbone, "head": [p for p in self.parameters() if id(p) not in seen]}
+
+    def head_parameters(self) -> list[nn.Parameter]:
+        """Every parameter outside the pretrained backbone."""
+        backbone = {id(p) for p in self.encoder.backbone.parameters()}
+        return [p for p in self.parameters() if id(p) not in backbone]
+
+    def auxiliary_models(self) -> dict[str, nn.Module]:
+        """Pretrained models besides the backbone, by the constructor argument that names them (PARADE
+        PRETR's aggregator); a checkpoint stores their configs so that loading needs no network."""
+        return {}

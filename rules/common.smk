@@ -169,4 +169,5 @@ REPORTED = [
     *([f"{OUT}/first_stage.tex"] if "first_stage" in TABLES else []),
     *([f"{OUT}/outcomes.tex"] if "outcomes" in TABLES else []),
     *([f"{OUT}/table9.tex", f"{OUT}/table10.tex"] if "dataset_stats" in TABLES else []),
+    *([f"{OUT}/table11.tex"] if "table11" in TABLES else []),
 ]

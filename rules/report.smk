@@ -165,3 +165,22 @@ if "dataset_stats" in TABLES:
             "logs/report/dataset_tables.log",
         script:
             "../scripts/dataset_tables.py"
+
+
+if "table11" in TABLES:
+
+    rule table11:
+        localrule: True
+        input:
+            checkpoints=expand("results/models/{model}/seed{seed}", model=TABLES["table11"]["models"], seed=SEEDS[0]),
+        output:
+            **table_outputs("table11", "table11"),
+        params:
+            models=TABLES["table11"]["models"],
+            labels={m: CFG.models[m].label for m in TABLES["table11"]["models"]},
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/report/table11.log",
+        script:
+            "../scripts/table11.py"

@@ -516,6 +516,8 @@ def test_model_check_names_the_key(mutations, message):
 
 
 TABLE_ERRORS = [
+    pytest.param(put("tables.table11", {"models": ["firstp", "nope"]}),
+                 r"^tables\.table11\.models: 'nope' is not a configured model", id="table11-model-unknown"),
     pytest.param(append("tables.table1.models", "maxp"), r"^tables\.table1\.models: lists a model twice",
                  id="model-twice"),
     pytest.param(append("tables.table7.models", "nope"), r"^tables\.table7\.models: 'nope' is not a configured model",
@@ -816,3 +818,8 @@ def test_an_inconsistent_fine_tuning_recipe_is_refused_naming_where_it_comes_fro
 def test_an_experiment_may_not_take_the_name_of_a_shared_results_directory():
     check_rejects((put("experiment", "eval"),), r"^experiment: 'eval' is a directory the workflow writes under results/")
     assert prepare(mutated(put("experiment", "mine"))).results_dir == "results/mine"
+
+
+def test_table11_without_models_counts_every_model():
+    cfg = prepare(mutated(put("tables.table11", {})))
+    assert cfg.tables["table11"]["models"] == sorted(DEFAULT["models"])

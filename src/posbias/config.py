@@ -416,8 +416,8 @@ def prepare(data: Mapping) -> Config:
     data = validate(dict(data))
     warnings: list[str] = []
     _skip_unimplemented_models(data, warnings)
-    for table in BASELINE_TABLE_NAMES:  # a table without `models` shows every configured model (sorted:
-        if table in data["tables"]:      # the order of the models section must not move rows or rerun the job)
+    for table in (*BASELINE_TABLE_NAMES, "table11"):  # a table without `models` shows every configured model
+        if table in data["tables"]:  # (sorted: the order of the models section must not move rows or rerun the job)
             data["tables"][table].setdefault("models", sorted(data["models"]))
     for check in CHECKS:
         check(data, warnings)
@@ -430,7 +430,7 @@ def _skip_unimplemented_models(cfg: dict, warnings: list[str]) -> None:
     for model in sorted(skipped):
         warnings.append(catalog.not_implemented_message(model, cfg["models"][model]["ranker"]))
     cfg["models"] = {m: spec for m, spec in cfg["models"].items() if m not in skipped}
-    for key in ("table1", "table4", "table7", "table8", "outcomes"):
+    for key in ("table1", "table4", "table7", "table8", "table11", "outcomes"):
         spec = cfg["tables"].get(key)
         if spec and "models" in spec:
             spec["models"] = [m for m in spec["models"] if m not in skipped]
@@ -638,6 +638,8 @@ def check_tables(cfg: dict, warnings: list[str]) -> None:
             _require(models, m, "tables.outcomes.models", "a configured model")
     for qs in tables.get("dataset_stats", {}).get("querysets", []):
         _require(_plain_querysets(cfg), qs, "tables.dataset_stats.querysets", "a (not pooled) key of querysets")
+    for m in tables.get("table11", {}).get("models", []):
+        _require(models, m, "tables.table11.models", "a configured model")
 
 
 def check_external_runs(cfg: dict, warnings: list[str]) -> None:

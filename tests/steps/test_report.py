@@ -166,3 +166,25 @@ def test_every_table_compiles(tmp_path):
     log = (tmp_path / "all.log").read_text(errors="replace")
     assert result.returncode == 0, log[-3000:]
     assert "Missing character" not in log  # a character the font lacks would vanish silently
+
+
+def test_table11_counts_the_parameters_in_each_checkpoint(tiny_backbone, tokenizer, tmp_path):
+    from posbias.rankers.checkpoint import save_checkpoint
+    from posbias.rankers.registry import build_ranker
+    from posbias.steps.report import parameter_table
+
+    geometry = dict(backbone=tiny_backbone, max_query_tokens=6, chunk_tokens=8, stride=8)
+    rankers = {"firstp": build_ranker("firstp", {**geometry, "max_doc_tokens": 8}),
+               "maxp": build_ranker("parade_attn", {**geometry, "max_doc_tokens": 24})}
+    for name, ranker in rankers.items():
+        save_checkpoint(ranker, tokenizer, str(tmp_path / name))
+    parameter_table({name: str(tmp_path / name) for name in rankers}, {m: MODELS[m]["label"] for m in rankers},
+                    outputs(tmp_path, "table11"))
+    frame = pd.read_csv(tmp_path / "table11.csv")
+    backbone = sum(p.numel() for p in rankers["firstp"].encoder.backbone.parameters())
+    assert frame["backbone"].tolist() == [backbone, backbone]
+    # FirstP's head is one linear layer; PARADE Attn adds its attention vector
+    hidden = rankers["firstp"].encoder.hidden_size
+    assert frame["outside_backbone"].tolist() == [hidden + 1, 2 * hidden + 1]
+    assert frame["parameters"].tolist() == [sum(p.numel() for p in r.parameters()) for r in rankers.values()]
+    assert problems((tmp_path / "table11.tex").read_text()) == []

@@ -74,6 +74,10 @@ class ChunkRanker(nn.Module):
         seen = {id(p) for p in backbone}
         return {"backbone": backbone, "head": [p for p in self.parameters() if id(p) not in seen]}
 
+    def parameter_counts(self) -> dict[str, int]:
+        """How many parameters each group holds (Table 11)."""
+        return {group: sum(p.numel() for p in params) for group, params in self.parameter_groups().items()}
+
     def head_parameters(self) -> list[nn.Parameter]:
         """Every parameter outside the pretrained backbone."""
         backbone = {id(p) for p in self.encoder.backbone.parameters()}

@@ -1,5 +1,6 @@
 """Pipeline steps of reporting: the baseline-centred tables (1, 7, 8), Table 4, the outcome breakdown,
-the first-stage table, the dataset statistics (Tables 9 and 10) and the FarRelevant figure.
+the first-stage table, the dataset statistics (Tables 9 and 10), the parameter counts (Table 11) and
+the FarRelevant figure.
 
 Every table reads persisted files only (per-query Parquet, statistics JSON), so it is rebuilt in
 seconds after a change to its layout or to the statistics settings, without re-evaluating any run.
@@ -181,3 +182,27 @@ def dataset_tables(collections: dict[str, str], querysets: dict[str, str], token
                f"rel_level) averaged over the judged queries.")
     write_outputs(queries_outputs, queries, dataset.to_latex(queries, columns, caption, "tab:queries"),
                   dataset.to_markdown(queries, columns, caption), dataset.to_html(queries, columns, caption))
+
+
+def parameter_table(checkpoints: dict[str, str], labels: dict[str, str], outputs: dict) -> None:
+    """Table 11: each model's parameters, counted in its trained checkpoint (every group the ranker trains:
+    the backbone, the head and any pretrained aggregator)."""
+    from posbias.rankers.checkpoint import load_checkpoint
+
+    records = []
+    for model, path in checkpoints.items():
+        ranker, _ = load_checkpoint(path)
+        counts = ranker.parameter_counts()
+        records.append({"model": model, "label": labels[model], "ranker": ranker.registry_name,
+                        "parameters": sum(counts.values()), "backbone": counts["backbone"],
+                        "outside_backbone": sum(counts.values()) - counts["backbone"]})
+        del ranker
+    frame = pd.DataFrame.from_records(records, columns=["model", "label", "ranker", "parameters", "backbone",
+                                                        "outside_backbone"])
+    columns = [("label", "Ranker"), ("parameters", "# of parameters"), ("backbone", "backbone"),
+               ("outside_backbone", "outside the backbone")]
+    caption = ("Parameters per ranker, counted in its trained checkpoint (first seed); outside the backbone: "
+               "the head and any aggregator. Unused weights (the backbone's pooler, a Transformer aggregator's "
+               "word embeddings) are not part of our rankers, so they are not counted.")
+    write_outputs(outputs, frame, dataset.to_latex(frame, columns, caption, "tab:parameters"),
+                  dataset.to_markdown(frame, columns, caption), dataset.to_html(frame, columns, caption))

@@ -507,6 +507,8 @@ MODEL_ERRORS = [
                  r"^models\.maxp\.args\.chunk_tokens: larger than max_doc_tokens", id="chunk-beyond-budget"),
     pytest.param((put("models.maxp.label", "Twin"), put("models.sump.label", "Twin")),
                  r"^models\.sump\.label: 'Twin' is also the label of models\.maxp", id="label-twice"),
+    pytest.param(put("models.maxp.args.attention", "per_dim"),
+                 r"^models\.maxp\.args\.attention: not an argument of ranker 'maxp'", id="argument-of-another-ranker"),
 ]
 
 

@@ -16,13 +16,18 @@ import torch
 
 from posbias.rankers.checkpoint import load_checkpoint, save_checkpoint
 from posbias.rankers.chunking import ChunkBatch
+from posbias.rankers.late_interaction import LateBatch
 from posbias.rankers.registry import RANKERS, build_ranker
 from posbias.training.loop import parameter_groups
 from posbias.training.loss import pairwise_margin_loss
 from posbias.training.recipe import TrainingSettings
 
-# Arguments a ranker needs beyond the geometry, given the tiny backbone's directory.
-EXTRA_ARGS = {}
+# Arguments a ranker needs beyond the geometry, given the tiny backbone's directory (which also serves as the
+# "pretrained" aggregator and interaction model).
+EXTRA_ARGS = {
+    "parade_transf_pretr": lambda path: {"aggregator": path},
+    "parade_transf_pretr_lateir": lambda path: {"aggregator": path, "interaction_model": path},
+}
 
 
 def ranker_args(name: str, backbone: str) -> dict:
@@ -41,8 +46,11 @@ def texts(tokenizer):
     return query, docs
 
 
-def pad(batch: ChunkBatch, extra_length: int, extra_chunks: int, pad_id: int) -> ChunkBatch:
-    """The same pairs with `extra_length` pad tokens after every chunk and `extra_chunks` padding-only chunks."""
+def pad(batch, extra_length: int, extra_chunks: int, pad_id: int):
+    """The same pairs with `extra_length` pad tokens after every chunk (and query) and `extra_chunks`
+    padding-only chunks."""
+    if isinstance(batch, LateBatch):
+        return pad_late(batch, extra_length, extra_chunks, pad_id)
     n, chunks, length = batch.input_ids.shape
     grow = lambda t, value: torch.nn.functional.pad(t, (0, extra_length, 0, extra_chunks), value=value)  # noqa: E731
     positions = batch.doc_positions // length * (length + extra_length) + batch.doc_positions % length
@@ -51,6 +59,18 @@ def pad(batch: ChunkBatch, extra_length: int, extra_chunks: int, pad_id: int) ->
         token_type_ids=grow(batch.token_type_ids, 0),
         chunk_mask=torch.nn.functional.pad(batch.chunk_mask, (0, extra_chunks), value=False),
         doc_positions=positions)
+
+
+def pad_late(batch: LateBatch, extra_length: int, extra_chunks: int, pad_id: int) -> LateBatch:
+    F = torch.nn.functional  # noqa: N806
+    chunked = lambda t, value: F.pad(t, (0, extra_length, 0, extra_chunks), value=value)  # noqa: E731
+    longer = lambda t, value: F.pad(t, (0, extra_length), value=value)  # noqa: E731
+    return LateBatch(
+        query_ids=longer(batch.query_ids, pad_id), query_attention=longer(batch.query_attention, 0),
+        query_mask=longer(batch.query_mask, False), query_kept=longer(batch.query_kept, False),
+        window_ids=chunked(batch.window_ids, pad_id), window_attention=chunked(batch.window_attention, 0),
+        window_types=chunked(batch.window_types, 0), window_mask=chunked(batch.window_mask, False),
+        chunk_mask=F.pad(batch.chunk_mask, (0, extra_chunks), value=False))
 
 
 def settings(**overrides) -> TrainingSettings:

@@ -5,14 +5,20 @@ import torch
 
 import posbias
 
-from posbias.rankers.chunking import Chunker
 from posbias.rankers.checkpoint import load_checkpoint, save_checkpoint
 from posbias.rankers.registry import RANKERS, build_ranker
 
 
+# Ranker arguments that name a further pretrained model: the tiny backbone serves as that model.
+PRETRAINED_ARGUMENTS = ("aggregator", "interaction_model")
+
+
 def args(backbone, name):
+    from posbias.rankers import catalog
+
     geometry = dict(max_query_tokens=6, chunk_tokens=8, stride=8, max_doc_tokens=8 if name == "firstp" else 24)
-    return dict(backbone=backbone, **geometry)
+    pretrained = {argument: backbone for argument in PRETRAINED_ARGUMENTS if argument in catalog.arguments(name)}
+    return dict(backbone=backbone, **geometry, **pretrained)
 
 
 def test_registry_has_the_study_models():
@@ -45,7 +51,7 @@ def test_every_ranker_scores_deterministically_ignores_padding_and_round_trips(n
                                                                                tmp_path):
     torch.manual_seed(0)
     ranker = build_ranker(name, args(tiny_backbone, name)).eval()
-    chunker = Chunker(tokenizer, ranker.geometry)
+    chunker = ranker.featurizer(tokenizer)
     query = tokenizer("capital of zorvia", add_special_tokens=False)["input_ids"]
     short = tokenizer("the capital of zorvia is mendal", add_special_tokens=False)["input_ids"]
     long = tokenizer(" ".join(["filler words here"] * 12), add_special_tokens=False)["input_ids"]

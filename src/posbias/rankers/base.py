@@ -4,6 +4,7 @@
   `[CLS] query [SEP] window [SEP]` chunks laid out by the ranker's `ChunkGeometry`.
 - The encoder (`ChunkEncoder`) runs the pretrained backbone on the valid chunks and returns
   `ChunkFeatures`: pooled chunk vectors, plus the token states its head asks for.
+  (A late-interaction ranker replaces both: `posbias.rankers.late_interaction`.)
 - The head (`posbias.rankers.heads`) turns the features into one score per document.
 
 A registered ranker (`posbias.rankers.registry`) only says which head it has (`make_head`) and
@@ -46,7 +47,7 @@ class ChunkRanker(nn.Module):
         refuse_overlong(self.geometry, position_limit(model.config), backbone)
         self.head_dropout = head_dropout
         head = self.make_head(model)
-        self.encoder = ChunkEncoder(model, pooling, head.token_layers)
+        self.encoder = self.make_encoder(model, pooling, head)
         self.head = head
 
     def check_geometry(self, geometry: ChunkGeometry) -> None:
@@ -56,6 +57,12 @@ class ChunkRanker(nn.Module):
         """The head, given the loaded backbone (its config says the hidden size and layer count)."""
         raise NotImplementedError
 
+    def make_encoder(self, backbone: nn.Module, pooling: str, head: nn.Module) -> nn.Module:
+        """The encoder around the loaded backbone (kept as its `backbone` attribute: training freezes its
+        lower layers and checkpoints save it on its own). A ranker with another featurizer, whose batches
+        are not `ChunkBatch`es, brings the encoder that reads them (PARADE LATEIR)."""
+        return ChunkEncoder(backbone, pooling, head.token_layers)
+
     def featurizer(self, tokenizer) -> Chunker:
         """What turns query and document token ids into this ranker's input batches."""
         return Chunker(tokenizer, self.geometry)
@@ -64,7 +71,7 @@ class ChunkRanker(nn.Module):
         features = self.encoder(batch)
         # The encoder may run under autocast (bf16 keeps 8 significant bits); the head runs in fp32, or
         # scores would round to bf16 and tie (then doc ids would decide).
-        with torch.autocast(device_type=features.pooled.device.type, enabled=False):
+        with torch.autocast(device_type=features.chunk_mask.device.type, enabled=False):
             return self.head(features.float())
 
     def parameter_groups(self) -> dict[str, list[nn.Parameter]]:

@@ -8,7 +8,8 @@ registry and `arguments(ranker)` equal to each ranker's constructor arguments.
 
 from __future__ import annotations
 
-IMPLEMENTED = frozenset({"firstp", "maxp", "sump", "avgp", "parade_avg", "parade_max", "parade_attn"})
+IMPLEMENTED = frozenset({"firstp", "maxp", "sump", "avgp", "parade_avg", "parade_max", "parade_attn",
+                         "parade_transf_rand", "parade_transf_pretr", "parade_transf_pretr_lateir"})
 
 # Study rankers that arrive with the model-zoo issue; a config may list them already.
 PLANNED = {
@@ -16,8 +17,6 @@ PLANNED = {
     "cedr_knrm": "CEDR-KNRM",
     "cedr_pacrr": "CEDR-PACRR",
     "neural_model1": "Neural Model 1 (lexical translation over token embeddings)",
-    "parade_transf_rand": "PARADE Transformer, aggregator initialised at random",
-    "parade_transf_pretr": "PARADE Transformer, aggregator from pretrained layers",
     "longp": "LongP: the whole (truncated) document in one long-context encoder (Longformer, Big-Bird, JINA, "
              "MOSAIC, TinyLLAMA)",
     "biencoder": "bi-encoder ranker (E5-4K), zero-shot",
@@ -32,7 +31,12 @@ CHUNK_ARGUMENTS = frozenset({
     "trust_remote_code", "dropout", "head_dropout", "pad_query",
 })
 # ... and those only some rankers take.
-OWN_ARGUMENTS: dict[str, frozenset[str]] = {}
+OWN_ARGUMENTS: dict[str, frozenset[str]] = {
+    "parade_attn": frozenset({"attention"}),
+    "parade_transf_rand": frozenset({"aggregator_layers", "aggregator_heads"}),
+    "parade_transf_pretr": frozenset({"aggregator"}),
+    "parade_transf_pretr_lateir": frozenset({"aggregator", "interaction_model"}),
+}
 
 
 def arguments(ranker: str) -> frozenset[str]:

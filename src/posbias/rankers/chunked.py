@@ -1,4 +1,5 @@
-"""Rankers that pool each chunk into one vector: FirstP, MaxP, SumP, AvgP and PARADE Avg, Max and Attn."""
+"""Rankers that pool each chunk into one vector: FirstP, MaxP, SumP, AvgP and PARADE Avg, Max and Attn
+(the PARADE Transformers are in `parade_transformer`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from posbias.errors import InputError
 from posbias.rankers.base import ChunkRanker
 from posbias.rankers.geometry import ChunkGeometry
 from posbias.rankers.heads.chunk_scores import ChunkScores
-from posbias.rankers.heads.parade import ParadeAttention, ParadePooling
+from posbias.rankers.heads.parade import ParadeAttention, ParadeDimAttention, ParadePooling
 from posbias.rankers.registry import register
 
 
@@ -55,5 +56,16 @@ class ParadeMax(ChunkRanker):
 
 @register("parade_attn")
 class ParadeAttn(ChunkRanker):
+    """`attention`: "scalar", the paper's one weight per chunk (S C.2), or "per_dim", the authors' FlexNeuART
+    code's Linear(H -> H) and a softmax over chunks per dimension (`heads.parade.ParadeDimAttention`)."""
+
+    ATTENTIONS = {"scalar": ParadeAttention, "per_dim": ParadeDimAttention}
+
+    def __init__(self, attention: str = "scalar", **kwargs):
+        if attention not in self.ATTENTIONS:
+            raise InputError(f"parade_attn: attention {attention!r} is not one of {sorted(self.ATTENTIONS)}")
+        self.attention = attention
+        super().__init__(**kwargs)
+
     def make_head(self, backbone):
-        return ParadeAttention(backbone.config.hidden_size, self.head_dropout)
+        return self.ATTENTIONS[self.attention](backbone.config.hidden_size, self.head_dropout)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 import torch
@@ -39,6 +39,14 @@ class ChunkBatch:
                              for field in dataclasses.fields(self)})
 
 
+class Layout(NamedTuple):
+    """How one (query, document) pair is laid out (`Chunker.layouts`)."""
+    query: np.ndarray  # the query's token ids, cut to max_query_tokens
+    slots: int  # positions the query takes: max_query_tokens with pad_query, else its length
+    doc: np.ndarray  # the document's token ids, cut to max_doc_tokens
+    windows: list[tuple[int, int]]  # token spans of the document's windows (`ChunkGeometry.windows`)
+
+
 class Chunker:
     """Tokenises queries and assembles padded chunk batches from query and document token ids.
 
@@ -62,15 +70,22 @@ class Chunker:
                               max_length=self.geometry.max_query_tokens, return_attention_mask=False,
                               return_token_type_ids=False)["input_ids"]
 
-    def batch(self, pairs: Sequence[tuple[Sequence[int], Sequence[int]]]) -> ChunkBatch:
-        """Build a batch from (query token ids, document token ids) pairs (lists or int arrays)."""
+    def layouts(self, pairs: Sequence[tuple[Sequence[int], Sequence[int]]]) -> list[Layout]:
+        """Per pair: the query's ids (cut to `max_query_tokens`), the query's slots (its padded length with
+        `pad_query`, else its length), the document's ids (cut to `max_doc_tokens`) and its windows.
+        Every featurizer of windowed documents lays pairs out with this."""
         geometry = self.geometry
-        layouts = []  # per pair: the query ids, the query's slots (padded length) and the document windows
+        layouts = []
         for query_ids, doc_ids in pairs:
             query = np.asarray(query_ids[: geometry.max_query_tokens], dtype=np.int64)
             doc = np.asarray(doc_ids[: geometry.max_doc_tokens], dtype=np.int64)
             slots = geometry.max_query_tokens if geometry.pad_query else len(query)
-            layouts.append((query, slots, doc, geometry.windows(len(doc))))
+            layouts.append(Layout(query, slots, doc, geometry.windows(len(doc))))
+        return layouts
+
+    def batch(self, pairs: Sequence[tuple[Sequence[int], Sequence[int]]]) -> ChunkBatch:
+        """Build a batch from (query token ids, document token ids) pairs (lists or int arrays)."""
+        layouts = self.layouts(pairs)
         n_chunks = max(len(windows) for *_, windows in layouts)
         length = max(slots + end - start + 3 for _, slots, _, windows in layouts for start, end in windows)
         shape = (len(pairs), n_chunks, length)

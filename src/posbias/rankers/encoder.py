@@ -12,13 +12,14 @@ from posbias.rankers.features import TOKEN_LAYERS, ChunkFeatures
 
 
 def load_backbone(name: str, layers: int | None = None, trust_remote_code: bool = False,
-                  dropout: float | None = None) -> nn.Module:
+                  dropout: float | None = None, what: str = "backbone") -> nn.Module:
     """Load a pretrained encoder without its pooler; `layers` keeps only the first N transformer layers,
-    and `dropout` (when given) replaces every dropout probability of the backbone's config."""
+    and `dropout` (when given) replaces every dropout probability of the backbone's config. `what` names
+    the model in errors (a PARADE ranker's "aggregator" is loaded the same way)."""
     from transformers import AutoConfig, AutoModel
     from transformers.utils import logging as hf_logging
 
-    config = from_pretrained(AutoConfig, name, "backbone", trust_remote_code=trust_remote_code)
+    config = from_pretrained(AutoConfig, name, what, trust_remote_code=trust_remote_code)
     if layers:
         config.num_hidden_layers = layers
     if dropout is not None:
@@ -29,7 +30,7 @@ def load_backbone(name: str, layers: int | None = None, trust_remote_code: bool 
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # dropping layers on purpose makes a long "unexpected keys" report
     try:
-        model = from_pretrained(AutoModel, name, "backbone", config=config, trust_remote_code=trust_remote_code)
+        model = from_pretrained(AutoModel, name, what, config=config, trust_remote_code=trust_remote_code)
     finally:
         hf_logging.set_verbosity(verbosity)
     if getattr(model, "pooler", None) is not None:

@@ -29,6 +29,26 @@ class ChunkFeatures:
 
     def float(self) -> "ChunkFeatures":
         """The same features in fp32 (heads run outside autocast; see `ChunkRanker.forward`)."""
-        return dataclasses.replace(self, **{field.name: value.float() for field in dataclasses.fields(self)
-                                            if (value := getattr(self, field.name)) is not None
+        return _in_fp32(self)
+
+
+@dataclass
+class WindowTokenFeatures:
+    """What a late-interaction encoder (`posbias.rankers.late_interaction`) hands to its head: the query and
+    every window encoded on their own, as token states of the backbone's last layer."""
+
+    query_states: torch.Tensor  # [batch, query slots, hidden]
+    query_mask: torch.Tensor  # [batch, query slots], True on real query tokens
+    query_kept: torch.Tensor  # [batch, query slots], True on the slots a head lays out (pad_query: all of them)
+    window_states: torch.Tensor  # [batch, chunks, window tokens, hidden]; zeros for padding-only chunks
+    window_mask: torch.Tensor  # [batch, chunks, window tokens], True on real document tokens
+    chunk_mask: torch.Tensor  # [batch, chunks], True where the chunk holds document text
+
+    def float(self) -> "WindowTokenFeatures":
+        return _in_fp32(self)
+
+
+def _in_fp32(features):
+    return dataclasses.replace(features, **{field.name: value.float() for field in dataclasses.fields(features)
+                                            if (value := getattr(features, field.name)) is not None
                                             and value.is_floating_point()})

@@ -1,5 +1,9 @@
 """PARADE heads (Li et al.): combine the chunk vectors into one document vector, then score it.
 
+PARADE Attention comes in two forms: the paper's scalar weight per chunk (`ParadeAttention`, the default)
+and the study's authors' per-dimension weights (`ParadeDimAttention`). The Transformer heads are in
+`parade_transformer`.
+
 Every head honours the chunk mask: padding-only chunks never contribute. `head_dropout` drops
 elements of the pooled document vector before the scoring layer during training (the study's
 authors: p = 0.1).
@@ -54,4 +58,31 @@ class ParadeAttention(nn.Module):
     def forward(self, features: ChunkFeatures) -> torch.Tensor:
         weights = self.chunk_weights(features.pooled, features.chunk_mask)
         pooled = (weights.unsqueeze(-1) * features.pooled).sum(dim=1)
+        return self.score(self.dropout(pooled)).squeeze(-1)
+
+
+class ParadeDimAttention(nn.Module):
+    """PARADE Attention as the study's authors' code has it (FlexNeuART `parade_attn`), not as the paper writes
+    it (`ParadeAttention`): a Linear(H -> H) layer with bias turns each chunk vector into H logits, a softmax
+    over the valid chunks runs per dimension, and each dimension of the document vector is its own weighted
+    sum of the chunk vectors' values in that dimension; then dropout and the scoring layer (xavier-initialised,
+    as the authors')."""
+
+    token_layers = None
+
+    def __init__(self, hidden_size: int, head_dropout: float = 0.0):
+        super().__init__()
+        self.attention = nn.Linear(hidden_size, hidden_size)
+        self.dropout = nn.Dropout(head_dropout)
+        self.score = nn.Linear(hidden_size, 1)
+        nn.init.xavier_uniform_(self.score.weight)
+
+    def chunk_weights(self, vectors: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """[batch, chunks, hidden] weights: per dimension, a softmax over the valid chunks."""
+        logits = self.attention(vectors).masked_fill(~mask.unsqueeze(-1), float("-inf"))
+        return torch.softmax(logits, dim=1)
+
+    def forward(self, features: ChunkFeatures) -> torch.Tensor:
+        weights = self.chunk_weights(features.pooled, features.chunk_mask)
+        pooled = (weights * features.pooled).sum(dim=1)
         return self.score(self.dropout(pooled)).squeeze(-1)

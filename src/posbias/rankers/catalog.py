@@ -8,14 +8,11 @@ registry and `arguments(ranker)` equal to each ranker's constructor arguments.
 
 from __future__ import annotations
 
-IMPLEMENTED = frozenset({"firstp", "maxp", "sump", "avgp", "parade_avg", "parade_max", "parade_attn"})
+IMPLEMENTED = frozenset({"firstp", "maxp", "sump", "avgp", "parade_avg", "parade_max", "parade_attn",
+                         "cedr_knrm", "cedr_pacrr", "cedr_drmm", "neural_model1"})
 
 # Study rankers that arrive with the model-zoo issue; a config may list them already.
 PLANNED = {
-    "cedr_drmm": "CEDR-DRMM (kernel features over chunk token interactions)",
-    "cedr_knrm": "CEDR-KNRM",
-    "cedr_pacrr": "CEDR-PACRR",
-    "neural_model1": "Neural Model 1 (lexical translation over token embeddings)",
     "parade_transf_rand": "PARADE Transformer, aggregator initialised at random",
     "parade_transf_pretr": "PARADE Transformer, aggregator from pretrained layers",
     "longp": "LongP: the whole (truncated) document in one long-context encoder (Longformer, Big-Bird, JINA, "
@@ -32,7 +29,14 @@ CHUNK_ARGUMENTS = frozenset({
     "trust_remote_code", "dropout", "head_dropout", "pad_query",
 })
 # ... and those only some rankers take.
-OWN_ARGUMENTS: dict[str, frozenset[str]] = {}
+OWN_ARGUMENTS: dict[str, frozenset[str]] = {
+    "cedr_drmm": frozenset({"mask_query_padding"}),
+    "neural_model1": frozenset({"projection_size"}),
+}
+
+# Rankers over greedy disjoint chunks, which refuse overlapping windows (stride must equal chunk_tokens):
+# their heads read every document token once (`posbias.rankers.interaction`).
+DISJOINT_CHUNKS = frozenset({"cedr_knrm", "cedr_pacrr", "cedr_drmm", "neural_model1"})
 
 
 def arguments(ranker: str) -> frozenset[str]:

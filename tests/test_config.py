@@ -500,6 +500,8 @@ MODEL_ERRORS = [
     pytest.param(put("models.firstp.args", {**DEFAULT["models"]["firstp"]["args"], "chunk_tokens": 24, "stride": 24,
                                             "max_doc_tokens": 48}),
                  r"^models\.firstp\.args: firstp needs max_doc_tokens == chunk_tokens", id="firstp-reads-past-chunk"),
+    pytest.param(put("models.cedr", {**DEFAULT["models"]["maxp"], "label": "CEDR-KNRM", "ranker": "cedr_knrm"}),
+                 r"^models\.cedr\.args\.stride: cedr_knrm reads greedy disjoint chunks", id="cedr-overlapping-windows"),
     pytest.param((put("models.maxp.args.chunk_tokens", 24), put("models.maxp.args.stride", 30)),
                  r"^models\.maxp\.args\.stride: larger than chunk_tokens", id="stride-skips-text"),
     pytest.param((put("models.maxp.args.chunk_tokens", 96), put("models.maxp.args.stride", 24),

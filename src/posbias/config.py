@@ -574,6 +574,9 @@ def check_models(cfg: dict, warnings: list[str]) -> None:
             raise ConfigError(f"models.{name}.baseline: {baseline!r} is not a firstp model")
         if model["ranker"] == "firstp" and args["max_doc_tokens"] != args["chunk_tokens"]:
             raise ConfigError(f"models.{name}.args: firstp needs max_doc_tokens == chunk_tokens")
+        if model["ranker"] in catalog.DISJOINT_CHUNKS and args["stride"] != args["chunk_tokens"]:
+            raise ConfigError(f"models.{name}.args.stride: {model['ranker']} reads greedy disjoint chunks, "
+                              f"stride must equal chunk_tokens")
         if args["stride"] > args["chunk_tokens"]:
             raise ConfigError(f"models.{name}.args.stride: larger than chunk_tokens, text would be skipped")
         if args["chunk_tokens"] > args["max_doc_tokens"]:

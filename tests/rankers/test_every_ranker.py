@@ -3,7 +3,8 @@ two optimizer steps with a finite loss that move the parameters of every trainab
 deterministically, scores a document the same alone and in a batch, ignores padding appended to its
 input, and scores exactly the same after a round trip through a checkpoint.
 
-A ranker that needs arguments beyond the chunk geometry (a pretrained aggregator, ...) gets them from
+Rankers over greedy disjoint chunks (`catalog.DISJOINT_CHUNKS`) get stride == chunk_tokens, the others
+overlapping windows. A ranker that needs arguments beyond the chunk geometry (a pretrained aggregator, ...) gets them from
 `EXTRA_ARGS`; a new ranker is covered as soon as it is registered.
 """
 
@@ -14,6 +15,7 @@ import dataclasses
 import pytest
 import torch
 
+from posbias.rankers.catalog import DISJOINT_CHUNKS
 from posbias.rankers.checkpoint import load_checkpoint, save_checkpoint
 from posbias.rankers.chunking import ChunkBatch
 from posbias.rankers.late_interaction import LateBatch
@@ -32,7 +34,7 @@ EXTRA_ARGS = {
 
 def ranker_args(name: str, backbone: str) -> dict:
     one_chunk = name == "firstp"
-    geometry = dict(max_query_tokens=6, chunk_tokens=8, stride=8 if one_chunk else 6,
+    geometry = dict(max_query_tokens=6, chunk_tokens=8, stride=8 if one_chunk or name in DISJOINT_CHUNKS else 6,
                     max_doc_tokens=8 if one_chunk else 24)
     extra = EXTRA_ARGS.get(name, lambda path: {})(backbone)
     return {"backbone": backbone, **geometry, **extra}

@@ -9,14 +9,11 @@ registry and `arguments(ranker)` equal to each ranker's constructor arguments.
 from __future__ import annotations
 
 IMPLEMENTED = frozenset({"firstp", "maxp", "sump", "avgp", "parade_avg", "parade_max", "parade_attn",
-                         "parade_transf_rand", "parade_transf_pretr", "parade_transf_pretr_lateir"})
+                         "parade_transf_rand", "parade_transf_pretr", "parade_transf_pretr_lateir",
+                         "cedr_knrm", "cedr_pacrr", "cedr_drmm", "neural_model1"})
 
 # Study rankers that arrive with the model-zoo issue; a config may list them already.
 PLANNED = {
-    "cedr_drmm": "CEDR-DRMM (kernel features over chunk token interactions)",
-    "cedr_knrm": "CEDR-KNRM",
-    "cedr_pacrr": "CEDR-PACRR",
-    "neural_model1": "Neural Model 1 (lexical translation over token embeddings)",
     "longp": "LongP: the whole (truncated) document in one long-context encoder (Longformer, Big-Bird, JINA, "
              "MOSAIC, TinyLLAMA)",
     "biencoder": "bi-encoder ranker (E5-4K), zero-shot",
@@ -36,7 +33,13 @@ OWN_ARGUMENTS: dict[str, frozenset[str]] = {
     "parade_transf_rand": frozenset({"aggregator_layers", "aggregator_heads"}),
     "parade_transf_pretr": frozenset({"aggregator"}),
     "parade_transf_pretr_lateir": frozenset({"aggregator", "interaction_model"}),
+    "cedr_drmm": frozenset({"mask_query_padding"}),
+    "neural_model1": frozenset({"projection_size"}),
 }
+
+# Rankers over greedy disjoint chunks, which refuse overlapping windows (stride must equal chunk_tokens):
+# their heads read every document token once (`posbias.rankers.interaction`).
+DISJOINT_CHUNKS = frozenset({"cedr_knrm", "cedr_pacrr", "cedr_drmm", "neural_model1"})
 
 
 def arguments(ranker: str) -> frozenset[str]:

@@ -1,0 +1,78 @@
+"""Rankers whose heads read token states: CEDR-KNRM, CEDR-PACRR, CEDR-DRMM and Neural Model 1.
+
+All four split the document greedily into disjoint chunks (S C.2: every chunk but possibly the last
+holds `chunk_tokens` document tokens), so each document token is encoded exactly once and the
+re-joined document states are the document itself. They refuse overlapping windows
+(stride < chunk_tokens): the similarity matrix and Model 1's P(d|D) need each token once.
+The heads are in `posbias.rankers.heads.cedr` and `posbias.rankers.heads.model1`.
+"""
+
+from __future__ import annotations
+
+from posbias.errors import InputError
+from posbias.rankers.base import ChunkRanker
+from posbias.rankers.geometry import ChunkGeometry
+from posbias.rankers.heads.cedr import CedrDrmm, CedrKnrm, CedrPacrr
+from posbias.rankers.heads.model1 import NeuralModel1
+from posbias.rankers.registry import register
+
+
+def require_disjoint_chunks(ranker: str, geometry: ChunkGeometry) -> None:
+    """An InputError unless the chunks are disjoint (stride == chunk_tokens)."""
+    if geometry.stride != geometry.chunk_tokens:
+        raise InputError(f"{ranker} reads greedy disjoint chunks: stride ({geometry.stride}) must equal "
+                         f"chunk_tokens ({geometry.chunk_tokens}); overlapping windows would put a document "
+                         f"token into its token interactions more than once")
+
+
+def channels(backbone) -> int:
+    """The embedding output and every layer (13 for BERT-base)."""
+    return backbone.config.num_hidden_layers + 1
+
+
+class GreedyChunkRanker(ChunkRanker):
+    """A ranker over greedy disjoint chunks (`posbias.rankers.catalog.DISJOINT_CHUNKS` lists them)."""
+
+    def check_geometry(self, geometry: ChunkGeometry) -> None:
+        require_disjoint_chunks(self.registry_name, geometry)
+
+
+@register("cedr_knrm")
+class CedrKnrmRanker(GreedyChunkRanker):
+    def make_head(self, backbone):
+        return CedrKnrm(backbone.config.hidden_size, channels(backbone), self.head_dropout)
+
+
+@register("cedr_pacrr")
+class CedrPacrrRanker(GreedyChunkRanker):
+    def make_head(self, backbone):
+        # the MLP reads max_query_tokens query slots (CEDR: a fixed 32), padded or masked as needed
+        return CedrPacrr(backbone.config.hidden_size, channels(backbone), self.geometry.max_query_tokens,
+                         self.head_dropout)
+
+
+@register("cedr_drmm")
+class CedrDrmmRanker(GreedyChunkRanker):
+    def __init__(self, mask_query_padding: bool = True, **kwargs):
+        """`mask_query_padding` (ours, default true): sum the per-query-token scores over real query tokens
+        only; false sums all max_query_tokens slots, as CEDR does with its 32 padded slots."""
+        self.mask_query_padding = mask_query_padding
+        super().__init__(**kwargs)
+
+    def make_head(self, backbone):
+        return CedrDrmm(backbone.config.hidden_size, channels(backbone), self.geometry.max_query_tokens,
+                        self.head_dropout, self.mask_query_padding)
+
+
+@register("neural_model1")
+class NeuralModel1Ranker(GreedyChunkRanker):
+    def __init__(self, projection_size: int | None = None, **kwargs):
+        """`projection_size` (ours): the width of the learned query and document projections; None: the
+        backbone's hidden size."""
+        if projection_size is not None and projection_size < 1:
+            raise InputError(f"neural_model1: projection_size must be positive, got {projection_size}")
+        self.projection_size = projection_size
+        super().__init__(**kwargs)
+
+    def make_head(self, backbone):
+        return NeuralModel1(backbone.config.hidden_size, self.projection_size, self.head_dropout)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from posbias.backbones import from_pretrained
 from posbias.errors import InputError
 from posbias.rankers.chunking import ChunkBatch
 from posbias.rankers.features import TOKEN_LAYERS, ChunkFeatures
+from posbias.rankers.first_token import first_token_states, supports_first_token_only
 
 
 def load_backbone(name: str, layers: int | None = None, trust_remote_code: bool = False,
@@ -41,7 +43,14 @@ def load_backbone(name: str, layers: int | None = None, trust_remote_code: bool 
 class ChunkEncoder(nn.Module):
     """Encodes only the valid chunks of a batch. Returns `ChunkFeatures`: one vector per chunk (the
     [CLS] vector, or the element-wise mean or max of the token vectors), and, when `token_layers`
-    asks for them, the token states of the query and of the re-joined document."""
+    asks for them, the token states of the query and of the re-joined document.
+
+    Two things keep the backbone from computing what nobody reads. Chunks are encoded in groups of
+    similar length (`length_groups`), each cut to its own longest chunk, so a document's short last
+    window is not padded to the batch's longest. And a [CLS]-pooled encoder without token states runs
+    the last layer for the first token only (`posbias.rankers.first_token`). Both give the plain
+    forward's numbers up to float rounding.
+    """
 
     POOLINGS = ("cls", "mean", "max")
 
@@ -55,29 +64,56 @@ class ChunkEncoder(nn.Module):
         self.pooling = pooling
         self.token_layers = token_layers
         self.hidden_size = backbone.config.hidden_size
+        self.first_token_only = (pooling == "cls" and token_layers is None
+                                 and supports_first_token_only(backbone))
 
     def forward(self, batch: ChunkBatch) -> ChunkFeatures:
         valid = batch.chunk_mask
         inputs = {"input_ids": batch.input_ids[valid], "attention_mask": batch.attention_mask[valid]}
         if getattr(self.backbone.config, "type_vocab_size", 0) > 1:
             inputs["token_type_ids"] = batch.token_type_ids[valid]
-        output = self.backbone(**inputs, output_hidden_states=self.token_layers == "all")
-        tokens = output.last_hidden_state
-        real = inputs["attention_mask"].unsqueeze(-1).bool()
-        if self.pooling == "cls":
-            hidden = tokens[:, 0]
-        elif self.pooling == "max":
-            hidden = tokens.masked_fill(~real, float("-inf")).max(dim=1).values
-        else:
-            weights = real.to(tokens.dtype)
-            hidden = (tokens * weights).sum(dim=1) / weights.sum(dim=1)
+        mask = inputs["attention_mask"]
+        # A chunk's length runs to its last real token (a padded query's slots are masked inside it).
+        positions = torch.arange(1, mask.shape[1] + 1, device=mask.device)
+        lengths = (mask.bool() * positions).amax(dim=1)
+        order = torch.argsort(lengths, descending=True, stable=True)
+        pooled_parts, state_parts = [], []
+        for start, end in length_groups(lengths[order].tolist()):
+            rows = order[start:end]
+            width = int(lengths[rows[0]])
+            part = {key: value[rows, :width] for key, value in inputs.items()}
+            pooled, states = self.encode(part)
+            pooled_parts.append(pooled)
+            if states is not None:  # back to the batch's length, so token positions stay as laid out
+                state_parts.append(F.pad(states, (0, 0, 0, mask.shape[1] - width)))
+        restore = torch.argsort(order)
+        hidden = torch.cat(pooled_parts)[restore]
         pooled = hidden.new_zeros((*valid.shape, hidden.shape[-1]))
         pooled[valid] = hidden
         features = ChunkFeatures(pooled, valid)
         if self.token_layers is None:
             return features
+        return self.token_states(features, batch, torch.cat(state_parts)[restore])
+
+    def encode(self, inputs: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Pooled vectors [chunks, hidden] of a group of chunks, and their token states
+        [chunks, layers, length, hidden] when `token_layers` asks for them."""
+        if self.first_token_only:
+            return first_token_states(self.backbone, inputs), None
+        output = self.backbone(**inputs, output_hidden_states=self.token_layers == "all")
+        tokens = output.last_hidden_state
+        real = inputs["attention_mask"].unsqueeze(-1).bool()
+        if self.pooling == "cls":
+            pooled = tokens[:, 0]
+        elif self.pooling == "max":
+            pooled = tokens.masked_fill(~real, float("-inf")).max(dim=1).values
+        else:
+            weights = real.to(tokens.dtype)
+            pooled = (tokens * weights).sum(dim=1) / weights.sum(dim=1)
+        if self.token_layers is None:
+            return pooled, None
         states = torch.stack(output.hidden_states, dim=1) if self.token_layers == "all" else tokens.unsqueeze(1)
-        return self.token_states(features, batch, states)
+        return pooled, states
 
     @staticmethod
     def token_states(features: ChunkFeatures, batch: ChunkBatch, states: torch.Tensor) -> ChunkFeatures:
@@ -94,3 +130,21 @@ class ChunkEncoder(nn.Module):
         features.doc_states = joined.gather(2, index)
         features.query_mask, features.doc_mask = batch.query_mask, batch.doc_mask
         return features
+
+
+# A group of chunks is cut at its longest, so each chunk in it is padded by at most this share of that.
+GROUP_PADDING = 0.25
+
+
+def length_groups(lengths: list[int]) -> list[tuple[int, int]]:
+    """Cut lengths sorted longest first into runs [start, end) whose chunks are each at least
+    (1 - GROUP_PADDING) of the run's first: encoding a run padded to its first wastes at most that share
+    of any chunk's row, and a batch of similar chunks stays one run."""
+    groups, start = [], 0
+    for index, length in enumerate(lengths):
+        if length < (1 - GROUP_PADDING) * lengths[start]:
+            groups.append((start, index))
+            start = index
+    if lengths:
+        groups.append((start, len(lengths)))
+    return groups

@@ -44,7 +44,7 @@ Measured:
             CPU; the paper's is 32/150/75/1431).
 
 Every posbias row and the CrossEncoder row run on `--device` with `torch.set_num_threads(--threads)`;
-`--precision` fp32 (the CPU default) or, on CUDA, bf16/fp16 autocast for both sides alike (posbias's
+`--precision` fp32 (the default) or bf16/fp16 autocast (fp16 on CUDA only) for both sides alike (posbias's
 `rerank(precision=...)`, CrossEncoder.predict inside `torch.autocast`). Ratios are against the
 CrossEncoder measured in the same run. Timings are wall times on a shared machine.
 
@@ -99,7 +99,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=os.cpu_count(), help="torch intra-op threads")
     parser.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"],
-                        help="bf16/fp16: autocast on CUDA for both sides")
+                        help="bf16/fp16: autocast for both sides (fp16 on CUDA only)")
     parser.add_argument("--train", nargs="*", default=["firstp", "maxp", "parade_attn"],
                         choices=["firstp", "maxp", "parade_attn"], help="models timed in training (none: skip)")
     parser.add_argument("--train-batch", type=int, default=1, help="pairs per forward pass (paper: 1)")

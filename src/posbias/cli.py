@@ -238,7 +238,8 @@ def main(argv: list[str] | None = None) -> int:
     rr.add_argument("--batch-size", type=POSITIVE, default=32)
     rr.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     rr.add_argument("--precision", default="auto", choices=["auto", "fp32", "bf16", "fp16"],
-                    help="the backbone's autocast dtype on CUDA; scores always come from an fp32 head")
+                    help="the backbone's autocast dtype (auto: bf16 or fp16 on CUDA, fp32 on a CPU; bf16 also runs on a CPU); "
+                         "scores always come from an fp32 head")
     rr.add_argument("--threads", type=POSITIVE, default=1)
 
     ev = commands.add_parser("evaluate", help="evaluate a run (trec_eval semantics); prints JSON; an empty qrels "

@@ -111,8 +111,10 @@ def test_freezing_refuses_impossible_settings(tiny_backbone):
 def test_device_choice():
     assert pick_device("cpu").type == "cpu"
     assert autocast_dtype(torch.device("cpu"), "auto") is None
+    assert autocast_dtype(torch.device("cpu"), "fp32") is None
+    assert autocast_dtype(torch.device("cpu"), "bf16") is torch.bfloat16
     with pytest.raises(ValueError, match="needs a CUDA device"):
-        autocast_dtype(torch.device("cpu"), "bf16")
+        autocast_dtype(torch.device("cpu"), "fp16")
     if not torch.cuda.is_available():
         with pytest.raises(InputError, match="CUDA is not available"):
             pick_device("cuda")

@@ -4,7 +4,8 @@ Pairwise margin loss (the mean or the sum over an optimizer step's pairs); per s
 and one hard negative per query; minibatches with gradient accumulation; AdamW with separate learning
 rates for the backbone, the head and (PARADE PRETR) a pretrained aggregator; a linear warm-up over the first 20% of all optimizer
 steps, then a constant rate, optionally decayed after each epoch; gradient clipping unless
-`max_grad_norm` is None; autocast (bf16, else fp16) on CUDA for the backbone, the scoring head in fp32.
+`max_grad_norm` is None; autocast (bf16, else fp16 on CUDA; bf16 on a CPU when asked) for the backbone, the
+scoring head in fp32.
 An epoch visits every training query `query_repeats` times, or `queries_per_epoch` of them.
 Document token ids come from a token store, a batch at a time.
 A training job saves its state every `save_every` steps and resumes from it (`resume.py`); a

@@ -86,11 +86,11 @@ def with_pool(name: str = "dl", pool=("dev", "test"), **keys):
     return put(f"querysets.{name}", {"pool": list(pool), "metrics": ["nDCG@10"], **keys})
 
 
-def with_planned_model(name: str = "longformer"):
-    return put(f"models.{name}", {"label": "Longformer", "ranker": "longp", "baseline": "firstp", "lr": 1e-5,
-                                  "head_lr": 1e-4, "args": {"backbone": "allenai/longformer-base-4096",
-                                                            "max_query_tokens": 32, "chunk_tokens": 4096,
-                                                            "stride": 4096, "max_doc_tokens": 4096}})
+def with_planned_model(name: str = "e5"):
+    return put(f"models.{name}", {"label": "E5-4K", "ranker": "biencoder", "baseline": "firstp", "lr": 1e-5,
+                                  "head_lr": 1e-4, "args": {"backbone": "dwzhu/e5-base-4k",
+                                                            "max_query_tokens": 32, "chunk_tokens": 1431,
+                                                            "stride": 1431, "max_doc_tokens": 1431}})
 
 
 def reordered(value, order):
@@ -500,6 +500,8 @@ MODEL_ERRORS = [
     pytest.param(put("models.firstp.args", {**DEFAULT["models"]["firstp"]["args"], "chunk_tokens": 24, "stride": 24,
                                             "max_doc_tokens": 48}),
                  r"^models\.firstp\.args: firstp needs max_doc_tokens == chunk_tokens", id="firstp-reads-past-chunk"),
+    pytest.param(put("models.longp", {**DEFAULT["models"]["maxp"], "label": "LongP", "ranker": "longp"}),
+                 r"^models\.longp\.args: longp reads the document in one sequence", id="longp-windows"),
     pytest.param(put("models.cedr", {**DEFAULT["models"]["maxp"], "label": "CEDR-KNRM", "ranker": "cedr_knrm"}),
                  r"^models\.cedr\.args\.stride: cedr_knrm reads greedy disjoint chunks", id="cedr-overlapping-windows"),
     pytest.param((put("models.maxp.args.chunk_tokens", 24), put("models.maxp.args.stride", 30)),
@@ -617,22 +619,32 @@ def test_folds_file_must_number_folds_from_one(tmp_path):
 # --- warnings and skipped models -----------------------------------------------------------------
 
 
+def test_a_longp_model_is_measured_against_its_firstp_twin():
+    one_sequence = {**DEFAULT["models"]["maxp"]["args"], "stride": 24, "max_doc_tokens": 24}
+    twin = {**DEFAULT["models"]["firstp"], "label": "FirstP (MiniLM, one sequence)", "ranker": "longp",
+            "baseline": "firstp_twin", "args": one_sequence}
+    long = {**twin, "label": "LongP (MiniLM)", "args": {**one_sequence, "chunk_tokens": 72, "stride": 72,
+                                                         "max_doc_tokens": 72}}
+    cfg = prepare(mutated(put("models.firstp_twin", twin), put("models.longp", long)))
+    assert cfg.models["longp"].baseline == "firstp_twin" and cfg.warnings == []
+
+
 def test_unimplemented_model_is_skipped_with_a_warning_and_removed_from_tables():
-    cfg = prepare(mutated(with_planned_model(), *(append(f"tables.{t}.models", "longformer")
+    cfg = prepare(mutated(with_planned_model(), *(append(f"tables.{t}.models", "e5")
                                                   for t in ("table1", "table7", "table4")),
-                          put("tables.outcomes.models", ["maxp", "longformer"])))
-    assert cfg.warnings == [catalog.not_implemented_message("longformer", "longp")]
-    assert cfg.warnings[0].startswith("models.longformer: ")
-    assert "longformer" not in cfg.models
+                          put("tables.outcomes.models", ["maxp", "e5"])))
+    assert cfg.warnings == [catalog.not_implemented_message("e5", "biencoder")]
+    assert cfg.warnings[0].startswith("models.e5: ")
+    assert "e5" not in cfg.models
     for table in ("table1", "table7", "table4"):
-        assert "longformer" not in cfg.tables[table]["models"], table
+        assert "e5" not in cfg.tables[table]["models"], table
     assert cfg.tables["outcomes"]["models"] == ["maxp"]
 
 
 def test_config_without_an_implemented_model_is_an_error():
     def plan_all(data):
         for spec in data["models"].values():
-            spec["ranker"] = "longp"
+            spec["ranker"] = "biencoder"
     check_rejects(plan_all, r"^models: none of the configured rankers is implemented yet$")
 
 

@@ -570,10 +570,15 @@ def check_models(cfg: dict, warnings: list[str]) -> None:
     for name, model in models.items():
         baseline, args = model["baseline"], model["args"]
         _require(models, baseline, f"models.{name}.baseline", "a configured model")
-        if models[baseline]["ranker"] != "firstp":
-            raise ConfigError(f"models.{name}.baseline: {baseline!r} is not a firstp model")
+        # A FirstP baseline: `firstp`, or the FirstP twin of a one-sequence model (`longp` at 477 tokens).
+        if models[baseline]["ranker"] not in {"firstp", *catalog.ONE_SEQUENCE}:
+            raise ConfigError(f"models.{name}.baseline: {baseline!r} is not a firstp model (nor a FirstP twin: "
+                              f"{', '.join(sorted(catalog.ONE_SEQUENCE))})")
         if model["ranker"] == "firstp" and args["max_doc_tokens"] != args["chunk_tokens"]:
             raise ConfigError(f"models.{name}.args: firstp needs max_doc_tokens == chunk_tokens")
+        if model["ranker"] in catalog.ONE_SEQUENCE and not args["chunk_tokens"] == args["stride"] == args["max_doc_tokens"]:
+            raise ConfigError(f"models.{name}.args: {model['ranker']} reads the document in one sequence, "
+                              f"chunk_tokens, stride and max_doc_tokens must be equal")
         if model["ranker"] in catalog.DISJOINT_CHUNKS and args["stride"] != args["chunk_tokens"]:
             raise ConfigError(f"models.{name}.args.stride: {model['ranker']} reads greedy disjoint chunks, "
                               f"stride must equal chunk_tokens")

@@ -55,3 +55,14 @@ def test_the_batch_says_where_the_query_and_the_document_tokens_are(tokenizer):
         n = int(batch.doc_mask[b].sum())
         assert flat[b, batch.doc_positions[b, :n]].tolist() == expected
     assert batch.doc_mask[0].tolist() == [True] * 3 + [False] * 9
+
+
+def test_token_types_only_where_the_tokenizer_emits_them(tokenizer):
+    import copy
+
+    geometry = ChunkGeometry(max_query_tokens=4, chunk_tokens=4, stride=4, max_doc_tokens=8)
+    pairs = [([1101, 1102], list(range(2000, 2006)))]
+    assert Chunker(tokenizer, geometry).batch(pairs).token_type_ids.any()  # BERT's: 1 on the document
+    untyped = copy.deepcopy(tokenizer)
+    untyped.model_input_names = ["input_ids", "attention_mask"]  # as Big-Bird's tokenizer says
+    assert not Chunker(untyped, geometry).batch(pairs).token_type_ids.any()

@@ -3,8 +3,8 @@ two optimizer steps with a finite loss that move the parameters of every trainab
 deterministically, scores a document the same alone and in a batch, ignores padding appended to its
 input, and scores exactly the same after a round trip through a checkpoint.
 
-Rankers over greedy disjoint chunks (`catalog.DISJOINT_CHUNKS`) get stride == chunk_tokens, the others
-overlapping windows. A ranker that needs arguments beyond the chunk geometry (a pretrained aggregator, ...) gets them from
+Rankers over greedy disjoint chunks (`catalog.DISJOINT_CHUNKS`) get stride == chunk_tokens, those reading one
+sequence (`catalog.ONE_SEQUENCE`) the whole document at once, the others overlapping windows. A ranker that needs arguments beyond the chunk geometry (a pretrained aggregator, ...) gets them from
 `EXTRA_ARGS`; a new ranker is covered as soon as it is registered.
 """
 
@@ -15,7 +15,7 @@ import dataclasses
 import pytest
 import torch
 
-from posbias.rankers.catalog import DISJOINT_CHUNKS
+from posbias.rankers.catalog import DISJOINT_CHUNKS, ONE_SEQUENCE
 from posbias.rankers.checkpoint import load_checkpoint, save_checkpoint
 from posbias.rankers.chunking import ChunkBatch
 from posbias.rankers.late_interaction import LateBatch
@@ -34,8 +34,11 @@ EXTRA_ARGS = {
 
 def ranker_args(name: str, backbone: str) -> dict:
     one_chunk = name == "firstp"
-    geometry = dict(max_query_tokens=6, chunk_tokens=8, stride=8 if one_chunk or name in DISJOINT_CHUNKS else 6,
-                    max_doc_tokens=8 if one_chunk else 24)
+    if name in ONE_SEQUENCE:
+        geometry = dict(max_query_tokens=6, chunk_tokens=24, stride=24, max_doc_tokens=24)
+    else:
+        geometry = dict(max_query_tokens=6, chunk_tokens=8, stride=8 if one_chunk or name in DISJOINT_CHUNKS else 6,
+                        max_doc_tokens=8 if one_chunk else 24)
     extra = EXTRA_ARGS.get(name, lambda path: {})(backbone)
     return {"backbone": backbone, **geometry, **extra}
 
@@ -59,6 +62,7 @@ def pad(batch, extra_length: int, extra_chunks: int, pad_id: int):
     return dataclasses.replace(
         batch, input_ids=grow(batch.input_ids, pad_id), attention_mask=grow(batch.attention_mask, 0),
         token_type_ids=grow(batch.token_type_ids, 0),
+        global_attention_mask=None if batch.global_attention_mask is None else grow(batch.global_attention_mask, 0),
         chunk_mask=torch.nn.functional.pad(batch.chunk_mask, (0, extra_chunks), value=False),
         doc_positions=positions)
 

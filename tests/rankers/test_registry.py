@@ -16,7 +16,10 @@ PRETRAINED_ARGUMENTS = ("aggregator", "interaction_model")
 def args(backbone, name):
     from posbias.rankers import catalog
 
-    geometry = dict(max_query_tokens=6, chunk_tokens=8, stride=8, max_doc_tokens=8 if name == "firstp" else 24)
+    if name in catalog.ONE_SEQUENCE:
+        geometry = dict(max_query_tokens=6, chunk_tokens=24, stride=24, max_doc_tokens=24)
+    else:
+        geometry = dict(max_query_tokens=6, chunk_tokens=8, stride=8, max_doc_tokens=8 if name == "firstp" else 24)
     pretrained = {argument: backbone for argument in PRETRAINED_ARGUMENTS if argument in catalog.arguments(name)}
     return dict(backbone=backbone, **geometry, **pretrained)
 

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 IMPLEMENTED = frozenset({"firstp", "maxp", "sump", "avgp", "parade_avg", "parade_max", "parade_attn",
                          "parade_transf_rand", "parade_transf_pretr", "parade_transf_pretr_lateir",
-                         "cedr_knrm", "cedr_pacrr", "cedr_drmm", "neural_model1"})
+                         "cedr_knrm", "cedr_pacrr", "cedr_drmm", "neural_model1", "longp"})
 
 # Study rankers that arrive with the model-zoo issue; a config may list them already.
 PLANNED = {
-    "longp": "LongP: the whole (truncated) document in one long-context encoder (Longformer, Big-Bird, JINA, "
-             "MOSAIC, TinyLLAMA)",
     "biencoder": "bi-encoder ranker (E5-4K), zero-shot",
     "rankgpt": "RankGPT listwise LLM ranker (API key from the environment)",
 }
@@ -40,6 +38,9 @@ OWN_ARGUMENTS: dict[str, frozenset[str]] = {
 # Rankers over greedy disjoint chunks, which refuse overlapping windows (stride must equal chunk_tokens):
 # their heads read every document token once (`posbias.rankers.interaction`).
 DISJOINT_CHUNKS = frozenset({"cedr_knrm", "cedr_pacrr", "cedr_drmm", "neural_model1"})
+
+# Rankers that read the document in one sequence (chunk_tokens = stride = max_doc_tokens).
+ONE_SEQUENCE = frozenset({"longp"})
 
 
 def arguments(ranker: str) -> frozenset[str]:

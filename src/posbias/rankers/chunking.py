@@ -33,10 +33,12 @@ class ChunkBatch:
     # pair (every window's tokens, one window after another), and True on real ones.
     doc_positions: torch.Tensor  # [batch, document tokens]
     doc_mask: torch.Tensor  # [batch, document tokens]
+    # Longformer's global attention, [batch, chunks, length], where a featurizer asks for it.
+    global_attention_mask: torch.Tensor | None = None
 
     def to(self, device) -> "ChunkBatch":
-        return ChunkBatch(**{field.name: getattr(self, field.name).to(device)
-                             for field in dataclasses.fields(self)})
+        return dataclasses.replace(self, **{field.name: value.to(device) for field in dataclasses.fields(self)
+                                            if (value := getattr(self, field.name)) is not None})
 
 
 class Layout(NamedTuple):
@@ -57,11 +59,18 @@ class Chunker:
     def __init__(self, tokenizer, geometry: ChunkGeometry):
         self.tokenizer = tokenizer
         self.geometry = geometry
+        self.special_tokens(tokenizer)
+
+    def special_tokens(self, tokenizer) -> None:
+        """Read the special tokens this featurizer lays inputs out with, refusing a tokenizer without them."""
         self.cls_id = tokenizer.cls_token_id
         self.sep_id = tokenizer.sep_token_id
         self.pad_id = tokenizer.pad_token_id
         if None in (self.cls_id, self.sep_id, self.pad_id):
             raise InputError("the tokenizer needs [CLS], [SEP] and [PAD] tokens for cross-encoding")
+        # Token types as the tokenizer makes them: a tokenizer that emits none (Big-Bird's) leaves them all 0,
+        # which is what the model sees when it is given none.
+        self.token_types = "token_type_ids" in tokenizer.model_input_names
 
     def tokenize_queries(self, texts: list[str]) -> list[list[int]]:
         if not texts:  # the tokenizer fails on an empty batch
@@ -112,7 +121,7 @@ class Chunker:
                 used = query_part + end - start + 1
                 attention[b, c, :used] = 1
                 attention[b, c, 1 + len(query):query_part - 1] = 0  # the query's padding is masked
-                token_types[b, c, query_part:used] = 1
+                token_types[b, c, query_part:used] = self.token_types
                 chunk_mask[b, c] = True
                 span = end - start
                 doc_positions[b, joined:joined + span] = c * length + query_part + np.arange(span)

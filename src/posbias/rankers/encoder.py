@@ -72,6 +72,8 @@ class ChunkEncoder(nn.Module):
         inputs = {"input_ids": batch.input_ids[valid], "attention_mask": batch.attention_mask[valid]}
         if getattr(self.backbone.config, "type_vocab_size", 0) > 1:
             inputs["token_type_ids"] = batch.token_type_ids[valid]
+        if batch.global_attention_mask is not None:
+            inputs["global_attention_mask"] = batch.global_attention_mask[valid]
         mask = inputs["attention_mask"]
         # A chunk's length runs to its last real token (a padded query's slots are masked inside it).
         positions = torch.arange(1, mask.shape[1] + 1, device=mask.device)

@@ -78,7 +78,7 @@ class LateChunker(Chunker):
                 window_ids[b, c, 1:1 + length] = doc[start:end]
                 window_ids[b, c, 1 + length] = self.sep_id
                 window_attention[b, c, :length + 2] = 1
-                window_types[b, c, 1:length + 2] = 1
+                window_types[b, c, 1:length + 2] = self.token_types
                 window_mask[b, c, :length] = True
                 chunk_mask[b, c] = True
         arrays = (query_ids, query_attention, query_mask, query_kept, window_ids, window_attention, window_types,

@@ -625,8 +625,8 @@ def test_a_longp_model_is_measured_against_its_firstp_twin():
             "baseline": "firstp_twin", "args": one_sequence}
     long = {**twin, "label": "LongP (MiniLM)", "args": {**one_sequence, "chunk_tokens": 72, "stride": 72,
                                                          "max_doc_tokens": 72}}
-    cfg = prepare(mutated(put("models.firstp_twin", twin), put("models.longp", long)))
-    assert cfg.models["longp"].baseline == "firstp_twin" and cfg.warnings == []
+    cfg = prepare(mutated(put("models.firstp_twin", twin), put("models.longp_own_twin", long)))
+    assert cfg.models["longp_own_twin"].baseline == "firstp_twin" and cfg.warnings == []
 
 
 def test_unimplemented_model_is_skipped_with_a_warning_and_removed_from_tables():

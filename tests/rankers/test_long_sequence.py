@@ -140,3 +140,16 @@ def test_longp_reads_one_sequence(tiny_backbone):
     with pytest.raises(InputError, match="longp reads the document in one sequence"):
         build_ranker("longp", dict(backbone=tiny_backbone, max_query_tokens=6, chunk_tokens=8, stride=8,
                                    max_doc_tokens=24))
+
+
+def test_on_a_bert_tokenizer_the_firstp_twin_lays_out_firstps_inputs(tiny_backbone, tokenizer):
+    """Why the embedded default measures its MiniLM LongP against `firstp`: at FirstP's document budget the
+    one-sequence featurizer builds exactly the chunked FirstP's inputs."""
+    args = dict(backbone=tiny_backbone, max_query_tokens=6, chunk_tokens=8, stride=8, max_doc_tokens=8)
+    pairs = [(ids(tokenizer, "capital of zorvia"), ids(tokenizer, "the capital of zorvia is mendal " * 3)),
+             (ids(tokenizer, "zorvia"), ids(tokenizer, "mendal"))]
+    twin = build_ranker("longp", args).featurizer(tokenizer).batch(pairs)
+    firstp = build_ranker("firstp", args).featurizer(tokenizer).batch(pairs)
+    for field in ("input_ids", "attention_mask", "token_type_ids", "chunk_mask", "query_mask", "doc_positions",
+                  "doc_mask"):
+        assert torch.equal(getattr(twin, field), getattr(firstp, field)), field

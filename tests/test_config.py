@@ -623,7 +623,7 @@ def test_a_longp_model_is_measured_against_its_firstp_twin():
     one_sequence = {**DEFAULT["models"]["maxp"]["args"], "stride": 24, "max_doc_tokens": 24}
     twin = {**DEFAULT["models"]["firstp"], "label": "FirstP (MiniLM, one sequence)", "ranker": "longp",
             "baseline": "firstp_twin", "args": one_sequence}
-    long = {**twin, "label": "LongP (MiniLM)", "args": {**one_sequence, "chunk_tokens": 72, "stride": 72,
+    long = {**twin, "label": "LongP (MiniLM, own twin)", "args": {**one_sequence, "chunk_tokens": 72, "stride": 72,
                                                          "max_doc_tokens": 72}}
     cfg = prepare(mutated(put("models.firstp_twin", twin), put("models.longp_own_twin", long)))
     assert cfg.models["longp_own_twin"].baseline == "firstp_twin" and cfg.warnings == []

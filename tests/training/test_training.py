@@ -83,6 +83,28 @@ def test_two_steps_finite_loss_parameters_change_and_seeded_runs_agree(tiny_back
     assert all(torch.equal(a, b) for a, b in zip(ranker.parameters(), again.parameters()))
 
 
+def test_gradient_checkpointing_trains_to_the_same_weights(tiny_backbone, tokenizer, token_store):
+    store = token_store(DOCS)
+    args = dict(backbone=tiny_backbone, max_query_tokens=8, chunk_tokens=8, stride=8, max_doc_tokens=16, dropout=0.0)
+
+    def run(**overrides):
+        seed_everything(3)
+        ranker = build_ranker("maxp", args)
+        calls = []
+        for layer in ranker.encoder.backbone.encoder.layer:  # count the layers' attention passes
+            layer.attention.register_forward_hook(lambda *_: calls.append(1))
+        train(ranker, tokenizer, QUERIES, store, QRELS, numbers(store),
+              settings(batch_size=3, grad_accum=1, freeze_embeddings=True, **overrides), seed=3, progress=False)
+        return ranker, len(calls)
+
+    plain, plain_calls = run()
+    recomputed, recomputed_calls = run(gradient_checkpointing=True)
+    assert recomputed_calls > plain_calls  # the layers ran again in the backward passes
+    assert not recomputed.encoder.backbone.is_activation_checkpointing  # switched off again for reranking
+    for (name, a), b in zip(plain.named_parameters(), recomputed.parameters()):
+        assert torch.allclose(a, b, atol=1e-6), name
+
+
 def test_frozen_embeddings_and_layers_stay_put_and_the_rest_trains(tiny_backbone, tokenizer, token_store):
     store = token_store(DOCS)
     seed_everything(1)

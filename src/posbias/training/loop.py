@@ -25,6 +25,7 @@ import torch
 from tqdm import tqdm
 
 from posbias.data.token_store import TokenStore
+from posbias.errors import InputError
 from posbias.rankers.base import ChunkRanker
 from posbias.training.device import autocast, autocast_dtype, dtype_name, pick_device
 from posbias.training.freezing import freeze_lower
@@ -85,6 +86,15 @@ def parameter_groups(ranker: ChunkRanker, settings: TrainingSettings) -> list[di
     return groups
 
 
+def enable_gradient_checkpointing(backbone: torch.nn.Module, name: str) -> None:
+    """Hugging Face's gradient checkpointing on the backbone's layers, or an error naming the model."""
+    if not getattr(backbone, "supports_gradient_checkpointing", False):
+        raise InputError(f"training {name}: training.gradient_checkpointing is set, but the backbone "
+                         f"({type(backbone).__name__}) does not support it")
+    # Non-reentrant: it also works when no input of a layer needs a gradient (frozen embeddings).
+    backbone.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+
+
 def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenStore, qrels,
           candidates: Mapping[str, np.ndarray], settings: TrainingSettings, seed: int, progress: bool = True,
           state_dir: str | None = None, name: str | None = None) -> dict:
@@ -105,6 +115,8 @@ def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenS
     limit = ranker.geometry.max_doc_tokens
 
     freeze_lower(ranker.encoder.backbone, settings.freeze_embeddings, settings.freeze_layers)
+    if settings.gradient_checkpointing:
+        enable_gradient_checkpointing(ranker.encoder.backbone, name)
     optimizer = torch.optim.AdamW(parameter_groups(ranker, settings), weight_decay=settings.weight_decay)
     pairs_per_step = settings.batch_size * settings.grad_accum
     visits = len(sampler.qids) * settings.query_repeats
@@ -118,8 +130,10 @@ def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenS
     state = None
     position = Position(epoch=0, step=0, global_step=0, epoch_rng=rng.getstate(), losses=[])
     if state_dir:
-        # What the saved state must agree on; how often it is saved, and on which device, may change.
-        recipe = {k: v for k, v in dataclasses.asdict(settings).items() if k not in ("save_every", "device")}
+        # What the saved state must agree on; how often it is saved, on which device and whether activations are
+        # recomputed (the same numbers) may change.
+        recipe = {k: v for k, v in dataclasses.asdict(settings).items()
+                  if k not in ("save_every", "device", "gradient_checkpointing")}
         state = TrainingState(state_dir, fingerprint(ranker=ranker.registry_name, args=ranker.args, settings=recipe,
                                                      seed=seed, pairs=sampler.fingerprint()))
         position = state.restore(ranker, optimizer, scheduler, scaler) or position
@@ -167,6 +181,8 @@ def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenS
         if settings.epoch_lr_decay != 1.0:
             decay_learning_rates(optimizer, scheduler, settings.epoch_lr_decay)
     bar.close()
+    if settings.gradient_checkpointing:
+        ranker.encoder.backbone.activation_checkpointing_disable()
     ranker.eval()
     losses = position.losses
     log.info("trained %s for %d steps on %s (autocast %s, head fp32); final loss %.4f",

@@ -38,6 +38,8 @@ class TrainingSettings:
     negatives: Mapping[str, int] | None = None
     query_repeats: int = 1  # visits of each training query per epoch
     aggregator_lr: float | None = None  # a pretrained aggregator's learning rate (PARADE PRETR); None: head_lr
+    # recompute the backbone's layer activations during the backward pass: memory for time (large models, long inputs)
+    gradient_checkpointing: bool = False
 
     def learning_rates(self) -> dict[str, float]:
         """The learning rate of each parameter group (`posbias.rankers.base.PARAMETER_GROUPS`)."""

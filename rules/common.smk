@@ -6,13 +6,15 @@ import re
 from pathlib import Path
 
 from posbias import names
-from posbias.config import GENERATED_COLLECTIONS, SYNTHETIC_QUERYSETS, canonical
+from posbias.config import GENERATED_COLLECTIONS, SYNTHETIC_QUERYSETS, ZERO_SHOT_SEED, canonical
 
 QUERYSETS = CFG.querysets
 COLLECTIONS = CFG.collections
 RETRIEVERS = CFG.retrievers
 TABLES = CFG.tables
 MODELS = CFG.model_names
+TRAINED_MODELS = CFG.trained_models  # the others are zero-shot: no train, fine-tune or fold jobs
+ZERO_SHOT_MODELS = CFG.zero_shot_models
 SEEDS = CFG.seeds
 EXTERNAL_RUNS = CFG.external_runs
 FINETUNING = CFG.finetuning

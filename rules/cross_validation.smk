@@ -26,6 +26,7 @@ if CV_QUERYSETS:
             tag=lambda wc: f"{wc.model}-seed{wc.seed}",
         wildcard_constraints:
             queryset=alternatives(CV_QUERYSETS),
+            model=alternatives(TRAINED_MODELS),
         threads: 1
         benchmark:
             "results/benchmarks/cross_validate_fold/{queryset}/{model}/seed{seed}/fold{fold}.tsv"
@@ -47,6 +48,7 @@ if CV_QUERYSETS:
             tag=lambda wc: f"{wc.model}-seed{wc.seed}",
         wildcard_constraints:
             queryset=alternatives(CV_QUERYSETS),
+            model=alternatives(TRAINED_MODELS),
         conda:
             "../envs/posbias.yaml"
         log:

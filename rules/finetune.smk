@@ -19,6 +19,8 @@ if FINETUNING:
             training=lambda wc: CFG.training_params(wc.model, FINETUNING.get("training")),
             seed=lambda wc: int(wc.seed),
             name=lambda wc: f"{wc.model}-finetuned",
+        wildcard_constraints:
+            model=alternatives(TRAINED_MODELS),
         threads: 1
         benchmark:
             "results/benchmarks/finetune/{model}/seed{seed}.tsv"
@@ -43,6 +45,7 @@ if FINETUNING:
             tag=lambda wc: f"{wc.model}-finetuned-seed{wc.seed}",
         wildcard_constraints:
             queryset=alternatives(FINETUNED_QUERYSETS),
+            model=alternatives(TRAINED_MODELS),
         threads: 1
         benchmark:
             "results/benchmarks/rerank_finetuned/{queryset}/{model}/seed{seed}.tsv"

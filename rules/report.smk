@@ -172,11 +172,13 @@ if "table11" in TABLES:
     rule table11:
         localrule: True
         input:
-            checkpoints=expand("results/models/{model}/seed{seed}", model=TABLES["table11"]["models"], seed=SEEDS[0]),
+            checkpoints=[f"results/models/{m}/seed{SEEDS[0]}" for m in TABLES["table11"]["models"]
+                         if m in TRAINED_MODELS],
         output:
             **table_outputs("table11", "table11"),
         params:
-            models=TABLES["table11"]["models"],
+            trained=[m for m in TABLES["table11"]["models"] if m in TRAINED_MODELS],
+            zero_shot={m: CFG.model_params(m) for m in TABLES["table11"]["models"] if m in ZERO_SHOT_MODELS},
             labels={m: CFG.models[m].label for m in TABLES["table11"]["models"]},
         conda:
             "../envs/posbias.yaml"

@@ -18,6 +18,7 @@ rule rerank:
         tag=lambda wc: f"{wc.model}-seed{wc.seed}",
     wildcard_constraints:
         queryset=alternatives(DIRECT_QUERYSETS),
+        model=alternatives(TRAINED_MODELS),
     threads: 1
     benchmark:
         "results/benchmarks/rerank/{queryset}/{model}/seed{seed}.tsv"
@@ -27,3 +28,29 @@ rule rerank:
         "logs/rerank/{queryset}/{model}/seed{seed}.log",
     script:
         "../scripts/rerank.py"
+
+
+rule rerank_zero_shot:
+    input:
+        tokens=lambda wc: tokens_of(collection_of(wc.queryset), wc.model),
+        queries=lambda wc: queries_of(wc.queryset),
+        candidates=lambda wc: candidates_of(wc.queryset),
+    output:
+        run=f"results/runs/{{queryset}}/{{model}}/seed{ZERO_SHOT_SEED}.run",
+        info=f"results/runs/{{queryset}}/{{model}}/seed{ZERO_SHOT_SEED}.run.json",
+    params:
+        model=lambda wc: CFG.model_params(wc.model),
+        scoring=lambda wc: CFG.scoring(wc.model),
+        tag=lambda wc: f"{wc.model}-zero-shot",
+    wildcard_constraints:
+        queryset=alternatives(RERANK_QUERYSETS),
+        model=alternatives(ZERO_SHOT_MODELS),
+    threads: 1
+    benchmark:
+        f"results/benchmarks/rerank/{{queryset}}/{{model}}/seed{ZERO_SHOT_SEED}.tsv"
+    conda:
+        "../envs/posbias.yaml"
+    log:
+        f"logs/rerank/{{queryset}}/{{model}}/seed{ZERO_SHOT_SEED}.log",
+    script:
+        "../scripts/rerank_zero_shot.py"

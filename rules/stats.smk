@@ -44,8 +44,8 @@ if OUTCOME_QUERYSETS:
     rule combine_cutoff_seeds:
         localrule: True
         input:
-            values=lambda wc: expand("results/eval-cutoff/k{k}/{qs}/{model}/seed{seed}.parquet", k=wc.k,
-                                     qs=wc.queryset, model=MODELS, seed=SEEDS),
+            values=lambda wc: [f"results/eval-cutoff/k{wc.k}/{wc.queryset}/{model}/seed{seed}.parquet"
+                               for model in MODELS for seed in CFG.model_seeds(model)],
         output:
             per_seed=f"{OUT}/eval-cutoff/k{{k}}/{{queryset}}/per_seed.parquet",
             averaged=f"{OUT}/eval-cutoff/k{{k}}/{{queryset}}/seed_averaged.parquet",

@@ -16,6 +16,8 @@ rule train:
         training=lambda wc: CFG.training_params(wc.model),
         seed=lambda wc: int(wc.seed),
         name=lambda wc: wc.model,
+    wildcard_constraints:
+        model=alternatives(TRAINED_MODELS),
     threads: 1
     benchmark:
         "results/benchmarks/train/{model}/seed{seed}.tsv"

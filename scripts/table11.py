@@ -3,5 +3,5 @@ from posbias.logs import job_log
 from posbias.steps.report import parameter_table
 
 with job_log(snakemake.log[0]):
-    parameter_table(dict(zip(snakemake.params.models, snakemake.input.checkpoints)), snakemake.params.labels,
-                    dict(snakemake.output.items()))
+    parameter_table(dict(zip(snakemake.params.trained, snakemake.input.checkpoints)), snakemake.params.labels,
+                    dict(snakemake.output.items()), zero_shot=snakemake.params.zero_shot)

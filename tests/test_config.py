@@ -86,9 +86,9 @@ def with_pool(name: str = "dl", pool=("dev", "test"), **keys):
     return put(f"querysets.{name}", {"pool": list(pool), "metrics": ["nDCG@10"], **keys})
 
 
-def with_planned_model(name: str = "e5"):
-    return put(f"models.{name}", {"label": "E5-4K", "ranker": "biencoder", "baseline": "firstp", "lr": 1e-5,
-                                  "head_lr": 1e-4, "args": {"backbone": "dwzhu/e5-base-4k",
+def with_planned_model(name: str = "rankgpt"):
+    return put(f"models.{name}", {"label": "RankGPT", "ranker": "rankgpt", "baseline": "firstp", "lr": 1e-5,
+                                  "head_lr": 1e-4, "args": {"backbone": "gpt-4o-mini",
                                                             "max_query_tokens": 32, "chunk_tokens": 1431,
                                                             "stride": 1431, "max_doc_tokens": 1431}})
 
@@ -502,6 +502,12 @@ MODEL_ERRORS = [
                  r"^models\.firstp\.args: firstp needs max_doc_tokens == chunk_tokens", id="firstp-reads-past-chunk"),
     pytest.param(put("models.longp", {**DEFAULT["models"]["maxp"], "label": "LongP", "ranker": "longp"}),
                  r"^models\.longp\.args: longp reads the document in one sequence", id="longp-windows"),
+    pytest.param(put("models.firstp_e5.zero_shot", False),
+                 r"^models\.longp_e5\.baseline: 'longp_e5' is zero-shot but its baseline 'firstp_e5' is trained",
+                 id="zero-shot-model-trained-baseline"),
+    pytest.param(put("tables.table4.reference", "longp_e5"),
+                 r"^tables\.table4\.reference: 'longp_e5' is zero-shot, so it has no fine-tuned value",
+                 id="zero-shot-table4-reference"),
     pytest.param(put("models.cedr", {**DEFAULT["models"]["maxp"], "label": "CEDR-KNRM", "ranker": "cedr_knrm"}),
                  r"^models\.cedr\.args\.stride: cedr_knrm reads greedy disjoint chunks", id="cedr-overlapping-windows"),
     pytest.param((put("models.maxp.args.chunk_tokens", 24), put("models.maxp.args.stride", 30)),
@@ -630,21 +636,21 @@ def test_a_longp_model_is_measured_against_its_firstp_twin():
 
 
 def test_unimplemented_model_is_skipped_with_a_warning_and_removed_from_tables():
-    cfg = prepare(mutated(with_planned_model(), *(append(f"tables.{t}.models", "e5")
+    cfg = prepare(mutated(with_planned_model(), *(append(f"tables.{t}.models", "rankgpt")
                                                   for t in ("table1", "table7", "table4")),
-                          put("tables.outcomes.models", ["maxp", "e5"])))
-    assert cfg.warnings == [catalog.not_implemented_message("e5", "biencoder")]
-    assert cfg.warnings[0].startswith("models.e5: ")
-    assert "e5" not in cfg.models
+                          put("tables.outcomes.models", ["maxp", "rankgpt"])))
+    assert cfg.warnings == [catalog.not_implemented_message("rankgpt", "rankgpt")]
+    assert cfg.warnings[0].startswith("models.rankgpt: ")
+    assert "rankgpt" not in cfg.models
     for table in ("table1", "table7", "table4"):
-        assert "e5" not in cfg.tables[table]["models"], table
+        assert "rankgpt" not in cfg.tables[table]["models"], table
     assert cfg.tables["outcomes"]["models"] == ["maxp"]
 
 
 def test_config_without_an_implemented_model_is_an_error():
     def plan_all(data):
         for spec in data["models"].values():
-            spec["ranker"] = "biencoder"
+            spec["ranker"] = "rankgpt"
     check_rejects(plan_all, r"^models: none of the configured rankers is implemented yet$")
 
 
@@ -807,11 +813,23 @@ def test_table_params_carry_only_external_runs_the_table_shows():
 def test_systems_add_the_external_rows_to_the_zero_shot_setting_only():
     cfg = prepare(mutated(put("training.seeds", [1, 2]),
                           put("external_runs", {"theirs": {"label": "Theirs", "runs": {"dev": "a.run"}}})))
-    models = [(m, s) for m in cfg.model_names for s in (1, 2)]
+    models = [(m, s) for m in cfg.model_names for s in ((0,) if m.endswith("_e5") else (1, 2))]
     assert cfg.systems("dev") == [("retriever", 0), ("random", 1), ("random", 2), *models, ("theirs", 0)]
     assert cfg.systems("test") == [("retriever", 0), ("random", 1), ("random", 2), *models]
-    # the fine-tuned tables keep the retriever and random rows (nothing of theirs is fine-tuned)
-    assert cfg.systems("dev", stage="eval-finetuned") == [("retriever", 0), ("random", 1), ("random", 2), *models]
+    # the fine-tuned tables keep the retriever and random rows (nothing of theirs is fine-tuned), not the
+    # zero-shot models
+    trained = [(m, s) for m, s in models if not m.endswith("_e5")]
+    assert cfg.systems("dev", stage="eval-finetuned") == [("retriever", 0), ("random", 1), ("random", 2), *trained]
+
+
+def test_zero_shot_models_have_one_run_and_no_fine_tuned_row():
+    cfg = prepare(mutated(put("training.seeds", [1, 2])))
+    assert cfg.zero_shot_models == ["firstp_e5", "longp_e5"]
+    assert set(cfg.trained_models) == set(cfg.model_names) - {"firstp_e5", "longp_e5"}
+    assert cfg.model_seeds("longp_e5") == [0] and cfg.model_seeds("maxp") == [1, 2]
+    assert [s for m, s in cfg.systems("dev") if m == "longp_e5"] == [0]
+    assert "longp_e5" not in {m for m, _ in cfg.systems("farrelevant", stage="eval-finetuned")}
+    assert cfg.table_params("table4")["models"]["longp_e5"]["zero_shot"] is True
 
 
 def test_experiment_names_its_results_folder():

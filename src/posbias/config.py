@@ -37,6 +37,7 @@ SCHEMA_PATH = Path(__file__).with_name("config.schema.yaml")
 GENERATED_COLLECTIONS = ("synthetic", "farrelevant")  # written by the embedded generator and FarRelevant builder
 SYNTHETIC_QUERYSETS = ("train", "dev", "test")  # what the embedded generator writes
 BASELINE_TABLE_NAMES = ("table1", "table7", "table8")  # one layout, different columns
+ZERO_SHOT_SEED = 0  # the one "seed" of a zero-shot model's runs (results/runs/<queryset>/<model>/seed0.run)
 
 
 class ConfigError(InputError):
@@ -216,12 +217,18 @@ class Model:
     args: dict
     training: dict  # this model's overrides of the training recipe
     aggregator_lr: float | None = None  # a pretrained aggregator's (None: head_lr)
+    zero_shot: bool = False  # never trained: one run per query set, from the pretrained weights
 
     @classmethod
     def from_spec(cls, name: str, spec: Mapping) -> "Model":
         return cls(name=name, label=spec["label"], ranker=spec["ranker"], baseline=spec["baseline"], lr=spec["lr"],
                    head_lr=spec["head_lr"], args=dict(spec["args"]), training=dict(spec.get("training", {})),
-                   aggregator_lr=spec.get("aggregator_lr"))
+                   aggregator_lr=spec.get("aggregator_lr"), zero_shot=bool(spec.get("zero_shot", False)))
+
+    def seeds(self, seeds: list[int]) -> list[int]:
+        """The seeds this model has runs for: every training seed, or ZERO_SHOT_SEED alone for a zero-shot model
+        (its pretrained weights give one run, as the retriever's candidates do)."""
+        return [ZERO_SHOT_SEED] if self.zero_shot else list(seeds)
 
     def learning_rates(self) -> dict:
         """The learning rates a training job receives (`posbias.training.recipe.TrainingSettings`)."""
@@ -286,6 +293,18 @@ class Config:
     @property
     def model_names(self) -> list[str]:
         return list(self.models)
+
+    @property
+    def trained_models(self) -> list[str]:
+        """Models with train jobs (one checkpoint per seed); the others are zero-shot."""
+        return [m for m, spec in self.models.items() if not spec.zero_shot]
+
+    @property
+    def zero_shot_models(self) -> list[str]:
+        return [m for m, spec in self.models.items() if spec.zero_shot]
+
+    def model_seeds(self, model: str) -> list[int]:
+        return self.models[model].seeds(self.seeds)
 
     @property
     def direct_querysets(self) -> list[str]:
@@ -361,9 +380,11 @@ class Config:
 
     def systems(self, queryset: str, stage: str = "eval") -> list[tuple[str, int]]:
         """(system, seed) pairs a query set's tables compare: the retriever and random rows, every model with
-        every seed, and (zero-shot only) the runs made elsewhere for it."""
+        its seeds (`model_seeds`), and (zero-shot only) the runs made elsewhere for it. The fine-tuned stage
+        has no zero-shot models."""
         pairs = [(names.RETRIEVER, 0)] + [(names.RANDOM, s) for s in self.seeds]
-        pairs += [(m, s) for m in self.models for s in self.seeds]
+        models = self.trained_models if stage == "eval-finetuned" else list(self.models)  # zero-shot: no fine-tuning
+        pairs += [(m, s) for m in models for s in self.model_seeds(m)]
         if stage == "eval":
             pairs += [(n, 0) for n, spec in self.external_runs.items() if queryset in spec["runs"]]
         return pairs
@@ -380,8 +401,8 @@ class Config:
         shown = {c["queryset"] for c in spec["columns"]}
         return canonical({
             "spec": spec,
-            "models": {m: {"label": self.models[m].label, "baseline": self.models[m].baseline}
-                       for m in self._table_systems(spec)},
+            "models": {m: {"label": self.models[m].label, "baseline": self.models[m].baseline,
+                           "zero_shot": self.models[m].zero_shot} for m in self._table_systems(spec)},
             "external": {n: {"label": s["label"], "baseline": s.get("baseline"), "querysets": sorted(s["runs"])}
                          for n, s in self.external_runs.items() if set(s["runs"]) & shown},
             "querysets": {q: {"alpha": self.querysets[q].alpha} for q in sorted(shown)},
@@ -574,6 +595,11 @@ def check_models(cfg: dict, warnings: list[str]) -> None:
         if models[baseline]["ranker"] not in {"firstp", *catalog.ONE_SEQUENCE}:
             raise ConfigError(f"models.{name}.baseline: {baseline!r} is not a firstp model (nor a FirstP twin: "
                               f"{', '.join(sorted(catalog.ONE_SEQUENCE))})")
+        kind = {True: "zero-shot", False: "trained"}
+        if bool(model.get("zero_shot")) != bool(models[baseline].get("zero_shot")):
+            raise ConfigError(f"models.{name}.baseline: {name!r} is {kind[bool(model.get('zero_shot'))]} but its "
+                              f"baseline {baseline!r} is {kind[bool(models[baseline].get('zero_shot'))]}; a model "
+                              f"and its FirstP baseline are both trained or both zero-shot")
         if model["ranker"] == "firstp" and args["max_doc_tokens"] != args["chunk_tokens"]:
             raise ConfigError(f"models.{name}.args: firstp needs max_doc_tokens == chunk_tokens")
         if model["ranker"] in catalog.ONE_SEQUENCE and not args["chunk_tokens"] == args["stride"] == args["max_doc_tokens"]:
@@ -633,6 +659,9 @@ def check_tables(cfg: dict, warnings: list[str]) -> None:
     spec4 = tables.get("table4")
     if spec4:
         _require(spec4["models"], spec4["reference"], "tables.table4.reference", "among tables.table4.models")
+        if models[spec4["reference"]].get("zero_shot") and finetuned:
+            raise ConfigError(f"tables.table4.reference: {spec4['reference']!r} is zero-shot, so it has no fine-tuned "
+                              f"value to compute the fine-tuned gains over")
     outcomes = tables.get("outcomes")
     if outcomes:
         for qs in outcomes["querysets"]:
@@ -673,7 +702,7 @@ def check_backbone_positions(cfg: dict, warnings: list[str]) -> None:
 
     for name, model in cfg["models"].items():
         try:
-            check_geometry(model["args"])
+            check_geometry(model["ranker"], model["args"])
         except ValueError as err:
             raise ConfigError(f"models.{name}.args: {str(err).removeprefix('model args: ')}") from None
 

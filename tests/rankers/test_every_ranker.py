@@ -15,6 +15,7 @@ import dataclasses
 import pytest
 import torch
 
+from posbias.rankers.bi_encoder import BiEncoderBatch
 from posbias.rankers.catalog import DISJOINT_CHUNKS, ONE_SEQUENCE
 from posbias.rankers.checkpoint import load_checkpoint, save_checkpoint
 from posbias.rankers.chunking import ChunkBatch
@@ -56,6 +57,8 @@ def pad(batch, extra_length: int, extra_chunks: int, pad_id: int):
     padding-only chunks."""
     if isinstance(batch, LateBatch):
         return pad_late(batch, extra_length, extra_chunks, pad_id)
+    if isinstance(batch, BiEncoderBatch):  # query and document inputs are one chunk each
+        return BiEncoderBatch(pad(batch.queries, extra_length, 0, pad_id), pad(batch.documents, extra_length, 0, pad_id))
     n, chunks, length = batch.input_ids.shape
     grow = lambda t, value: torch.nn.functional.pad(t, (0, extra_length, 0, extra_chunks), value=value)  # noqa: E731
     positions = batch.doc_positions // length * (length + extra_length) + batch.doc_positions % length

@@ -58,14 +58,47 @@ def args(backbone, query, chunk, **more):
 
 
 def test_a_geometry_longer_than_the_position_embeddings_is_refused_by_name(tiny_backbone, roberta_config_dir):
-    check_geometry(args(tiny_backbone, 25, 100))  # 25 + 100 + 3 = 128: exactly fits
+    check_geometry("firstp", args(tiny_backbone, 25, 100))  # 25 + 100 + 3 = 128: exactly fits
     with pytest.raises(ValueError, match=r"chunk_tokens \(101\) \+ max_query_tokens \(25\) \+ 3 special tokens = "
                                          r"129 positions, but backbone .* has 128 \(max_position_embeddings\)"):
-        check_geometry(args(tiny_backbone, 25, 101))
-    check_geometry(args(roberta_config_dir, 32, 477))  # the study's FirstP: 32 + 477 + 3 = 512
+        check_geometry("maxp", args(tiny_backbone, 25, 101))
+    check_geometry("firstp", args(roberta_config_dir, 32, 477))  # the study's FirstP: 32 + 477 + 3 = 512
     with pytest.raises(ValueError, match="513 positions, but backbone .* has 512"):
-        check_geometry(args(roberta_config_dir, 33, 477))
-    check_geometry(args("no-such-org/not-in-any-local-cache", 64, 4096))  # cannot be read here: not checked
+        check_geometry("firstp", args(roberta_config_dir, 33, 477))
+    check_geometry("longp", args("no-such-org/not-in-any-local-cache", 64, 4096))  # cannot be read here: not checked
+
+
+@pytest.fixture(scope="module")
+def roberta_dir(tmp_path_factory, roberta_config_dir):
+    """RoBERTa's config with a word-level tokenizer in RoBERTa's templates: `<s> a </s></s> b </s>` for a pair
+    (4 special tokens) and `<s> a </s>` for one text."""
+    import shutil
+
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    core = Tokenizer(models.WordLevel({"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3, "hello": 4, "world": 5},
+                                      unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.Whitespace()
+    core.post_processor = processors.TemplateProcessing(single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>",
+                                                        special_tokens=[("<s>", 0), ("</s>", 2)])
+    path = tmp_path_factory.mktemp("roberta")
+    shutil.copy(f"{roberta_config_dir}/config.json", path)
+    PreTrainedTokenizerFast(tokenizer_object=core, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
+                            unk_token="<unk>", model_input_names=["input_ids", "attention_mask"]).save_pretrained(path)
+    return str(path)
+
+
+def test_one_sequence_rankers_count_their_tokenizers_special_tokens(roberta_dir):
+    # the chunked layout has 3 special tokens whatever the tokenizer; longp reads RoBERTa's own pair template
+    check_geometry("firstp", args(roberta_dir, 32, 477))
+    check_geometry("longp", args(roberta_dir, 31, 477))  # 31 + 477 + 4 = 512
+    with pytest.raises(ValueError, match=r"chunk_tokens \(477\) \+ max_query_tokens \(32\) \+ 4 special tokens = 513"):
+        check_geometry("longp", args(roberta_dir, 32, 477))
+    # a bi-encoder encodes query and document apart: the longer of the two, in `<s> text </s>`
+    check_geometry("biencoder", args(roberta_dir, 32, 510))
+    with pytest.raises(ValueError, match=r"max_doc_tokens \(511\) \+ 0 prefix tokens, \+ 2 special tokens = 513"):
+        check_geometry("biencoder", args(roberta_dir, 32, 511))
 
 
 def test_the_ranker_constructor_checks_the_loaded_backbone(tiny_backbone):

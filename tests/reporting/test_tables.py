@@ -154,3 +154,21 @@ def test_html_page_has_the_marks_and_escapes_labels():
     page = to_html(build_table(per_query_frame(), rows, columns), columns, "Caption with $p < 0.01$.")
     assert "<sup>a</sup>" in page and "FirstP &lt;base&gt;" in page and "p &lt; 0.01" in page
     assert "http" not in page  # self-contained: the report works offline
+
+
+def test_a_zero_shot_row_reads_n_a_where_fine_tuned_and_no_test_involves_it_there():
+    frame = tuned_frame()
+    # the zero-shot system has no fine-tuned values at all: asking for them would be an error
+    frame = frame[~((frame["system"] == "sump") & (frame["setting"] == "fine-tuned"))]
+    columns = [Column("dev", "RR@10", 0.05, "zero-shot"), Column("dev", "RR@10", 0.05, "fine-tuned", "fine-tuned")]
+    rows = [Row("maxp", "MaxP", tests={"b": "sump"}),
+            Row("sump", "E5 (zero-shot)", gain_over="maxp", tests={"a": "maxp"}, not_applicable=frozenset({"fine-tuned"}))]
+    table = build_table(frame, rows, columns)
+    cells = table.set_index(["system", "setting"])
+    assert cells.loc[("sump", "fine-tuned"), "not_applicable"] and np.isnan(cells.loc[("sump", "fine-tuned"), "value"])
+    assert not np.isnan(cells.loc[("sump", "zero-shot"), "value"])
+    assert pd.isna(cells.loc[("maxp", "fine-tuned")].get("vs_b"))  # MaxP's b-test has no partner there
+    assert cells.loc[("maxp", "zero-shot"), "vs_b"] == "sump"
+    assert table.attrs["n_tests"] == 1  # the one zero-shot pair
+    line = next(line for line in to_markdown(table, columns, "c").splitlines() if line.startswith("| E5"))
+    assert line.split(" | ")[2] == "N/A"

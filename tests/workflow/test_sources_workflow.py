@@ -52,9 +52,14 @@ def sources_config(backbone: str, given_run: Path, queries: Path, qrels: Path) -
             "firstp": {"label": "FirstP", "ranker": "firstp", **model, "args": {**args, "max_doc_tokens": 16}},
             "maxp": {"label": "MaxP", "ranker": "maxp", **model, "args": args},
             "planned": {"label": "Planned", "ranker": PLANNED, **model, "args": args},
+            # zero-shot bi-encoders (the study's E5 rows): reranking straight from the pretrained weights
+            "first_bi": {"label": "FirstP (bi-encoder)", "ranker": "biencoder", **model, "baseline": "first_bi",
+                         "zero_shot": True, "args": {**args, "chunk_tokens": 16, "stride": 16, "max_doc_tokens": 16}},
+            "long_bi": {"label": "LongP (bi-encoder)", "ranker": "biencoder", **model, "baseline": "first_bi",
+                        "zero_shot": True, "args": {**args, "chunk_tokens": 48, "stride": 48}},
         },
         "tables": {
-            "table1": {"models": ["firstp", "maxp", "planned"],
+            "table1": {"models": ["firstp", "maxp", "planned", "first_bi", "long_bi"],
                        "columns": [{"queryset": "robust_desc", "metric": "nDCG@20"},
                                    {"queryset": "nq_given", "metric": "RR"}]},
             "first_stage": {"querysets": ["nq_train"], "retrievers": ["bm25", "hybrid"], "depth": 5},
@@ -84,7 +89,24 @@ def test_unimplemented_models_are_skipped_with_a_message(sourced_run):
     work, _, _, result = sourced_run
     assert f"models.planned: ranker {PLANNED!r} is not implemented yet" in result.stdout + result.stderr
     table = pd.read_csv(work / "results/table1.csv")
-    assert set(table["system"]) == {"retriever", "firstp", "maxp"}
+    assert set(table["system"]) == {"retriever", "firstp", "maxp", "first_bi", "long_bi"}
+
+
+def test_zero_shot_models_are_never_trained_and_rerank_every_query_set_once(sourced_run):
+    work, _, _, result = sourced_run
+    jobs = scheduled_jobs(run_snakemake(work, "-n", "-F", "results/table1.tex").stdout)
+    for rule in ("train", "cross_validate_fold", "merge_folds", "rerank"):
+        assert not any("model=first_bi" in w or "model=long_bi" in w for r, w in jobs if r == rule), rule
+    zero_shot = sorted(w for r, w in jobs if r == "rerank_zero_shot")
+    assert zero_shot == sorted(f"queryset={qs}, model={m}" for qs in ("nq_given", "robust_desc")
+                               for m in ("first_bi", "long_bi"))
+    assert not (work / "results/models/long_bi").exists()
+    for qs in ("nq_given", "robust_desc"):  # one run per query set, cross-validated ones included
+        assert sorted(p.name for p in (work / f"results/runs/{qs}/long_bi").glob("*.run")) == ["seed0.run"]
+    table = pd.read_csv(work / "results/table1.csv").set_index(["system", "column"])
+    assert table["value"].notna().all()
+    assert "Zero-shot rankers (FirstP (bi-encoder), LongP (bi-encoder)) are never trained" in \
+        (work / "results/table1.md").read_text()
 
 
 def test_sources_are_written_in_the_standard_formats(sourced_run):

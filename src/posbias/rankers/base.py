@@ -20,7 +20,7 @@ from torch import nn
 
 from posbias.rankers.chunking import ChunkBatch, Chunker
 from posbias.rankers.encoder import ChunkEncoder, load_backbone
-from posbias.rankers.geometry import ChunkGeometry, position_limit, refuse_overlong
+from posbias.rankers.geometry import ChunkGeometry, longest_input, position_limit, refuse_overlong
 
 # The learning-rate groups a ranker may put its parameters in, and the training setting each one
 # follows (`posbias.training.recipe.TrainingSettings`).
@@ -44,7 +44,8 @@ class ChunkRanker(nn.Module):
         self.geometry = ChunkGeometry(max_query_tokens, chunk_tokens, stride, max_doc_tokens, pad_query)
         self.check_geometry(self.geometry)
         model = load_backbone(backbone, backbone_layers, trust_remote_code, dropout)
-        refuse_overlong(self.geometry, position_limit(model.config), backbone)
+        self.backbone_name, self.position_limit = backbone, position_limit(model.config)
+        refuse_overlong(longest_input(self.registry_name, self.geometry), self.position_limit, backbone)
         self.head_dropout = head_dropout
         head = self.make_head(model)
         self.encoder = self.make_encoder(model, pooling, head)

@@ -53,6 +53,7 @@ class ChunkEncoder(nn.Module):
     """
 
     POOLINGS = ("cls", "mean", "max")
+    group_breaks: tuple[int, ...] = ()  # lengths no group may straddle (a subclass whose inputs depend on it)
 
     def __init__(self, backbone: nn.Module, pooling: str = "cls", token_layers: str | None = None):
         super().__init__()
@@ -80,7 +81,7 @@ class ChunkEncoder(nn.Module):
         lengths = (mask.bool() * positions).amax(dim=1)
         order = torch.argsort(lengths, descending=True, stable=True)
         pooled_parts, state_parts = [], []
-        for start, end in length_groups(lengths[order].tolist()):
+        for start, end in length_groups(lengths[order].tolist(), self.group_breaks):
             rows = order[start:end]
             width = int(lengths[rows[0]])
             part = {key: value[rows, :width] for key, value in inputs.items()}
@@ -138,13 +139,15 @@ class ChunkEncoder(nn.Module):
 GROUP_PADDING = 0.25
 
 
-def length_groups(lengths: list[int]) -> list[tuple[int, int]]:
+def length_groups(lengths: list[int], breaks: tuple[int, ...] = ()) -> list[tuple[int, int]]:
     """Cut lengths sorted longest first into runs [start, end) whose chunks are each at least
     (1 - GROUP_PADDING) of the run's first: encoding a run padded to its first wastes at most that share
-    of any chunk's row, and a batch of similar chunks stays one run."""
+    of any chunk's row, and a batch of similar chunks stays one run. No run holds lengths on both sides of
+    a length in `breaks` (one above it and one at or below)."""
     groups, start = [], 0
     for index, length in enumerate(lengths):
-        if length < (1 - GROUP_PADDING) * lengths[start]:
+        straddles = any(length <= cut < lengths[start] for cut in breaks)
+        if straddles or length < (1 - GROUP_PADDING) * lengths[start]:
             groups.append((start, index))
             start = index
     if lengths:

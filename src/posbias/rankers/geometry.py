@@ -6,6 +6,10 @@ one input `[CLS] query [SEP] window [SEP]`, with the query cut to `max_query_tok
 `pad_query` the query is padded to `max_query_tokens` with masked pad tokens, so every window
 starts at the same position (as the study's authors did).
 
+Rankers that read one sequence (`longp`) or encode query and document apart (`biencoder`) lay inputs out in
+their tokenizer's own template (`posbias.rankers.pair_template`), so how many positions they need depends on
+the tokenizer: `longest_input` counts them for every ranker.
+
 This module imports neither torch nor transformers at load time: the workflow checks model
 arguments with it when it builds the graph.
 """
@@ -18,7 +22,8 @@ from typing import Mapping
 
 from posbias.errors import InputError
 
-SPECIAL_TOKENS = 3  # [CLS], [SEP] after the query, [SEP] after the window
+SPECIAL_TOKENS = 3  # the chunked layout: [CLS], [SEP] after the query, [SEP] after the window
+SINGLE_TEXT_SPECIAL_TOKENS = 2  # [CLS] text [SEP]: a bi-encoder's guess when its tokenizer is not at hand
 
 # Architectures whose position ids count from padding_idx + 1 (fairseq's convention), so
 # max_position_embeddings = usable positions + pad_token_id + 1 (RoBERTa: 514 = 512 + 2).
@@ -54,10 +59,6 @@ class ChunkGeometry:
     @property
     def max_chunks(self) -> int:
         return 1 + math.ceil(max(0, self.max_doc_tokens - self.chunk_tokens) / self.stride)
-
-    @property
-    def max_sequence_length(self) -> int:
-        return self.max_query_tokens + self.chunk_tokens + SPECIAL_TOKENS
 
     def windows(self, n_tokens: int) -> list[tuple[int, int]]:
         """Token spans of the chunks of a document with `n_tokens` tokens (at least one chunk)."""
@@ -99,20 +100,64 @@ def geometry_limit(backbone: str, trust_remote_code: bool = False) -> int | None
     return position_limit(config)
 
 
-def refuse_overlong(geometry: ChunkGeometry, limit: int | None, backbone: str) -> None:
-    """An InputError when the longest input of `geometry` needs more positions than the backbone has
+def longest_input(ranker: str, geometry: ChunkGeometry, tokenizer=None, prefixes: str = "none") -> tuple[int, str]:
+    """How many positions the longest input of a ranker with this geometry takes, and how they add up (for
+    errors). Chunked rankers: `[CLS] query [SEP] window [SEP]`. `longp`: query and document in the tokenizer's
+    pair template (RoBERTa's has 4 special tokens, Llama's 2). `biencoder`: the longer of query and document,
+    each in the tokenizer's single-text template after its prefix (`prefixes`). Without a tokenizer the
+    one-sequence counts are the [CLS]/[SEP] ones, a lower bound the featurizer checks again with the tokenizer."""
+    from posbias.rankers.pair_template import PairTemplate, SequenceTemplate, prefix_ids
+
+    query, chunk = geometry.max_query_tokens, geometry.chunk_tokens
+    if ranker == "biencoder":
+        specials = SequenceTemplate.of(tokenizer).special_tokens if tokenizer is not None else SINGLE_TEXT_SPECIAL_TOKENS
+        query_prefix, doc_prefix = (len(ids) for ids in prefix_ids(tokenizer, prefixes)) if tokenizer is not None \
+            else (0, 0)
+        return (max(query + query_prefix, chunk + doc_prefix) + specials,
+                f"the longer of max_query_tokens ({query}) + {query_prefix} prefix tokens and max_doc_tokens ({chunk}) "
+                f"+ {doc_prefix} prefix tokens, + {specials} special tokens")
+    specials = PairTemplate.of(tokenizer).special_tokens if ranker == "longp" and tokenizer is not None \
+        else SPECIAL_TOKENS
+    return (query + chunk + specials,
+            f"chunk_tokens ({chunk}) + max_query_tokens ({query}) + {specials} special tokens")
+
+
+def refuse_overlong(positions: tuple[int, str], limit: int | None, backbone: str) -> None:
+    """An InputError when an input needs more positions (`longest_input`) than the backbone has
     (the embedding lookup would fail, or silently wrap on some devices)."""
-    if limit is not None and geometry.max_sequence_length > limit:
-        raise InputError(
-            f"model args: chunk_tokens ({geometry.chunk_tokens}) + max_query_tokens ({geometry.max_query_tokens}) + "
-            f"{SPECIAL_TOKENS} special tokens = {geometry.max_sequence_length} positions, but backbone {backbone!r} "
-            f"has {limit} (max_position_embeddings); lower chunk_tokens or max_query_tokens")
+    length, parts = positions
+    if limit is not None and length > limit:
+        raise InputError(f"model args: {parts} = {length} positions, but backbone {backbone!r} has {limit} "
+                         f"(max_position_embeddings); lower the document or query budget")
 
 
-def check_geometry(args: Mapping) -> None:
+def local_tokenizer(name: str, trust_remote_code: bool = False):
+    """A tokenizer from local files only (never the network); None when it cannot be read here."""
+    from transformers import AutoTokenizer
+
+    from posbias.backbones import resolve
+
+    try:
+        return AutoTokenizer.from_pretrained(resolve(name), local_files_only=True, trust_remote_code=trust_remote_code)
+    except (OSError, ValueError):
+        return None
+
+
+# Rankers whose input layout follows their tokenizer's template (the graph check reads the tokenizer).
+TEMPLATED_RANKERS = frozenset({"longp", "biencoder"})
+
+
+def check_geometry(ranker: str, args: Mapping) -> None:
     """Refuse ranker arguments (`models.<name>.args`) whose inputs are longer than their backbone's
-    position embeddings. Reads only the backbone's config; a config that cannot be read offline
-    is not checked here (the ranker's constructor checks again with the loaded model)."""
+    position embeddings. Reads only the backbone's config (and, for rankers in their tokenizer's template,
+    the tokenizer); a config that cannot be read offline is not checked here (the ranker checks again with
+    the loaded model)."""
     geometry = ChunkGeometry.from_args(args)
-    refuse_overlong(geometry, geometry_limit(args["backbone"], bool(args.get("trust_remote_code", False))),
+    trust = bool(args.get("trust_remote_code", False))
+    limit = geometry_limit(args["backbone"], trust)
+    if limit is None:
+        return
+    tokenizer = local_tokenizer(args.get("tokenizer", args["backbone"]), trust) if ranker in TEMPLATED_RANKERS \
+        else None
+    refuse_overlong(longest_input(ranker, geometry, tokenizer, args.get("prefixes", "none")), limit,
                     args["backbone"])

@@ -23,7 +23,7 @@ import torch
 from posbias.errors import InputError
 from posbias.rankers.base import ChunkRanker
 from posbias.rankers.chunking import ChunkBatch, Chunker
-from posbias.rankers.geometry import ChunkGeometry
+from posbias.rankers.geometry import ChunkGeometry, longest_input, refuse_overlong
 from posbias.rankers.heads.chunk_scores import ChunkScores
 from posbias.rankers.pair_template import PairTemplate
 from posbias.rankers.registry import register
@@ -102,4 +102,7 @@ class LongP(ChunkRanker):
         return ChunkScores(backbone.config.hidden_size, "first", self.head_dropout)
 
     def featurizer(self, tokenizer) -> SequencePairFeaturizer:
+        # the template's special tokens are known only now (RoBERTa's pair has 4, Llama's 2)
+        refuse_overlong(longest_input(self.registry_name, self.geometry, tokenizer), self.position_limit,
+                        self.backbone_name)
         return SequencePairFeaturizer(tokenizer, self.geometry, self.global_attention)

@@ -63,3 +63,44 @@ class PairTemplate:
             t = pair["token_type_ids"]
             types = (tuple(t[parts[0]]), t[at_query], tuple(t[parts[1]]), t[at_document], tuple(t[parts[2]]))
         return cls(tuple(ids[parts[0]]), tuple(ids[parts[1]]), tuple(ids[parts[2]]), types, pad_id)
+
+
+@dataclass(frozen=True)
+class SequenceTemplate:
+    """A tokenizer's special tokens around one text: `[CLS] t [SEP]` for BERT, `<s> t </s>` for RoBERTa,
+    `<s> t` for Llama (what a bi-encoder reads its query and its document in)."""
+
+    prefix: tuple[int, ...]
+    suffix: tuple[int, ...]
+    pad_id: int
+
+    @property
+    def special_tokens(self) -> int:
+        return len(self.prefix) + len(self.suffix)
+
+    @classmethod
+    def of(cls, tokenizer) -> "SequenceTemplate":
+        name = getattr(tokenizer, "name_or_path", type(tokenizer).__name__)
+        pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        if pad_id is None:
+            raise InputError(f"tokenizer {name!r} has neither a pad nor an end-of-sequence token to pad with")
+        text = tokenizer(PROBE_QUERY, add_special_tokens=False)["input_ids"]
+        ids = tokenizer(PROBE_QUERY)["input_ids"]
+        at = _find(ids, text, 0)
+        if at < 0:
+            raise InputError(f"tokenizer {name!r}: cannot find its single-text template (the probe text "
+                             f"{PROBE_QUERY!r} is not tokenised alike with and without special tokens)")
+        return cls(tuple(ids[:at]), tuple(ids[at + len(text):]), pad_id)
+
+
+# What a bi-encoder puts before the query's and the document's text (`prefixes`): nothing, as the study's
+# authors ran E5-4K, or the E5 models' training convention.
+PREFIXES = {"none": ("", ""), "e5": ("query: ", "passage: ")}
+
+
+def prefix_ids(tokenizer, prefixes: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The token ids of the query's and the document's prefix (no special tokens)."""
+    if prefixes not in PREFIXES:
+        raise InputError(f"prefixes {prefixes!r} is not one of {sorted(PREFIXES)}")
+    return tuple(tuple(tokenizer(text, add_special_tokens=False)["input_ids"]) if text else ()
+                 for text in PREFIXES[prefixes])

@@ -64,4 +64,4 @@ def build_ranker(name: str, args: dict) -> ChunkRanker:
 
 
 # The rankers register themselves when their modules are imported.
-from posbias.rankers import chunked, interaction, long_sequence, parade_transformer  # noqa: E402,F401  (imported for their registrations)
+from posbias.rankers import bi_encoder, chunked, interaction, long_sequence, parade_transformer  # noqa: E402,F401  (imported for their registrations)

@@ -25,7 +25,7 @@ from typing import Hashable, Iterable
 import pandas as pd
 
 from posbias.reporting.columns import ZERO_SHOT, column_header
-from posbias.reporting.render import MISSING, Cell, html_page, html_table, latex_table, markdown_table
+from posbias.reporting.render import MISSING, NOT_APPLICABLE, Cell, html_page, html_table, latex_table, markdown_table
 from posbias.stats.corrections import adjust, describe
 from posbias.stats.paired import align, paired_p_value
 
@@ -54,6 +54,9 @@ class Row:
     # A run made elsewhere may lack query sets (its cells show a dash) or queries (it is
     # compared with its references on the queries both have).
     external: bool = False
+    # Settings the system has no values in by design (a zero-shot model is never fine-tuned): its cells there
+    # read N/A, and no test involves them.
+    not_applicable: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -133,15 +136,22 @@ def build_table(per_query: pd.DataFrame, rows: list[Row], columns: list[Column],
     records = []
     marks = []  # (record index, letter, test key)
     p_values: dict[tuple, float] = {}  # test key -> raw p; the key is the unordered pair of systems and the column
+    inapplicable = {(row.system, setting) for row in rows for setting in row.not_applicable}
     for row in rows:
         for column in columns:
+            if (row.system, column.setting) in inapplicable:
+                records.append({"system": row.system, "label": row.label, "queryset": column.queryset,
+                                "metric": column.metric, "setting": column.setting, "column": column.header,
+                                "alpha": column.alpha, "n_queries": 0, "value": math.nan, "gain": math.nan,
+                                "gain_over": row.gain_over or "", "marks": "", "not_applicable": True})
+                continue
             values = _series(per_query, row.system, column) if row.external else _required(per_query, row.system,
                                                                                             column)
             record = {"system": row.system, "label": row.label, "queryset": column.queryset,
                       "metric": column.metric, "setting": column.setting, "column": column.header,
                       "alpha": column.alpha, "n_queries": len(values),
                       "value": float(values.mean()) if len(values) else math.nan, "gain": math.nan,
-                      "gain_over": row.gain_over or "", "marks": ""}
+                      "gain_over": row.gain_over or "", "marks": "", "not_applicable": False}
             records.append(record)
             if values.empty:
                 continue
@@ -149,6 +159,8 @@ def build_table(per_query: pd.DataFrame, rows: list[Row], columns: list[Column],
                 x, y = _paired(values, _required(per_query, row.gain_over, column), row.external)
                 record["gain"] = (x.mean() - y.mean()) / y.mean() if y.mean() else math.nan
             for letter, reference in row.tests.items():
+                if (reference, column.setting) in inapplicable:
+                    continue
                 record[f"vs_{letter}"] = reference
                 key = (frozenset((row.system, reference)), column.identity)
                 if key not in p_values:  # every test used here is symmetric in its two systems
@@ -188,6 +200,9 @@ def _cells(table: pd.DataFrame, columns: list[Column], row_header: str) -> tuple
         cells: list[str | Cell] = [part["label"].iloc[0]]
         for column in columns:
             record = by_column.loc[column.identity]
+            if record["not_applicable"]:
+                cells.append(NOT_APPLICABLE)
+                continue
             if math.isnan(record["value"]):
                 cells.append(MISSING)
                 continue

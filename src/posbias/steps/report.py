@@ -38,6 +38,10 @@ def _write_table(table: pd.DataFrame, columns: list[Column], caption: str, label
                   to_markdown(table, columns, caption, row_header), to_html(table, columns, caption, row_header))
 
 
+def _seeds(n: int) -> str:
+    return f"{n} seed{'s' * (n != 1)}"
+
+
 def _columns(spec: list[dict], querysets: dict) -> list[Column]:
     return [Column(c["queryset"], c["metric"], querysets[c["queryset"]]["alpha"], column_header(c),
                    c.get("setting", ZERO_SHOT)) for c in spec]
@@ -73,9 +77,11 @@ def baseline_table(averaged: list[str], spec: dict, models: dict, external: dict
              for m in spec["models"] if m not in baselines]
     rows += _external_rows(external, columns)
     table = build_table(per_query, rows, columns, significance, name=label)
-    caption = (f"Rankers against their FirstP baselines. Per-query values are averaged over {n_seeds} seeds "
+    zero_shot = [models[m]["label"] for m in spec["models"] if models[m].get("zero_shot")]
+    zero_shot_text = f" Zero-shot rankers ({', '.join(zero_shot)}) are never trained: one run each." if zero_shot else ""
+    caption = (f"Rankers against their FirstP baselines. Per-query values are averaged over {_seeds(n_seeds)} "
                f"before testing; relative gains are over the FirstP baseline with the same backbone; "
-               f"superscript a: significant difference from that baseline. "
+               f"superscript a: significant difference from that baseline.{zero_shot_text} "
                f"{significance_note(table, columns, significance)}")
     _write_table(table, columns, caption, label, outputs)
 
@@ -95,7 +101,8 @@ def table4(averaged: list[str], finetuned: list[str], spec: dict, models: dict, 
         tests = {} if m == reference else {"a": reference}
         if second and second != m:
             tests["b"] = second
-        rows.append(Row(m, models[m]["label"], gain_over=None if m == reference else reference, tests=tests))
+        rows.append(Row(m, models[m]["label"], gain_over=None if m == reference else reference, tests=tests,
+                        not_applicable=frozenset({FINE_TUNED}) if models[m].get("zero_shot") else frozenset()))
     rows += _external_rows(external, columns, gain_over=lambda _: reference)
     table = build_table(per_query, rows, columns, significance, name=TABLE4_LABEL)
     second_text = (f"superscript b: against {models[second]['label']}" if second
@@ -104,7 +111,11 @@ def table4(averaged: list[str], finetuned: list[str], spec: dict, models: dict, 
     setting_text = ("zero-shot: models trained on the standard training set; fine-tuned: the same models "
                     "fine-tuned on FarRelevant training queries" if FINE_TUNED in settings
                     else "zero-shot: models trained on the standard training set")
-    caption = (f"FarRelevant ({setting_text}). Per-query values averaged over {n_seeds} seeds; gains are over "
+    zero_shot = [models[m]["label"] for m in spec["models"] if models[m].get("zero_shot")]
+    if zero_shot:
+        setting_text += f"; never trained, one run each: {', '.join(zero_shot)}"
+        setting_text += " (N/A where fine-tuned)" if FINE_TUNED in settings else ""
+    caption = (f"FarRelevant ({setting_text}). Per-query values averaged over {_seeds(n_seeds)}; gains are over "
                f"{models[reference]['label']}; superscript a: against {models[reference]['label']}; "
                f"{second_text}. {significance_note(table, columns, significance)}")
     _write_table(table, columns, caption, TABLE4_LABEL, outputs)
@@ -184,14 +195,17 @@ def dataset_tables(collections: dict[str, str], querysets: dict[str, str], token
                   dataset.to_markdown(queries, columns, caption), dataset.to_html(queries, columns, caption))
 
 
-def parameter_table(checkpoints: dict[str, str], labels: dict[str, str], outputs: dict) -> None:
+def parameter_table(checkpoints: dict[str, str], labels: dict[str, str], outputs: dict,
+                    zero_shot: dict[str, dict] | None = None) -> None:
     """Table 11: each model's parameters, counted in its trained checkpoint (every group the ranker trains:
-    the backbone, the head and any pretrained aggregator)."""
+    the backbone, the head and any pretrained aggregator), or for a zero-shot model (`zero_shot`: its
+    `models.<name>` block) in the ranker its pretrained weights give. Rows follow `labels`."""
     from posbias.rankers.checkpoint import load_checkpoint
+    from posbias.steps.training import pretrained_ranker
 
     records = []
-    for model, path in checkpoints.items():
-        ranker, _ = load_checkpoint(path)
+    for model in labels:
+        ranker, _ = load_checkpoint(checkpoints[model]) if model in checkpoints else pretrained_ranker(zero_shot[model])
         counts = ranker.parameter_counts()
         records.append({"model": model, "label": labels[model], "ranker": ranker.registry_name,
                         "parameters": sum(counts.values()), "backbone": counts["backbone"],
@@ -201,7 +215,8 @@ def parameter_table(checkpoints: dict[str, str], labels: dict[str, str], outputs
                                                         "outside_backbone"])
     columns = [("label", "Ranker"), ("parameters", "# of parameters"), ("backbone", "backbone"),
                ("outside_backbone", "outside the backbone")]
-    caption = ("Parameters per ranker, counted in its trained checkpoint (first seed); outside the backbone: "
+    caption = ("Parameters per ranker, counted in its trained checkpoint (first seed; zero-shot models: their "
+               "pretrained weights); outside the backbone: "
                "the head and any aggregator. Unused weights (the backbone's pooler, a Transformer aggregator's "
                "word embeddings) are not part of our rankers, so they are not counted.")
     write_outputs(outputs, frame, dataset.to_latex(frame, columns, caption, "tab:parameters"),

@@ -45,8 +45,7 @@ def fit(model: dict, training: dict, seed: int, tokens: str, queries: str, qrels
         ranker, tokenizer = load_checkpoint(init_checkpoint)
     else:
         # `tokenizer` picks what to read with; the ranker itself never needs it (its checkpoint keeps the files)
-        ranker = build_ranker(model["ranker"], {k: v for k, v in model["args"].items() if k != "tokenizer"})
-        tokenizer = load_tokenizer(tokenizer_name(model["args"]), bool(model["args"].get("trust_remote_code")))
+        ranker, tokenizer = pretrained_ranker(model)
     store = TokenStore(tokens)
     pool = candidate_numbers(iter_run(candidates), store, set(qrels), candidates)
     if not pool:
@@ -99,6 +98,23 @@ def rerank_with(ranker, tokenizer, tokens: list[str], queries: list[str], candid
                                   source=candidates_path, **settings)
         write_run(run, scores, tag=tag)
         write_rerank_info(run, {**info, "candidates": candidates_path, "precision": settings["precision"]})
+
+
+def pretrained_ranker(model: dict):
+    """The ranker of a `models.<name>` block as its pretrained weights give it (no training), and the tokenizer it
+    reads with: what a zero-shot model scores with."""
+    ranker = build_ranker(model["ranker"], {k: v for k, v in model["args"].items() if k != "tokenizer"})
+    tokenizer = load_tokenizer(tokenizer_name(model["args"]), bool(model["args"].get("trust_remote_code")))
+    return ranker.eval(), tokenizer
+
+
+def rerank_pretrained(model: dict, tokens: str, queries: str, candidates: str, run: str, tag: str, scoring: dict,
+                      threads: int, progress: bool = True) -> None:
+    """Rerank one query set with a zero-shot model (`models.<name>.zero_shot`), built from its pretrained weights."""
+    torch.set_num_threads(threads)
+    seed_everything(0)  # a ranker with a freshly initialised head would depend on it; the bi-encoder has none
+    ranker, tokenizer = pretrained_ranker(model)
+    rerank_with(ranker, tokenizer, [tokens], [queries], [candidates], [run], tag, scoring, progress)
 
 
 def rerank_candidates(checkpoint: str, tokens: list[str], queries: list[str], candidates: list[str],

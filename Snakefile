@@ -54,4 +54,6 @@ include: "rules/report.smk"
 rule all:
     input:
         REPORTED,
+        # seeds trained but left out of the tables (models.<name>.excluded_seeds): their loss curves are kept
+        [f"results/models/{m}/seed{s}" for m, s in CFG.excluded_checkpoints],
     default_target: True

@@ -122,6 +122,11 @@ def candidates_of(queryset):
     return retrieval_run(names.GIVEN if qs.candidates else qs.retriever, queryset, qs.depth)
 
 
+def finetuned_run(queryset, suffix=""):
+    """A fine-tuned checkpoint's run on a query set, as a pattern in the fine-tuning job's {model} and {seed}."""
+    return f"results/runs-finetuned/{queryset}/{{model}}/seed{{seed}}.run{suffix}"
+
+
 def run_of(queryset, system, seed, stage="runs"):
     """A system's run on a query set: the candidates, a run made elsewhere, or a reranking."""
     if system == names.RETRIEVER:
@@ -164,10 +169,29 @@ def table_outputs(name, caption, category="Tables"):
 
 
 FIGURES = [f"{OUT}/figures/farrelevant.png", f"{OUT}/figures/farrelevant.pdf"] if "table4" in TABLES else []
+
+
+def efficiency_runs():
+    """(model, seed, query set) of every run the efficiency figure (the study's Figure 3) times: Table 1's models
+    and their baselines on Table 1's zero-shot query sets that are reranked directly (a pooled one by its members;
+    cross-validated ones are reranked by fold models, not by the checkpoint Table 1 names)."""
+    if "table1" not in TABLES:
+        return []
+    shown = set()
+    for qs in CFG.table_querysets("table1"):
+        shown |= set(QUERYSETS[qs].pool) if QUERYSETS[qs].pooled else {qs}
+    querysets = [qs for qs in DIRECT_QUERYSETS if qs in shown]
+    params = CFG.table_params("table1")["models"]
+    return [(m, s, qs) for m in params for s in CFG.model_seeds(m) for qs in querysets]
+
+
+EFFICIENCY_RUNS = efficiency_runs()
+EFFICIENCY_FIGURES = [f"{OUT}/figures/efficiency.png", f"{OUT}/figures/efficiency.pdf"] if EFFICIENCY_RUNS else []
 REPORTED = [
     *(f"{OUT}/{t}.tex" for t in CFG.baseline_tables),
     *([f"{OUT}/table4.tex"] if "table4" in TABLES else []),
     *FIGURES,
+    *EFFICIENCY_FIGURES,
     *([f"{OUT}/first_stage.tex"] if "first_stage" in TABLES else []),
     *([f"{OUT}/outcomes.tex"] if "outcomes" in TABLES else []),
     *([f"{OUT}/table9.tex", f"{OUT}/table10.tex"] if "dataset_stats" in TABLES else []),

@@ -65,6 +65,27 @@ if "table4" in TABLES:
             "../scripts/farrelevant_figure.py"
 
 
+if EFFICIENCY_RUNS:
+
+    rule efficiency_figure:
+        localrule: True
+        input:
+            table=f"{OUT}/table1.csv",
+            infos=[f"results/runs/{qs}/{m}/seed{s}.run.json" for m, s, qs in EFFICIENCY_RUNS],
+        output:
+            png=report(EFFICIENCY_FIGURES[0], caption="../report/efficiency_figure.rst", category="Figures"),
+            pdf=EFFICIENCY_FIGURES[1],
+        params:
+            runs=[list(run) for run in EFFICIENCY_RUNS],
+            models=CFG.table_params("table1")["models"],
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/report/efficiency_figure.log",
+        script:
+            "../scripts/efficiency_figure.py"
+
+
 if "outcomes" in TABLES:
 
     rule outcome_table:
@@ -172,7 +193,7 @@ if "table11" in TABLES:
     rule table11:
         localrule: True
         input:
-            checkpoints=[f"results/models/{m}/seed{SEEDS[0]}" for m in TABLES["table11"]["models"]
+            checkpoints=[f"results/models/{m}/seed{CFG.model_seeds(m)[0]}" for m in TABLES["table11"]["models"]
                          if m in TRAINED_MODELS],
         output:
             **table_outputs("table11", "table11"),

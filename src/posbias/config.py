@@ -218,17 +218,27 @@ class Model:
     training: dict  # this model's overrides of the training recipe
     aggregator_lr: float | None = None  # a pretrained aggregator's (None: head_lr)
     zero_shot: bool = False  # never trained: one run per query set, from the pretrained weights
+    own_seeds: tuple[int, ...] | None = None  # `models.<name>.seeds`, instead of training.seeds
+    excluded_seeds: tuple[int, ...] = ()  # trained, but left out of the tables
 
     @classmethod
     def from_spec(cls, name: str, spec: Mapping) -> "Model":
         return cls(name=name, label=spec["label"], ranker=spec["ranker"], baseline=spec["baseline"], lr=spec["lr"],
                    head_lr=spec["head_lr"], args=dict(spec["args"]), training=dict(spec.get("training", {})),
-                   aggregator_lr=spec.get("aggregator_lr"), zero_shot=bool(spec.get("zero_shot", False)))
+                   aggregator_lr=spec.get("aggregator_lr"), zero_shot=bool(spec.get("zero_shot", False)),
+                   own_seeds=tuple(spec["seeds"]) if "seeds" in spec else None,
+                   excluded_seeds=tuple(spec.get("excluded_seeds", ())))
+
+    def trained_seeds(self, seeds: list[int]) -> list[int]:
+        """The seeds this model is trained with: its own list, else training.seeds (none when zero-shot)."""
+        return [] if self.zero_shot else list(self.own_seeds if self.own_seeds is not None else seeds)
 
     def seeds(self, seeds: list[int]) -> list[int]:
-        """The seeds this model has runs for: every training seed, or ZERO_SHOT_SEED alone for a zero-shot model
-        (its pretrained weights give one run, as the retriever's candidates do)."""
-        return [ZERO_SHOT_SEED] if self.zero_shot else list(seeds)
+        """The seeds the tables read: the trained ones but the excluded ones, or ZERO_SHOT_SEED alone for a
+        zero-shot model (its pretrained weights give one run, as the retriever's candidates do)."""
+        if self.zero_shot:
+            return [ZERO_SHOT_SEED]
+        return [s for s in self.trained_seeds(seeds) if s not in self.excluded_seeds]
 
     def learning_rates(self) -> dict:
         """The learning rates a training job receives (`posbias.training.recipe.TrainingSettings`)."""
@@ -304,7 +314,14 @@ class Config:
         return [m for m, spec in self.models.items() if spec.zero_shot]
 
     def model_seeds(self, model: str) -> list[int]:
+        """The seeds of a model's runs that the tables read (`Model.seeds`)."""
         return self.models[model].seeds(self.seeds)
+
+    @property
+    def excluded_checkpoints(self) -> list[tuple[str, int]]:
+        """(model, seed) of the seeds trained but left out of the tables: built anyway, so every seed's loss
+        curve exists."""
+        return [(m, s) for m, spec in self.models.items() for s in spec.excluded_seeds]
 
     @property
     def direct_querysets(self) -> list[str]:
@@ -402,7 +419,8 @@ class Config:
         return canonical({
             "spec": spec,
             "models": {m: {"label": self.models[m].label, "baseline": self.models[m].baseline,
-                           "zero_shot": self.models[m].zero_shot} for m in self._table_systems(spec)},
+                           "zero_shot": self.models[m].zero_shot, "excluded_seeds": list(self.models[m].excluded_seeds)}
+                       for m in self._table_systems(spec)},
             "external": {n: {"label": s["label"], "baseline": s.get("baseline"), "querysets": sorted(s["runs"])}
                          for n, s in self.external_runs.items() if set(s["runs"]) & shown},
             "querysets": {q: {"alpha": self.querysets[q].alpha} for q in sorted(shown)},
@@ -595,6 +613,15 @@ def check_models(cfg: dict, warnings: list[str]) -> None:
         if models[baseline]["ranker"] not in {"firstp", *catalog.ONE_SEQUENCE}:
             raise ConfigError(f"models.{name}.baseline: {baseline!r} is not a firstp model (nor a FirstP twin: "
                               f"{', '.join(sorted(catalog.ONE_SEQUENCE))})")
+        if model.get("zero_shot") and ("seeds" in model or "excluded_seeds" in model):
+            raise ConfigError(f"models.{name}: a zero-shot model is never trained, so it takes no seeds or "
+                              f"excluded_seeds")
+        seeds = model.get("seeds", cfg["training"]["seeds"])
+        stray = sorted(set(model.get("excluded_seeds", [])) - set(seeds))
+        if stray:
+            raise ConfigError(f"models.{name}.excluded_seeds: {stray} are not among its seeds {seeds}")
+        if not set(seeds) - set(model.get("excluded_seeds", [])):
+            raise ConfigError(f"models.{name}.excluded_seeds: every seed is excluded; the tables would have no run")
         kind = {True: "zero-shot", False: "trained"}
         if bool(model.get("zero_shot")) != bool(models[baseline].get("zero_shot")):
             raise ConfigError(f"models.{name}.baseline: {name!r} is {kind[bool(model.get('zero_shot'))]} but its "

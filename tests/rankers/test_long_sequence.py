@@ -82,6 +82,20 @@ def test_the_pair_template_is_read_off_the_tokenizer(tokenizer, llama_tokenizer)
     assert llama.pad_id == llama_tokenizer.eos_token_id  # no pad token: padded with </s>, masked
 
 
+def test_a_template_with_nothing_between_the_texts_gets_the_end_of_sequence_token_there():
+    """SmolLM2's tokenizer (GPT-2-style BPE) joins a pair by plain concatenation."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    core = Tokenizer(models.WordLevel({"<unk>": 0, "<|im_end|>": 1, "hello": 2, "world": 3}, unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.Whitespace()
+    plain = PreTrainedTokenizerFast(tokenizer_object=core, eos_token="<|im_end|>", pad_token="<|im_end|>",
+                                    unk_token="<unk>", model_input_names=["input_ids", "attention_mask"])
+    assert plain("hello", "world")["input_ids"] == [2, 3]
+    template = PairTemplate.of(plain)
+    assert (template.prefix, template.middle, template.suffix) == ((), (1,), ())
+
+
 def test_longformer_gets_global_attention_on_cls_the_real_query_and_the_first_separator(tiny_longformer, tokenizer):
     ranker = build_ranker("longp", {"backbone": tiny_longformer, **geometry(pad_query=True)})
     featurizer = ranker.featurizer(tokenizer)
@@ -153,3 +167,33 @@ def test_on_a_bert_tokenizer_the_firstp_twin_lays_out_firstps_inputs(tiny_backbo
     for field in ("input_ids", "attention_mask", "token_type_ids", "chunk_mask", "query_mask", "doc_positions",
                   "doc_mask"):
         assert torch.equal(getattr(twin, field), getattr(firstp, field)), field
+
+
+def test_bf16_weights_train_and_round_trip_with_an_fp32_head(tiny_llama, llama_tokenizer, tmp_path):
+    """`backbone_dtype: bfloat16` halves a large decoder's weights (and its optimizer states); the head stays fp32."""
+    torch.manual_seed(0)
+    ranker = build_ranker("longp", {"backbone": tiny_llama, **geometry(), "pooling": "mean",
+                                    "backbone_dtype": "bfloat16"})
+    assert {p.dtype for p in ranker.encoder.backbone.parameters()} == {torch.bfloat16}
+    assert {p.dtype for p in ranker.head.parameters()} == {torch.float32}
+    featurizer = ranker.featurizer(llama_tokenizer)
+    pairs = [(ids(llama_tokenizer, "capital of zorvia"), ids(llama_tokenizer, doc))
+             for doc in ("zorvia capital is mendal", "filler words here filler words")]
+    before = ranker.encoder.backbone.norm.weight.detach().clone()
+    optimizer = torch.optim.AdamW(ranker.parameters(), lr=1e-2)
+    for _ in range(2):
+        scores = ranker(featurizer.batch(pairs))
+        assert scores.dtype == torch.float32
+        loss = torch.relu(1 - scores[0] + scores[1])
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    assert not torch.equal(ranker.encoder.backbone.norm.weight, before)
+    ranker.eval()
+    with torch.no_grad():
+        scores = ranker(featurizer.batch(pairs))
+    save_checkpoint(ranker, llama_tokenizer, str(tmp_path / "bf16"))
+    loaded, _ = load_checkpoint(str(tmp_path / "bf16"))
+    assert {p.dtype for p in loaded.encoder.backbone.parameters()} == {torch.bfloat16}
+    with torch.no_grad():
+        assert torch.equal(loaded(loaded.featurizer(llama_tokenizer).batch(pairs)), scores)

@@ -96,7 +96,8 @@ def test_pad_query_reaches_the_geometry_and_the_recorded_arguments_include_defau
     ranker = build_ranker("maxp", {**args(tiny_backbone, "maxp"), "pad_query": True})
     assert ranker.geometry.pad_query is True
     assert ranker.args == {**args(tiny_backbone, "maxp"), "pooling": "cls", "backbone_layers": None,
-                           "trust_remote_code": False, "dropout": None, "head_dropout": 0.0, "pad_query": True}
+                           "trust_remote_code": False, "dropout": None, "head_dropout": 0.0, "pad_query": True,
+                           "backbone_dtype": "float32"}
 
 
 def test_head_parameters_are_everything_outside_the_backbone(tiny_backbone):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import re
 import subprocess
 import sys
@@ -88,10 +89,16 @@ def test_default_config_builds_the_full_graph(tmp_path):
     output = run_snakemake(tmp_path, "-n", *TARGETS).stdout
     jobs = scheduled_jobs(output)
     trained = {w for r, w in jobs if r == "train"}
-    assert trained == {f"model={m}, seed={s}" for m in config["models"] for s in config["training"]["seeds"]}
+    zero_shot = {m for m, spec in config["models"].items() if spec.get("zero_shot")}
+    assert zero_shot  # the E5-style rows: never trained, one run per query set
+    assert trained == {f"model={m}, seed={s}" for m in config["models"] if m not in zero_shot
+                       for s in config["training"]["seeds"]}
+    assert {w for r, w in jobs if r == "rerank_zero_shot"} == {f"queryset={qs}, model={m}" for m in zero_shot
+                                                               for qs in config["rerank"]["querysets"]}
     assert {r for r, _ in jobs} >= {"generate_synthetic", "build_farrelevant", "bm25_index", "bm25_retrieve",
                                     "dense_index", "hybrid_retrieve", "first_stage_table",
-                                    "train", "rerank", "evaluate", "combine_seeds", "table1", "table4", "table11"}
+                                    "train", "rerank", "evaluate", "combine_seeds", "table1", "table4", "table11",
+                                    "efficiency_figure"}
 
 
 def test_an_outcome_depth_at_the_rerank_depth_is_warned_about(tmp_path):
@@ -123,6 +130,11 @@ def test_end_to_end_writes_tables_runs_and_logs(finished_run):
             assert (work / "results" / f"{name}.{ext}").stat().st_size > 0
     for ext in ("png", "pdf"):
         assert (work / "results" / "figures" / f"farrelevant.{ext}").stat().st_size > 0
+        assert (work / "results" / "figures" / f"efficiency.{ext}").stat().st_size > 0
+    # each run says how long its scoring took (the efficiency figure's times)
+    assert json.loads((work / "results/runs/dev/maxp/seed1.run.json").read_text())["scoring_seconds"] > 0
+    efficiency = (work / "logs/report/efficiency_figure.log").read_text()
+    assert "MaxP: time x" in efficiency and "PARADE Attn: time x" in efficiency
     first_stage = pd.read_csv(work / "results" / "first_stage.csv")
     assert set(first_stage["system"]) == {"bm25", "hybrid"}
     assert set(first_stage["metric"]) == {"R@100", "nDCG@10"}
@@ -145,6 +157,7 @@ def test_end_to_end_writes_tables_runs_and_logs(finished_run):
     table4 = pd.read_csv(work / "results" / "table4.csv")
     assert set(table4["setting"]) == {"zero-shot", "fine-tuned"}
     assert (work / "results/runs-finetuned/farrelevant/maxp/seed2.run").read_text().split()[5] == "maxp-finetuned-seed2"
+    assert (work / "results/models-finetuned/maxp/seed2/ranker.json").exists()  # reranked in the fine-tuning job
     outcomes = pd.read_csv(work / "results" / "outcomes.csv")
     assert set(outcomes["queryset"]) == {"dev", "farrelevant"} and set(outcomes["seed"]) == {1, 2}
     assert (outcomes[["n_neither", "n_only_a", "n_only_b", "n_both"]].sum(axis=1) == outcomes["n_queries"]).all()
@@ -163,11 +176,11 @@ def test_changing_one_learning_rate_reruns_only_that_model(finished_run):
     # targets first: --configfile takes every argument that follows it
     jobs = scheduled_jobs(run_snakemake(work, "-n", *TARGETS, "--configfile", str(other)).stdout)
     rules = {rule for rule, _ in jobs}
-    assert rules == {"train", "rerank", "evaluate", "combine_seeds", "finetune", "rerank_finetuned",
+    assert rules == {"train", "rerank", "evaluate", "combine_seeds", "finetune",
                      "evaluate_finetuned", "combine_finetuned_seeds", "evaluate_cutoff", "combine_cutoff_seeds",
-                     "table1", "table7", "table4", "farrelevant_figure", "outcome_table"}
+                     "table1", "table7", "table4", "farrelevant_figure", "outcome_table", "efficiency_figure"}
     for rule, wildcards in jobs:
-        if rule in ("train", "rerank", "evaluate", "finetune", "rerank_finetuned", "evaluate_finetuned",
+        if rule in ("train", "rerank", "evaluate", "finetune", "evaluate_finetuned",
                     "evaluate_cutoff"):
             assert "maxp" in wildcards, (rule, wildcards)
     assert sum(rule == "train" for rule, _ in jobs) == 2  # both seeds of maxp, nothing else
@@ -181,7 +194,7 @@ def test_statistics_settings_rebuild_only_the_tables_from_persisted_values(finis
     other.write_text(yaml.safe_dump(changed, sort_keys=False))
     jobs = scheduled_jobs(run_snakemake(work, "-n", *TARGETS, "--configfile", str(other)).stdout)
     # the outcome table has a correction of its own (tables.outcomes.correction): left alone
-    assert {rule for rule, _ in jobs} == {"table1", "table7", "table4", "first_stage_table"}
+    assert {rule for rule, _ in jobs} == {"table1", "table7", "table4", "first_stage_table", "efficiency_figure"}
 
 
 def test_an_external_run_is_evaluated_and_placed_in_the_tables(finished_run, tmp_path):
@@ -202,7 +215,7 @@ def test_an_external_run_is_evaluated_and_placed_in_the_tables(finished_run, tmp
     other.write_text(yaml.safe_dump(config, sort_keys=False))
     jobs = scheduled_jobs(run_snakemake(work, "-n", *TARGETS, "--configfile", str(other)).stdout)
     # the outcome table compares our models only: it is left alone
-    assert {rule for rule, _ in jobs} == {"evaluate", "combine_seeds", "table1", "table7"}
+    assert {rule for rule, _ in jobs} == {"evaluate", "combine_seeds", "table1", "table7", "efficiency_figure"}
     run_snakemake(work, "-j", "2", *TARGETS, "--configfile", str(other))
     table1 = pd.read_csv(work / "results" / "table1.csv").set_index(["system", "queryset"])
     n_dev = table1.loc[("firstp", "dev"), "n_queries"]
@@ -233,7 +246,7 @@ def test_the_same_config_with_sorted_keys_and_other_number_spellings_reruns_noth
 def test_one_query_sets_depth_reruns_only_that_query_sets_rerankings_and_what_reads_them(finished_run):
     jobs = dry_run_with(finished_run, "depth", lambda c: c["querysets"]["test"].update(depth=5))
     assert {rule for rule, _ in jobs} == {"bm25_retrieve", "random_shuffle", "rerank", "evaluate", "combine_seeds",
-                                          "table1", "table7"}
+                                          "table1", "table7", "efficiency_figure"}
     for rule, wildcards in jobs:
         if rule in ("bm25_retrieve", "random_shuffle", "rerank", "evaluate", "combine_seeds"):
             assert "queryset=test" in wildcards, (rule, wildcards)
@@ -246,7 +259,7 @@ def test_the_outcome_tables_depth_never_reaches_the_evaluation_of_the_query_sets
 
 def test_one_query_sets_alpha_rebuilds_only_the_tables_that_show_it(finished_run):
     jobs = dry_run_with(finished_run, "alpha", lambda c: c["querysets"]["test"].update(alpha=0.01))
-    assert {rule for rule, _ in jobs} == {"table1", "table7", "first_stage_table"}
+    assert {rule for rule, _ in jobs} == {"table1", "table7", "first_stage_table", "efficiency_figure"}
 
 
 def test_report_zip_holds_the_tables_and_figures(finished_run):
@@ -254,7 +267,8 @@ def test_report_zip_holds_the_tables_and_figures(finished_run):
 
     run_snakemake(finished_run, "--report", "results/report.zip")
     names = zipfile.ZipFile(finished_run / "results" / "report.zip").namelist()
-    for name in ("table1.html", "table4.html", "table7.html", "outcomes.html", "table9.html", "farrelevant.png"):
+    for name in ("table1.html", "table4.html", "table7.html", "outcomes.html", "table9.html", "farrelevant.png",
+                 "efficiency.png"):
         assert any(n.endswith("/" + name) for n in names), (name, names)
     page = zipfile.ZipFile(finished_run / "results" / "report.zip").read("report/report.html").decode()
     assert "<script src=\"http" not in page and "<link href=\"http" not in page  # nothing fetched: works offline

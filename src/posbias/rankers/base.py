@@ -37,13 +37,14 @@ class ChunkRanker(nn.Module):
     def __init__(self, backbone: str, max_query_tokens: int, chunk_tokens: int, stride: int,
                  max_doc_tokens: int, pooling: str = "cls", backbone_layers: int | None = None,
                  trust_remote_code: bool = False, dropout: float | None = None, head_dropout: float = 0.0,
-                 pad_query: bool = False):
+                 pad_query: bool = False, backbone_dtype: str = "float32"):
         """`dropout` replaces the backbone's own dropout probabilities; `head_dropout` is the dropout on
-        the vector the scoring layer reads; `pad_query` pads queries to `max_query_tokens` (masked)."""
+        the vector the scoring layer reads; `pad_query` pads queries to `max_query_tokens` (masked);
+        `backbone_dtype` is the dtype of the backbone's weights (the head's stay fp32)."""
         super().__init__()
         self.geometry = ChunkGeometry(max_query_tokens, chunk_tokens, stride, max_doc_tokens, pad_query)
         self.check_geometry(self.geometry)
-        model = load_backbone(backbone, backbone_layers, trust_remote_code, dropout)
+        model = load_backbone(backbone, backbone_layers, trust_remote_code, dropout, dtype=backbone_dtype)
         self.backbone_name, self.position_limit = backbone, position_limit(model.config)
         refuse_overlong(longest_input(self.registry_name, self.geometry), self.position_limit, backbone)
         self.head_dropout = head_dropout

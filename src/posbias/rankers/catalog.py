@@ -22,7 +22,7 @@ ALL = IMPLEMENTED | frozenset(PLANNED)
 # The constructor arguments (`models.<name>.args`) every chunked cross-encoder takes ...
 CHUNK_ARGUMENTS = frozenset({
     "backbone", "max_query_tokens", "chunk_tokens", "stride", "max_doc_tokens", "pooling", "backbone_layers",
-    "trust_remote_code", "dropout", "head_dropout", "pad_query",
+    "trust_remote_code", "dropout", "head_dropout", "pad_query", "backbone_dtype",
 })
 # ... and those only some rankers take.
 OWN_ARGUMENTS: dict[str, frozenset[str]] = {

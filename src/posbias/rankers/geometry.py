@@ -16,6 +16,7 @@ arguments with it when it builds the graph.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Mapping
@@ -131,8 +132,10 @@ def refuse_overlong(positions: tuple[int, str], limit: int | None, backbone: str
                          f"(max_position_embeddings); lower the document or query budget")
 
 
+@functools.lru_cache(maxsize=16)
 def local_tokenizer(name: str, trust_remote_code: bool = False):
-    """A tokenizer from local files only (never the network); None when it cannot be read here."""
+    """A tokenizer from local files only (never the network); None when it cannot be read here. Cached: the
+    graph check reads the same few tokenizers for many models."""
     from transformers import AutoTokenizer
 
     from posbias.backbones import resolve

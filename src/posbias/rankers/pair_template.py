@@ -5,7 +5,8 @@ Cross-encoders with one long sequence read `(query, document)` as their tokenize
 `<s> q <s> d` for Llama. Documents reach the rankers as token ids (the token store), and transformers 5
 keeps the pair template inside the Rust tokenizer, so `PairTemplate.of` reads it off the tokenizer by
 encoding one probe pair and locating the two texts' own tokens in it: what comes before the query,
-between the two, and after the document are the template's special tokens, with their token types.
+between the two, and after the document are the template's special tokens, with their token types. Where
+the template puts nothing between the two texts (SmolLM2's), the end-of-sequence token separates them.
 """
 
 from __future__ import annotations
@@ -62,7 +63,12 @@ class PairTemplate:
         if wants_types:
             t = pair["token_type_ids"]
             types = (tuple(t[parts[0]]), t[at_query], tuple(t[parts[1]]), t[at_document], tuple(t[parts[2]]))
-        return cls(tuple(ids[parts[0]]), tuple(ids[parts[1]]), tuple(ids[parts[2]]), types, pad_id)
+        middle = tuple(ids[parts[1]])
+        if not middle and tokenizer.eos_token_id is not None:
+            # A tokenizer that joins a pair with nothing between (GPT-2-style BPE, SmolLM2's) would run the
+            # document on from the query: its end-of-sequence token marks the boundary (ours).
+            middle = (tokenizer.eos_token_id,)
+        return cls(tuple(ids[parts[0]]), middle, tuple(ids[parts[2]]), types, pad_id)
 
 
 @dataclass(frozen=True)

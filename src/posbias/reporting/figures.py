@@ -35,3 +35,25 @@ def farrelevant_bars(per_seed: pd.DataFrame, labels: dict[str, str], random_syst
         with atomic_write(path, "wb") as handle:
             fig.savefig(handle, format=fmt, dpi=150)
     plt.close(fig)
+
+
+def efficiency_scatter(points: pd.DataFrame, outputs: list[str]) -> None:
+    """The study's Figure 3: one labelled point per ranker at (scoring time relative to its FirstP baseline,
+    average gain over it), time on a log scale, with dotted lines at the baseline's (1, 0)."""
+    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    ax.scatter(points["relative_time"], 100 * points["gain"], color="#4878a8", zorder=3)
+    for _, point in points.iterrows():
+        ax.annotate(point["label"], (point["relative_time"], 100 * point["gain"]), textcoords="offset points",
+                    xytext=(4, 3), fontsize="x-small")
+    ax.set_xscale("log")
+    ax.axvline(1.0, color="grey", linestyle=":", linewidth=1)
+    ax.axhline(0.0, color="grey", linestyle=":", linewidth=1)
+    ax.set_xlabel("scoring time relative to the FirstP baseline")
+    ax.set_ylabel("average gain over the FirstP baseline (%)")
+    ax.set_title("Efficiency and effectiveness")
+    fig.tight_layout()
+    for path in outputs:
+        fmt = path.rsplit(".", 1)[-1]
+        with atomic_write(path, "wb") as handle:
+            fig.savefig(handle, format=fmt, dpi=150)
+    plt.close(fig)

@@ -9,16 +9,20 @@ Each writes LaTeX (booktabs), CSV (every number, p-values included), Markdown an
 
 from __future__ import annotations
 
+import logging
+
 import pandas as pd
 
 from posbias.data import statistics as stats
 from posbias.names import RANDOM, RETRIEVER
-from posbias.io import atomic_write, read_qrels
+from posbias.io import atomic_write, read_json, read_qrels
 from posbias.reporting import dataset_tables as dataset
 from posbias.reporting import outcome_table as outcomes
 from posbias.reporting.columns import FINE_TUNED, ZERO_SHOT, column_header
 from posbias.reporting.tables import (Column, Row, Significance, build_table,
                                       significance_note, to_html, to_latex, to_markdown)
+
+log = logging.getLogger(__name__)
 
 TABLE4_LABEL, FIRST_STAGE_LABEL = "tab:farrelevant", "tab:first-stage"
 
@@ -40,6 +44,16 @@ def _write_table(table: pd.DataFrame, columns: list[Column], caption: str, label
 
 def _seeds(n: int) -> str:
     return f"{n} seed{'s' * (n != 1)}"
+
+
+def _selection_note(models: dict, shown: list[str]) -> str:
+    """Caption text naming the seeds trained but left out of the table (`models.<name>.excluded_seeds`)."""
+    excluded = [f"{models[m]['label']}: {', '.join(map(str, models[m]['excluded_seeds']))}" for m in shown
+                if models[m].get("excluded_seeds")]
+    if not excluded:
+        return ""
+    return (f" Seeds trained but left out (excluded_seeds; their loss curves are in the checkpoints): "
+            f"{'; '.join(excluded)}.")
 
 
 def _columns(spec: list[dict], querysets: dict) -> list[Column]:
@@ -81,7 +95,8 @@ def baseline_table(averaged: list[str], spec: dict, models: dict, external: dict
     zero_shot_text = f" Zero-shot rankers ({', '.join(zero_shot)}) are never trained: one run each." if zero_shot else ""
     caption = (f"Rankers against their FirstP baselines. Per-query values are averaged over {_seeds(n_seeds)} "
                f"before testing; relative gains are over the FirstP baseline with the same backbone; "
-               f"superscript a: significant difference from that baseline.{zero_shot_text} "
+               f"superscript a: significant difference from that baseline.{zero_shot_text}"
+               f"{_selection_note(models, spec['models'])} "
                f"{significance_note(table, columns, significance)}")
     _write_table(table, columns, caption, label, outputs)
 
@@ -117,7 +132,7 @@ def table4(averaged: list[str], finetuned: list[str], spec: dict, models: dict, 
         setting_text += " (N/A where fine-tuned)" if FINE_TUNED in settings else ""
     caption = (f"FarRelevant ({setting_text}). Per-query values averaged over {_seeds(n_seeds)}; gains are over "
                f"{models[reference]['label']}; superscript a: against {models[reference]['label']}; "
-               f"{second_text}. {significance_note(table, columns, significance)}")
+               f"{second_text}.{_selection_note(models, spec['models'])} {significance_note(table, columns, significance)}")
     _write_table(table, columns, caption, TABLE4_LABEL, outputs)
 
 
@@ -221,3 +236,27 @@ def parameter_table(checkpoints: dict[str, str], labels: dict[str, str], outputs
                "word embeddings) are not part of our rankers, so they are not counted.")
     write_outputs(outputs, frame, dataset.to_latex(frame, columns, caption, "tab:parameters"),
                   dataset.to_markdown(frame, columns, caption), dataset.to_html(frame, columns, caption))
+
+
+def scoring_times(infos: list[str], runs: list[list]) -> pd.Series:
+    """Seconds of scoring per model: summed over its query sets (each run's `scoring_seconds`, written by the
+    rerank job), averaged over its seeds. `runs` names the (model, seed, query set) of each `.run.json`."""
+    frame = pd.DataFrame([{"model": model, "seed": seed, "queryset": queryset,
+                           "seconds": read_json(path)["scoring_seconds"]}
+                          for path, (model, seed, queryset) in zip(infos, runs, strict=True)])
+    return frame.groupby(["model", "seed"])["seconds"].sum().groupby("model").mean()
+
+
+def efficiency_figure(table: str, infos: list[str], runs: list[list], models: dict, outputs: list[str]) -> None:
+    """The study's Figure 3: each Table 1 ranker's scoring time relative to its FirstP baseline against its average
+    gain over that baseline (Table 1's "Avg. gain": the mean of its relative gains over the columns)."""
+    from posbias.reporting.figures import efficiency_scatter  # matplotlib: only the figure job pays its import
+
+    seconds = scoring_times(infos, runs)
+    gains = pd.read_csv(table).groupby("system")["gain"].mean()  # NaN gains (baselines, N/A cells) are skipped
+    points = pd.DataFrame([{"model": m, "label": spec["label"], "relative_time": seconds[m] / seconds[spec["baseline"]],
+                            "gain": gains[m]} for m, spec in models.items()
+                           if spec["baseline"] != m and m in gains.index])
+    log.info("efficiency: %s", "; ".join(f"{p.label}: time x{p.relative_time:.2f}, gain {100 * p.gain:+.1f}%"
+                                         for p in points.itertuples()))
+    efficiency_scatter(points, outputs)

@@ -62,9 +62,9 @@ def state_dir_of(output: str) -> str:
 
 def train_model(model: dict, training: dict, seed: int, tokens: str, queries: str, qrels: str,
                 candidates: str, out_dir: str, threads: int, progress: bool = True, name: str | None = None,
-                init_checkpoint: str | None = None) -> None:
+                init_checkpoint: str | None = None):
     """Fine-tune the ranker described by a `models.<name>` config block, from its pretrained backbone or from
-    `init_checkpoint` (the fine-tuned setting); save a checkpoint.
+    `init_checkpoint` (the fine-tuned setting); save a checkpoint. Returns the trained ranker and its tokenizer.
 
     Re-running the same job after a kill resumes from its last saved state."""
     state_dir = state_dir_of(out_dir)
@@ -73,6 +73,7 @@ def train_model(model: dict, training: dict, seed: int, tokens: str, queries: st
                                      init_checkpoint=init_checkpoint, state_dir=state_dir, name=name)
     save_checkpoint(ranker, tokenizer, out_dir, extra={"seed": seed, "training": summary})
     shutil.rmtree(state_dir, ignore_errors=True)  # the checkpoint is complete: nothing left to resume
+    return ranker, tokenizer
 
 
 def write_rerank_info(run: str, info: dict) -> None:
@@ -123,3 +124,16 @@ def rerank_candidates(checkpoint: str, tokens: list[str], queries: list[str], ca
     torch.set_num_threads(threads)
     ranker, tokenizer = load_checkpoint(checkpoint)
     rerank_with(ranker, tokenizer, tokens, queries, candidates, runs, tag, scoring, progress)
+
+
+def finetune_and_rerank(init_checkpoint: str, model: dict, training: dict, seed: int, train: dict, rerank: dict,
+                        out_dir: str, tag: str, scoring: dict, threads: int, name: str | None = None,
+                        progress: bool = True) -> None:
+    """The fine-tuned setting in one job: fine-tune a trained checkpoint on `train` (its `tokens`, `queries`,
+    `qrels` and `candidates`), save it, and rerank each query set of `rerank` (lists of `tokens`, `queries`,
+    `candidates` and `runs`) with the model still in memory, instead of loading it again in a job per query
+    set: the demo fine-tunes every checkpoint, and each job pays a few seconds of imports and loading."""
+    ranker, tokenizer = train_model(model, training, seed, train["tokens"], train["queries"], train["qrels"],
+                                    train["candidates"], out_dir, threads, progress, name, init_checkpoint)
+    rerank_with(ranker, tokenizer, rerank["tokens"], rerank["queries"], rerank["candidates"], rerank["runs"], tag,
+                scoring, progress)

@@ -228,9 +228,12 @@ def main(argv: list[str] | None = None) -> int:
     tr.add_argument("--out", required=True)
     tr.add_argument("--threads", type=POSITIVE, default=1)
 
-    rr = commands.add_parser("rerank", help="rerank candidates with a checkpoint")
+    rr = commands.add_parser("rerank", help="rerank candidates with a checkpoint, or with a zero-shot model of a config")
     _reads(rr, "--tokens", "directory", required=True, help="token store of the collection (posbias tokenize)")
-    _reads(rr, "--checkpoint", "directory", required=True)
+    _reads(rr, "--checkpoint", "directory", help="a trained checkpoint (posbias train)")
+    rr.add_argument("--model", help="instead of --checkpoint: a zero-shot model of --config (zero_shot: true), "
+                                    "scored with its pretrained weights")
+    rr.add_argument("--config", default="config.yaml", help="the config of --model")
     for name in ("queries", "candidates"):
         _reads(rr, f"--{name}", required=True)
     rr.add_argument("--run", required=True)
@@ -271,6 +274,8 @@ def main(argv: list[str] | None = None) -> int:
         cmp.error(f"--run must be given exactly twice (run A, run B), not {len(args.run)} times")
     if args.command == "fetch" and args.queryset and not args.qrels:
         fetch.error("--queryset also needs --qrels (where its judgments go)")
+    if args.command == "rerank" and (args.checkpoint is None) == (args.model is None):
+        rr.error("give either --checkpoint (a trained model) or --model (a zero-shot model of --config)")
 
     from posbias.logs import job_log
 
@@ -365,15 +370,26 @@ def _dispatch(args) -> int:
 
         config = _load_config(args.config)
         model = _block(config, "models", args.model, args.config, "--model")
+        if model.get("zero_shot"):
+            raise InputError(f"--model {args.model}: models.{args.model} in {args.config} is zero-shot (never "
+                             f"trained); rerank with it directly: posbias rerank --model {args.model}")
         recipe = training_recipe(config["training"], model.get("training"))  # as the workflow's train job gets it
         train_model(model, recipe, args.seed, args.tokens, args.queries, args.qrels, args.candidates, args.out,
                     args.threads, name=args.model)
     elif args.command == "rerank":
-        from posbias.steps.training import rerank_candidates
+        from posbias.steps.training import rerank_candidates, rerank_pretrained
 
         scoring = {"batch_size": args.batch_size, "device": args.device, "precision": args.precision}
-        rerank_candidates(args.checkpoint, [args.tokens], [args.queries], [args.candidates], [args.run],
-                          args.tag, scoring, args.threads)
+        if args.model is None:
+            rerank_candidates(args.checkpoint, [args.tokens], [args.queries], [args.candidates], [args.run],
+                              args.tag, scoring, args.threads)
+        else:
+            model = _block(_load_config(args.config), "models", args.model, args.config, "--model")
+            if not model.get("zero_shot"):
+                raise InputError(f"--model {args.model}: models.{args.model} in {args.config} is trained, not "
+                                 f"zero-shot; rerank with one of its checkpoints (--checkpoint)")
+            rerank_pretrained(model, args.tokens, args.queries, args.candidates, args.run, args.tag, scoring,
+                              args.threads)
     elif args.command == "evaluate":
         _evaluate(args)
     elif args.command == "compare":

@@ -197,3 +197,49 @@ def test_bf16_weights_train_and_round_trip_with_an_fp32_head(tiny_llama, llama_t
     assert {p.dtype for p in loaded.encoder.backbone.parameters()} == {torch.bfloat16}
     with torch.no_grad():
         assert torch.equal(loaded(loaded.featurizer(llama_tokenizer).batch(pairs)), scores)
+
+
+@pytest.fixture(scope="module")
+def tiny_bigbird(tmp_path_factory, tokenizer) -> str:
+    """Big-Bird with block-sparse attention: blocks of 2 tokens and one random block, so inputs longer than
+    (5 + 2 * 1) * 2 = 14 tokens run sparse (shorter ones fall back to full attention, as Hugging Face does)."""
+    from transformers import BigBirdConfig, BigBirdModel
+
+    torch.manual_seed(0)
+    model = BigBirdModel(BigBirdConfig(
+        vocab_size=tokenizer.vocab_size, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=2, attention_type="block_sparse", block_size=2, num_random_blocks=1,
+        max_position_embeddings=128))
+    path = tmp_path_factory.mktemp("tiny-bigbird")
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return str(path)
+
+
+def test_bigbird_longp_trains_scores_and_round_trips_in_block_sparse_attention(tiny_bigbird, tokenizer, tmp_path):
+    torch.manual_seed(0)
+    ranker = build_ranker("longp", {"backbone": tiny_bigbird, **geometry()})
+    assert ranker.encoder.backbone.config.attention_type == "block_sparse"
+    featurizer = ranker.featurizer(tokenizer)
+    filler = " ".join(["filler words here"] * 8)
+    pairs = [(ids(tokenizer, "capital of zorvia"), ids(tokenizer, f"{filler} the capital of zorvia is mendal")),
+             (ids(tokenizer, "capital of zorvia"), ids(tokenizer, f"{filler} {filler}"))]
+    batch = featurizer.batch(pairs)
+    assert batch.input_ids.shape[-1] > 14  # long enough for block-sparse attention
+    optimizer = torch.optim.AdamW(ranker.parameters(), lr=1e-2)
+    before = ranker.head.score.weight.detach().clone()
+    for _ in range(2):
+        scores = ranker(batch)
+        loss = torch.relu(1 - scores[0] + scores[1])
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    assert torch.isfinite(loss) and not torch.equal(ranker.head.score.weight, before)
+    ranker.eval()
+    with torch.no_grad():
+        scores = ranker(batch)
+        assert torch.equal(ranker(batch), scores)  # deterministic in evaluation
+    save_checkpoint(ranker, tokenizer, str(tmp_path / "bigbird"))
+    loaded, _ = load_checkpoint(str(tmp_path / "bigbird"))
+    with torch.no_grad():
+        assert torch.equal(loaded(loaded.featurizer(tokenizer).batch(pairs)), scores)

@@ -188,3 +188,52 @@ def test_table11_counts_the_parameters_in_each_checkpoint(tiny_backbone, tokeniz
     assert frame["outside_backbone"].tolist() == [hidden + 1, 2 * hidden + 1]
     assert frame["parameters"].tolist() == [sum(p.numel() for p in r.parameters()) for r in rankers.values()]
     assert problems((tmp_path / "table11.tex").read_text()) == []
+
+
+def test_the_efficiency_figure_puts_each_ranker_at_its_relative_time_and_average_gain(tmp_path):
+    import json
+
+    from posbias.steps.report import efficiency_figure
+
+    averaged = tmp_path / "averaged.parquet"
+    per_query(["retriever", "firstp", "maxp", "sump"]).to_parquet(averaged)
+    spec = {"models": ["firstp", "maxp", "sump"], "retriever_label": "BM25",
+            "columns": [{"queryset": QUERYSET, "metric": "RR@10"}, {"queryset": QUERYSET, "metric": "nDCG@10"}]}
+    baseline_table([str(averaged)], spec, MODELS, {}, {QUERYSET: {"alpha": 0.05}}, 2, STATISTICS, "tab:t1",
+                   outputs(tmp_path, "table1"))
+    seconds = {"firstp": (1.0, 3.0), "maxp": (4.0, 8.0), "sump": (2.0, 2.0)}  # per seed, on the one query set
+    runs, infos = [], []
+    for model, per_seed in seconds.items():
+        for seed, value in zip((1, 2), per_seed):
+            path = tmp_path / f"{model}-{seed}.run.json"
+            path.write_text(json.dumps({"scoring_seconds": value, "pairs": 10}))
+            runs.append([model, seed, QUERYSET])
+            infos.append(str(path))
+    figures = [str(tmp_path / "efficiency.png"), str(tmp_path / "efficiency.pdf")]
+    points = efficiency_figure(str(tmp_path / "table1.csv"), infos, runs, MODELS, figures).set_index("model")
+    assert points.loc["maxp", "relative_time"] == pytest.approx(6.0 / 2.0)  # means over seeds: 6 s against 2 s
+    assert points.loc["sump", "relative_time"] == pytest.approx(1.0)
+    table = pd.read_csv(tmp_path / "table1.csv")
+    assert points.loc["maxp", "gain"] == pytest.approx(table[table.system == "maxp"]["gain"].mean())
+    assert "firstp" not in points.index  # the baseline is the origin, not a point
+    assert all((tmp_path / name).stat().st_size > 0 for name in ("efficiency.png", "efficiency.pdf"))
+
+
+def test_captions_name_the_excluded_seeds_and_the_zero_shot_rows(tmp_path):
+    averaged, finetuned = tmp_path / "averaged.parquet", tmp_path / "finetuned.parquet"
+    per_query(["retriever", "random", "firstp", "maxp", "sump"]).to_parquet(averaged)
+    per_query(["retriever", "random", "firstp", "maxp"]).to_parquet(finetuned)  # sump is zero-shot: not fine-tuned
+    models = {"firstp": {"label": "FirstP", "baseline": "firstp"},
+              "maxp": {"label": "MaxP", "baseline": "firstp", "excluded_seeds": [2, 5]},
+              "sump": {"label": "E5", "baseline": "firstp", "zero_shot": True}}
+    spec4 = {"models": ["maxp", "firstp", "sump"], "reference": "maxp", "second_reference": ["sump"],
+             "retriever_label": "BM25", "columns": [{"queryset": QUERYSET, "metric": "nDCG@10"},
+                                                    {"queryset": QUERYSET, "metric": "nDCG@10",
+                                                     "setting": "fine-tuned"}]}
+    table4([str(averaged)], [str(finetuned)], spec4, models, {}, {QUERYSET: {"alpha": 0.05}}, 1, STATISTICS,
+           outputs(tmp_path, "table4"))
+    text = (tmp_path / "table4.md").read_text()
+    assert "averaged over 1 seed;" in text
+    assert "never trained, one run each: E5 (N/A where fine-tuned)" in text
+    assert "Seeds trained but left out (excluded_seeds; their loss curves are in the checkpoints): MaxP: 2, 5." in text
+    assert next(line for line in text.splitlines() if line.startswith("| E5 ")).split(" | ")[2] == "N/A"

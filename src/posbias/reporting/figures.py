@@ -1,4 +1,5 @@
-"""Figures: FarRelevant effectiveness per model against the random baseline."""
+"""Figures: FarRelevant effectiveness per model against the random baseline, and efficiency against
+effectiveness (the study's Figure 3)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,20 @@ import matplotlib
 matplotlib.use("Agg")  # headless: jobs run without a display
 
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from posbias.io import atomic_write  # noqa: E402
+
+
+def _save(fig, outputs: list[str]) -> None:
+    """Write the figure to each path in the format its extension names (png, pdf), then close it."""
+    fig.tight_layout()
+    for path in outputs:
+        fmt = path.rsplit(".", 1)[-1]
+        with atomic_write(path, "wb") as handle:
+            fig.savefig(handle, format=fmt, dpi=150)
+    plt.close(fig)
 
 
 def farrelevant_bars(per_seed: pd.DataFrame, labels: dict[str, str], random_system: str,
@@ -29,12 +41,7 @@ def farrelevant_bars(per_seed: pd.DataFrame, labels: dict[str, str], random_syst
     ax.set_ylabel(metric)
     ax.set_title("FarRelevant (zero-shot)")
     ax.legend(loc="upper left", fontsize="small")
-    fig.tight_layout()
-    for path in outputs:
-        fmt = path.rsplit(".", 1)[-1]
-        with atomic_write(path, "wb") as handle:
-            fig.savefig(handle, format=fmt, dpi=150)
-    plt.close(fig)
+    _save(fig, outputs)
 
 
 def efficiency_scatter(points: pd.DataFrame, outputs: list[str]) -> None:
@@ -46,14 +53,12 @@ def efficiency_scatter(points: pd.DataFrame, outputs: list[str]) -> None:
         ax.annotate(point["label"], (point["relative_time"], 100 * point["gain"]), textcoords="offset points",
                     xytext=(4, 3), fontsize="x-small")
     ax.set_xscale("log")
+    times = matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}x")
+    ax.xaxis.set_major_formatter(times)
+    ax.xaxis.set_minor_formatter(times)
     ax.axvline(1.0, color="grey", linestyle=":", linewidth=1)
     ax.axhline(0.0, color="grey", linestyle=":", linewidth=1)
     ax.set_xlabel("scoring time relative to the FirstP baseline")
     ax.set_ylabel("average gain over the FirstP baseline (%)")
     ax.set_title("Efficiency and effectiveness")
-    fig.tight_layout()
-    for path in outputs:
-        fmt = path.rsplit(".", 1)[-1]
-        with atomic_write(path, "wb") as handle:
-            fig.savefig(handle, format=fmt, dpi=150)
-    plt.close(fig)
+    _save(fig, outputs)

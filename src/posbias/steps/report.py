@@ -247,9 +247,11 @@ def scoring_times(infos: list[str], runs: list[list]) -> pd.Series:
     return frame.groupby(["model", "seed"])["seconds"].sum().groupby("model").mean()
 
 
-def efficiency_figure(table: str, infos: list[str], runs: list[list], models: dict, outputs: list[str]) -> None:
+def efficiency_figure(table: str, infos: list[str], runs: list[list], models: dict,
+                      outputs: list[str]) -> pd.DataFrame:
     """The study's Figure 3: each Table 1 ranker's scoring time relative to its FirstP baseline against its average
-    gain over that baseline (Table 1's "Avg. gain": the mean of its relative gains over the columns)."""
+    gain over that baseline (Table 1's "Avg. gain": the mean of its relative gains over the columns). Returns the
+    points (model, label, relative_time, gain)."""
     from posbias.reporting.figures import efficiency_scatter  # matplotlib: only the figure job pays its import
 
     seconds = scoring_times(infos, runs)
@@ -260,3 +262,4 @@ def efficiency_figure(table: str, infos: list[str], runs: list[list], models: di
     log.info("efficiency: %s", "; ".join(f"{p.label}: time x{p.relative_time:.2f}, gain {100 * p.gain:+.1f}%"
                                          for p in points.itertuples()))
     efficiency_scatter(points, outputs)
+    return points

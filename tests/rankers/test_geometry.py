@@ -105,3 +105,15 @@ def test_the_ranker_constructor_checks_the_loaded_backbone(tiny_backbone):
     build_ranker("firstp", args(tiny_backbone, 25, 100))
     with pytest.raises(ValueError, match="129 positions, but backbone .* has 128"):
         build_ranker("firstp", args(tiny_backbone, 26, 100, pad_query=True))
+
+
+def test_a_geometry_far_below_the_limit_is_passed_without_loading_the_tokenizer(roberta_dir, monkeypatch):
+    from posbias.rankers import geometry
+
+    def no_tokenizer(*args):
+        raise AssertionError("the tokenizer was loaded")
+
+    monkeypatch.setattr(geometry, "local_tokenizer", no_tokenizer)
+    check_geometry("longp", args(roberta_dir, 32, 400))  # 435 + up to 16 template tokens: fits 512 anyway
+    with pytest.raises(AssertionError, match="the tokenizer was loaded"):
+        check_geometry("longp", args(roberta_dir, 32, 470))  # near the limit: the template decides

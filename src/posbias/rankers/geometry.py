@@ -148,6 +148,9 @@ def local_tokenizer(name: str, trust_remote_code: bool = False):
 
 # Rankers whose input layout follows their tokenizer's template (the graph check reads the tokenizer).
 TEMPLATED_RANKERS = frozenset({"longp", "biencoder"})
+# More tokens than any template and prefix adds beyond the [CLS]/[SEP] count: a geometry this far below the
+# limit fits whatever the tokenizer, so the graph check need not load it.
+TEMPLATE_SLACK = 16
 
 
 def check_geometry(ranker: str, args: Mapping) -> None:
@@ -160,6 +163,8 @@ def check_geometry(ranker: str, args: Mapping) -> None:
     limit = geometry_limit(args["backbone"], trust)
     if limit is None:
         return
+    if ranker in TEMPLATED_RANKERS and longest_input(ranker, geometry)[0] + TEMPLATE_SLACK <= limit:
+        return  # fits with room to spare for any template: no tokenizer to load when the graph is built
     tokenizer = local_tokenizer(args.get("tokenizer", args["backbone"]), trust) if ranker in TEMPLATED_RANKERS \
         else None
     refuse_overlong(longest_input(ranker, geometry, tokenizer, args.get("prefixes", "none")), limit,

@@ -122,11 +122,6 @@ def candidates_of(queryset):
     return retrieval_run(names.GIVEN if qs.candidates else qs.retriever, queryset, qs.depth)
 
 
-def finetuned_run(queryset, suffix=""):
-    """A fine-tuned checkpoint's run on a query set, as a pattern in the fine-tuning job's {model} and {seed}."""
-    return f"results/runs-finetuned/{queryset}/{{model}}/seed{{seed}}.run{suffix}"
-
-
 def run_of(queryset, system, seed, stage="runs"):
     """A system's run on a query set: the candidates, a run made elsewhere, or a reranking."""
     if system == names.RETRIEVER:
@@ -134,6 +129,11 @@ def run_of(queryset, system, seed, stage="runs"):
     if system in EXTERNAL_RUNS:
         return EXTERNAL_RUNS[system]["runs"][queryset]
     return f"results/{stage}/{queryset}/{system}/seed{seed}.run"
+
+
+def finetuned_run(queryset, suffix=""):
+    """A fine-tuned checkpoint's run on a query set, as a pattern in the fine-tuning job's {model} and {seed}."""
+    return run_of(queryset, "{model}", "{seed}", stage="runs-finetuned") + suffix
 
 
 # --- evaluation ---------------------------------------------------------------------------------

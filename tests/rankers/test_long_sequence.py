@@ -94,6 +94,12 @@ def test_a_template_with_nothing_between_the_texts_gets_the_end_of_sequence_toke
     assert plain("hello", "world")["input_ids"] == [2, 3]
     template = PairTemplate.of(plain)
     assert (template.prefix, template.middle, template.suffix) == ((), (1,), ())
+    # a tokenizer that emits token types gets the separator typed as the query, one type per token
+    typed = PreTrainedTokenizerFast(tokenizer_object=core, eos_token="<|im_end|>", pad_token="<|im_end|>",
+                                    unk_token="<unk>", model_input_names=["input_ids", "token_type_ids",
+                                                                          "attention_mask"])
+    types = PairTemplate.of(typed).types
+    assert types[2] == (types[1],) and len(types[2]) == len(PairTemplate.of(typed).middle)
 
 
 def test_longformer_gets_global_attention_on_cls_the_real_query_and_the_first_separator(tiny_longformer, tokenizer):

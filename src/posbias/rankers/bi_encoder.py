@@ -116,9 +116,7 @@ class BiEncoder(ChunkRanker):
         super().__init__(pooling=pooling, **kwargs)
 
     def check_geometry(self, geometry: ChunkGeometry) -> None:
-        if not geometry.chunk_tokens == geometry.stride == geometry.max_doc_tokens:
-            raise InputError(f"biencoder reads the document in one sequence: chunk_tokens ({geometry.chunk_tokens}), "
-                             f"stride ({geometry.stride}) and max_doc_tokens ({geometry.max_doc_tokens}) must be equal")
+        geometry.require_one_sequence(self.registry_name)
         if geometry.pad_query:
             raise InputError("biencoder encodes the query on its own: pad_query has no meaning there")
 

@@ -57,6 +57,12 @@ class ChunkGeometry:
         return cls(args["max_query_tokens"], args["chunk_tokens"], args["stride"], args["max_doc_tokens"],
                    bool(args.get("pad_query", False)))
 
+    def require_one_sequence(self, ranker: str) -> None:
+        """Refuse windows for a ranker that reads the whole (truncated) document in one sequence."""
+        if not self.chunk_tokens == self.stride == self.max_doc_tokens:
+            raise InputError(f"{ranker} reads the document in one sequence: chunk_tokens ({self.chunk_tokens}), "
+                             f"stride ({self.stride}) and max_doc_tokens ({self.max_doc_tokens}) must be equal")
+
     @property
     def max_chunks(self) -> int:
         return 1 + math.ceil(max(0, self.max_doc_tokens - self.chunk_tokens) / self.stride)

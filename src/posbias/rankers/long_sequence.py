@@ -20,7 +20,6 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from posbias.errors import InputError
 from posbias.rankers.base import ChunkRanker
 from posbias.rankers.chunking import ChunkBatch, Chunker
 from posbias.rankers.geometry import ChunkGeometry, longest_input, refuse_overlong
@@ -93,9 +92,7 @@ class LongP(ChunkRanker):
     """A linear score on the pooled sequence of a long-context backbone (S C.1)."""
 
     def check_geometry(self, geometry: ChunkGeometry) -> None:
-        if not geometry.chunk_tokens == geometry.stride == geometry.max_doc_tokens:
-            raise InputError(f"longp reads the document in one sequence: chunk_tokens ({geometry.chunk_tokens}), "
-                             f"stride ({geometry.stride}) and max_doc_tokens ({geometry.max_doc_tokens}) must be equal")
+        geometry.require_one_sequence(self.registry_name)
 
     def make_head(self, backbone):
         self.global_attention = backbone.config.model_type in GLOBAL_ATTENTION_MODEL_TYPES

@@ -26,6 +26,18 @@ def _find(sequence: list[int], part: list[int], start: int) -> int:
     return -1
 
 
+def _name(tokenizer) -> str:
+    return getattr(tokenizer, "name_or_path", type(tokenizer).__name__)
+
+
+def _pad_id(tokenizer) -> int:
+    """The pad token, or the end-of-sequence token for a tokenizer without one (Llama's); padding is masked."""
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    if pad_id is None:
+        raise InputError(f"tokenizer {_name(tokenizer)!r} has neither a pad nor an end-of-sequence token to pad with")
+    return pad_id
+
+
 @dataclass(frozen=True)
 class PairTemplate:
     prefix: tuple[int, ...]  # special tokens before the query ([CLS], <s>)
@@ -43,10 +55,7 @@ class PairTemplate:
     def of(cls, tokenizer) -> "PairTemplate":
         """The pair template of a Hugging Face tokenizer. A tokenizer without a pad token (Llama's) pads
         with its end-of-sequence token; padding is masked either way."""
-        name = getattr(tokenizer, "name_or_path", type(tokenizer).__name__)
-        pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-        if pad_id is None:
-            raise InputError(f"tokenizer {name!r} has neither a pad nor an end-of-sequence token to pad with")
+        name, pad_id = _name(tokenizer), _pad_id(tokenizer)
         query = tokenizer(PROBE_QUERY, add_special_tokens=False)["input_ids"]
         document = tokenizer(PROBE_DOCUMENT, add_special_tokens=False)["input_ids"]
         wants_types = "token_type_ids" in tokenizer.model_input_names
@@ -66,8 +75,10 @@ class PairTemplate:
         middle = tuple(ids[parts[1]])
         if not middle and tokenizer.eos_token_id is not None:
             # A tokenizer that joins a pair with nothing between (GPT-2-style BPE, SmolLM2's) would run the
-            # document on from the query: its end-of-sequence token marks the boundary (ours).
+            # document on from the query: its end-of-sequence token marks the boundary (ours), typed as the query.
             middle = (tokenizer.eos_token_id,)
+            if types is not None:
+                types = (types[0], types[1], (types[1],), types[3], types[4])
         return cls(tuple(ids[parts[0]]), middle, tuple(ids[parts[2]]), types, pad_id)
 
 
@@ -86,10 +97,7 @@ class SequenceTemplate:
 
     @classmethod
     def of(cls, tokenizer) -> "SequenceTemplate":
-        name = getattr(tokenizer, "name_or_path", type(tokenizer).__name__)
-        pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-        if pad_id is None:
-            raise InputError(f"tokenizer {name!r} has neither a pad nor an end-of-sequence token to pad with")
+        name, pad_id = _name(tokenizer), _pad_id(tokenizer)
         text = tokenizer(PROBE_QUERY, add_special_tokens=False)["input_ids"]
         ids = tokenizer(PROBE_QUERY)["input_ids"]
         at = _find(ids, text, 0)

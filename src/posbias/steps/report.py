@@ -46,6 +46,10 @@ def _seeds(n: int) -> str:
     return f"{n} seed{'s' * (n != 1)}"
 
 
+def _zero_shot_labels(models: dict, shown: list[str]) -> list[str]:
+    return [models[m]["label"] for m in shown if models[m].get("zero_shot")]
+
+
 def _selection_note(models: dict, shown: list[str]) -> str:
     """Caption text naming the seeds trained but left out of the table (`models.<name>.excluded_seeds`)."""
     excluded = [f"{models[m]['label']}: {', '.join(map(str, models[m]['excluded_seeds']))}" for m in shown
@@ -91,7 +95,7 @@ def baseline_table(averaged: list[str], spec: dict, models: dict, external: dict
              for m in spec["models"] if m not in baselines]
     rows += _external_rows(external, columns)
     table = build_table(per_query, rows, columns, significance, name=label)
-    zero_shot = [models[m]["label"] for m in spec["models"] if models[m].get("zero_shot")]
+    zero_shot = _zero_shot_labels(models, spec["models"])
     zero_shot_text = f" Zero-shot rankers ({', '.join(zero_shot)}) are never trained: one run each." if zero_shot else ""
     caption = (f"Rankers against their FirstP baselines. Per-query values are averaged over {_seeds(n_seeds)} "
                f"before testing; relative gains are over the FirstP baseline with the same backbone; "
@@ -126,7 +130,7 @@ def table4(averaged: list[str], finetuned: list[str], spec: dict, models: dict, 
     setting_text = ("zero-shot: models trained on the standard training set; fine-tuned: the same models "
                     "fine-tuned on FarRelevant training queries" if FINE_TUNED in settings
                     else "zero-shot: models trained on the standard training set")
-    zero_shot = [models[m]["label"] for m in spec["models"] if models[m].get("zero_shot")]
+    zero_shot = _zero_shot_labels(models, spec["models"])
     if zero_shot:
         setting_text += f"; never trained, one run each: {', '.join(zero_shot)}"
         setting_text += " (N/A where fine-tuned)" if FINE_TUNED in settings else ""

@@ -9,7 +9,7 @@
 # Targets go before --configfile: Snakemake reads every word after it as another config file.
 #
 # Stages (one rules/*.smk each): data -> retrieval -> train -> rerank (cross_validation, finetune)
-# -> evaluate -> stats -> report.
+# -> evaluate -> stats -> report; and Lost in the Middle (litm: data -> predictions -> scores -> tables, figures).
 #
 #   snakemake --report results/report.zip                # tables and figures as an offline HTML report
 
@@ -49,11 +49,13 @@ include: "rules/finetune.smk"
 include: "rules/evaluate.smk"
 include: "rules/stats.smk"
 include: "rules/report.smk"
+include: "rules/litm.smk"
 
 
 rule all:
     input:
         REPORTED,
+        LITM_REPORTED,
         # seeds trained but left out of the tables (models.<name>.excluded_seeds): their loss curves are kept
         [f"results/models/{m}/seed{s}" for m, s in CFG.excluded_checkpoints],
     default_target: True

@@ -14,7 +14,8 @@ RETRIEVERS = CFG.retrievers
 TABLES = CFG.tables
 MODELS = CFG.model_names
 TRAINED_MODELS = CFG.trained_models  # the others are zero-shot: no train, fine-tune or fold jobs
-ZERO_SHOT_MODELS = CFG.zero_shot_models
+ZERO_SHOT_MODELS = CFG.zero_shot_models  # scored by a torch module from pretrained weights
+LISTWISE_MODELS = CFG.listwise_models  # RankGPT: through a language model
 SEEDS = CFG.seeds
 EXTERNAL_RUNS = CFG.external_runs
 FINETUNING = CFG.finetuning
@@ -182,7 +183,7 @@ def efficiency_runs():
         shown |= set(QUERYSETS[qs].pool) if QUERYSETS[qs].pooled else {qs}
     querysets = [qs for qs in DIRECT_QUERYSETS if qs in shown]
     params = CFG.table_params("table1")["models"]
-    return [(m, s, qs) for m in params for s in CFG.model_seeds(m) for qs in querysets]
+    return [(m, s, qs) for m in params for s in CFG.model_seeds(m) for qs in querysets if CFG.models[m].reranks(qs)]
 
 
 EFFICIENCY_RUNS = efficiency_runs()

@@ -54,3 +54,34 @@ rule rerank_zero_shot:
         f"logs/rerank/{{queryset}}/{{model}}/seed{ZERO_SHOT_SEED}.log",
     script:
         "../scripts/rerank_zero_shot.py"
+
+
+# RankGPT and any other listwise ranker: the candidates' texts (untruncated: the study's RankGPT reads whole
+# documents, or its own sentence prefixes for FirstP) go to a language model through the response cache
+# (llm.cache). Zero-shot, so one run per query set, like the models above.
+rule rerank_listwise:
+    input:
+        docs=lambda wc: source_docs_of(collection_of(wc.queryset)),
+        queries=lambda wc: queries_of(wc.queryset),
+        candidates=lambda wc: candidates_of(wc.queryset),
+    output:
+        run=f"results/runs/{{queryset}}/{{model}}/seed{ZERO_SHOT_SEED}.run",
+        info=f"results/runs/{{queryset}}/{{model}}/seed{ZERO_SHOT_SEED}.run.json",
+    params:
+        args=lambda wc: canonical(CFG.models[wc.model].args),
+        llm=lambda wc: CFG.llm_model(CFG.models[wc.model].args["llm"]),
+        llm_name=lambda wc: CFG.models[wc.model].args["llm"],
+        cache=CFG.llm_cache,
+        tag=lambda wc: f"{wc.model}-zero-shot",
+    wildcard_constraints:
+        queryset=alternatives(RERANK_QUERYSETS),
+        model=alternatives(LISTWISE_MODELS),
+    threads: 1
+    benchmark:
+        f"results/benchmarks/rerank/{{queryset}}/{{model}}/seed{ZERO_SHOT_SEED}.tsv"
+    conda:
+        "../envs/posbias.yaml"
+    log:
+        f"logs/rerank/{{queryset}}/{{model}}/seed{ZERO_SHOT_SEED}.log",
+    script:
+        "../scripts/rerank_listwise.py"

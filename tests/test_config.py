@@ -86,13 +86,6 @@ def with_pool(name: str = "dl", pool=("dev", "test"), **keys):
     return put(f"querysets.{name}", {"pool": list(pool), "metrics": ["nDCG@10"], **keys})
 
 
-def with_planned_model(name: str = "rankgpt"):
-    return put(f"models.{name}", {"label": "RankGPT", "ranker": "rankgpt", "baseline": "firstp", "lr": 1e-5,
-                                  "head_lr": 1e-4, "args": {"backbone": "gpt-4o-mini",
-                                                            "max_query_tokens": 32, "chunk_tokens": 1431,
-                                                            "stride": 1431, "max_doc_tokens": 1431}})
-
-
 def reordered(value, order):
     """`value` with the keys of every mapping in `order(keys)`; lists untouched."""
     if isinstance(value, dict):
@@ -584,7 +577,7 @@ def test_table4_may_leave_out_the_baseline_and_tell_settings_apart_by_header():
 
 
 def test_baseline_table_without_models_shows_every_implemented_model():
-    cfg = prepare(mutated(with_planned_model(), drop("tables.table7.models")))
+    cfg = prepare(mutated(drop("tables.table7.models")))
     assert sorted(cfg.tables["table7"]["models"]) == cfg.model_names
 
 
@@ -641,23 +634,59 @@ def test_a_longp_model_is_measured_against_its_firstp_twin():
     assert cfg.models["longp_own_twin"].baseline == "firstp_twin" and cfg.warnings == []
 
 
-def test_unimplemented_model_is_skipped_with_a_warning_and_removed_from_tables():
-    cfg = prepare(mutated(with_planned_model(), *(append(f"tables.{t}.models", "rankgpt")
-                                                  for t in ("table1", "table7", "table4")),
-                          put("tables.outcomes.models", ["maxp", "rankgpt"])))
-    assert cfg.warnings == [catalog.not_implemented_message("rankgpt", "rankgpt")]
-    assert cfg.warnings[0].startswith("models.rankgpt: ")
-    assert "rankgpt" not in cfg.models
-    for table in ("table1", "table7", "table4"):
-        assert "rankgpt" not in cfg.tables[table]["models"], table
-    assert cfg.tables["outcomes"]["models"] == ["maxp"]
+def test_rankgpt_is_zero_shot_listwise_and_left_out_of_table11():
+    cfg = prepare(fresh())
+    assert set(cfg.listwise_models) == {"firstp_rankgpt", "longp_rankgpt"}
+    assert cfg.models["longp_rankgpt"].zero_shot and "longp_rankgpt" not in cfg.trained_models
+    assert "longp_rankgpt" not in cfg.zero_shot_models  # scored by a language model, not rerank_zero_shot
+    assert cfg.model_seeds("longp_rankgpt") == [0]
+    cfg = prepare(mutated(drop("tables.table11")))
+    assert "table11" not in cfg.tables
+    cfg = prepare(mutated(put("tables.table11", {})))
+    assert not set(cfg.tables["table11"]["models"]) & set(cfg.listwise_models)
+    check_rejects(put("tables.table11.models", ["maxp", "longp_rankgpt"]),
+                  r"^tables\.table11\.models: 'longp_rankgpt' ranks through a language model")
 
 
-def test_config_without_an_implemented_model_is_an_error():
-    def plan_all(data):
-        for spec in data["models"].values():
-            spec["ranker"] = "rankgpt"
-    check_rejects(plan_all, r"^models: none of the configured rankers is implemented yet$")
+def test_a_model_reranks_only_its_query_sets_and_tables_mark_the_others():
+    cfg = prepare(fresh())
+    assert cfg.reranked_querysets("longp_rankgpt") == ["test", "farrelevant"]
+    assert ("longp_rankgpt", 0) not in cfg.systems("dev") and ("longp_rankgpt", 0) in cfg.systems("test")
+    assert cfg.table_params("table1")["models"]["longp_rankgpt"]["not_run"] == ["dev"]
+    assert cfg.table_params("table1")["models"]["maxp"]["not_run"] == []
+
+
+LANGUAGE_MODEL_ERRORS = [
+    pytest.param(put("models.longp_rankgpt.args.llm", "gpt5"),
+                 r"^models\.longp_rankgpt\.args\.llm: 'gpt5' is not a key of llm\.models", id="unknown-llm"),
+    pytest.param(put("models.longp_rankgpt.querysets", ["dev", "train"]),
+                 r"^models\.longp_rankgpt\.querysets: \['train'\] not in rerank\.querysets", id="not-reranked"),
+    pytest.param(put("models.longp_rankgpt.querysets", ["dev"]),
+                 r"^models\.longp_rankgpt\.querysets: its baseline 'firstp_rankgpt' does not rerank \['dev'\]",
+                 id="baseline-not-run"),
+    pytest.param(put("models.longp_rankgpt.baseline", "firstp"),
+                 r"^models\.longp_rankgpt\.baseline: a listwise model and its baseline 'firstp' must both be",
+                 id="trained-baseline"),
+    pytest.param(put("models.longp_rankgpt.args.step", 30),
+                 r"^models\.longp_rankgpt\.args\.step: 30 is larger than the window", id="step-over-window"),
+    pytest.param(put("models.longp_rankgpt.args.first_tokens", 24),
+                 r"^models\.longp_rankgpt\.args: first_tokens and first_tokenizer go together", id="half-firstp"),
+    pytest.param(put("models.longp_rankgpt.args.backbone", "gpt-4o-mini"),
+                 r"models\.longp_rankgpt\.args\.backbone", id="chunk-argument"),
+    pytest.param(put("llm.models.keep_order.wrapper", "none"),
+                 r"^llm\.models\.keep_order\.wrapper: RankGPT \(firstp_rankgpt\) sends a conversation", id="wrapper"),
+    pytest.param(put("llm.models.smollm2.api_key", "sk-123"), r"llm\.models\.smollm2\.api_key", id="key-in-config"),
+    pytest.param(put("litm.models", ["nope"]), r"^litm\.models: 'nope' is not a key of llm\.models", id="litm-model"),
+    pytest.param(put("litm.qa.sizes", [{"k": 5, "positions": [0, 5]}]),
+                 r"^litm\.qa\.sizes\[0\]\.positions: \[5\] are not below k = 5", id="position-outside"),
+    pytest.param(put("litm.kv.sizes", [{"n": 8, "positions": [0]}, {"n": 8, "positions": [7]}]),
+                 r"^litm\.kv\.sizes: lists n = \[8, 8\] with repeats", id="repeated-size"),
+]
+
+
+@pytest.mark.parametrize(("mutations", "message"), LANGUAGE_MODEL_ERRORS)
+def test_language_model_checks_name_the_key(mutations, message):
+    check_rejects(mutations, message)
 
 
 def test_missing_expansions_file_is_a_warning(tmp_path):
@@ -820,9 +849,13 @@ def test_table_params_carry_only_external_runs_the_table_shows():
 def test_systems_add_the_external_rows_to_the_zero_shot_setting_only():
     cfg = prepare(mutated(put("training.seeds", [1, 2]),
                           put("external_runs", {"theirs": {"label": "Theirs", "runs": {"dev": "a.run"}}})))
-    models = [(m, s) for m in cfg.model_names for s in ((0,) if m.endswith("_e5") else (1, 2))]
+    def models_on(queryset):  # RankGPT does not rerank dev
+        return [(m, s) for m in cfg.model_names if cfg.models[m].reranks(queryset)
+                for s in ((0,) if cfg.models[m].zero_shot else (1, 2))]
+
+    models = models_on("dev")
     assert cfg.systems("dev") == [("retriever", 0), ("random", 1), ("random", 2), *models, ("theirs", 0)]
-    assert cfg.systems("test") == [("retriever", 0), ("random", 1), ("random", 2), *models]
+    assert cfg.systems("test") == [("retriever", 0), ("random", 1), ("random", 2), *models_on("test")]
     # the fine-tuned tables keep the retriever and random rows (nothing of theirs is fine-tuned), not the
     # zero-shot models
     trained = [(m, s) for m, s in models if not m.endswith("_e5")]
@@ -832,7 +865,7 @@ def test_systems_add_the_external_rows_to_the_zero_shot_setting_only():
 def test_zero_shot_models_have_one_run_and_no_fine_tuned_row():
     cfg = prepare(mutated(put("training.seeds", [1, 2])))
     assert cfg.zero_shot_models == ["firstp_e5", "longp_e5"]
-    assert set(cfg.trained_models) == set(cfg.model_names) - {"firstp_e5", "longp_e5"}
+    assert set(cfg.trained_models) == set(cfg.model_names) - {"firstp_e5", "longp_e5"} - set(cfg.listwise_models)
     assert cfg.model_seeds("longp_e5") == [0] and cfg.model_seeds("maxp") == [1, 2]
     assert [s for m, s in cfg.systems("dev") if m == "longp_e5"] == [0]
     assert "longp_e5" not in {m for m, _ in cfg.systems("farrelevant", stage="eval-finetuned")}
@@ -872,4 +905,4 @@ def test_an_experiment_may_not_take_the_name_of_a_shared_results_directory():
 
 def test_table11_without_models_counts_every_model():
     cfg = prepare(mutated(put("tables.table11", {})))
-    assert cfg.tables["table11"]["models"] == sorted(DEFAULT["models"])
+    assert cfg.tables["table11"]["models"] == sorted(m for m in DEFAULT["models"] if "rankgpt" not in m)

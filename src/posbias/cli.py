@@ -11,6 +11,10 @@
     posbias tokenize --docs docs.jsonl --tokenizer bert-base-uncased --cap 1431 --out tokens/
     posbias train --config config.yaml --model maxp --seed 1 --tokens tokens/ --queries ... --qrels ... --candidates ... --out ckpt/
     posbias rerank --checkpoint ckpt/ --tokens tokens/ --queries ... --candidates ... --run out.run
+    posbias rerank --model longp_rankgpt --config config.yaml --docs docs.jsonl --queries ... --candidates ... --run out.run
+    posbias litm build --config config.yaml --task qa --out litm/data/qa
+    posbias litm run --config config.yaml --task qa --model smollm2 --data litm/data/qa --out litm/predictions/qa
+    posbias litm score --predictions litm/predictions/qa/default/k5_gold_at_2.jsonl.gz
     posbias evaluate --qrels qrels.txt --run out.run --metric RR@10 --metric nDCG@10
     posbias compare --qrels qrels.txt --run a.run --run b.run --metric RR@10 [--json]
 
@@ -229,11 +233,17 @@ def main(argv: list[str] | None = None) -> int:
     tr.add_argument("--threads", type=POSITIVE, default=1)
 
     rr = commands.add_parser("rerank", help="rerank candidates with a checkpoint, or with a zero-shot model of a config")
-    _reads(rr, "--tokens", "directory", required=True, help="token store of the collection (posbias tokenize)")
+    _reads(rr, "--tokens", "directory", help="token store of the collection (posbias tokenize); for every ranker "
+                                             "but a listwise one")
+    _reads(rr, "--docs", help="the collection's documents (JSONL), for a listwise --model (RankGPT)")
     _reads(rr, "--checkpoint", "directory", help="a trained checkpoint (posbias train)")
     rr.add_argument("--model", help="instead of --checkpoint: a zero-shot model of --config (zero_shot: true), "
-                                    "scored with its pretrained weights")
+                                    "scored with its pretrained weights, or a RankGPT model (its language model "
+                                    "answers through the config's llm.cache)")
     rr.add_argument("--config", default="config.yaml", help="the config of --model")
+    rr.add_argument("--cache-mode", choices=["read_write", "read_only", "off"],
+                    help="RankGPT: the response cache's mode instead of the config's llm.cache.mode (read_only "
+                         "replays recorded answers and never calls a model)")
     for name in ("queries", "candidates"):
         _reads(rr, f"--{name}", required=True)
     rr.add_argument("--run", required=True)
@@ -267,6 +277,31 @@ def main(argv: list[str] | None = None) -> int:
     cmp.add_argument("--permutations", type=POSITIVE, default=10000, help="sign flips of the randomisation test")
     cmp.add_argument("--rel-level", type=POSITIVE, default=1, help="lowest grade that counts as relevant")
     cmp.add_argument("--json", action="store_true", help="print the full result as one JSON object")
+
+    litm = commands.add_parser("litm", help="Lost in the Middle: build the examples, ask a language model, score "
+                                            "the answers (each step alone)")
+    steps = litm.add_subparsers(dest="litm_command", required=True)
+    build = steps.add_parser("build", help="write a task's data files (one per setting) as the config's litm "
+                                           "section asks")
+    build.add_argument("--config", default="config.yaml")
+    build.add_argument("--task", choices=["qa", "kv"], required=True)
+    build.add_argument("--out", required=True, help="directory of the data files ({setting}.jsonl.gz)")
+    run = steps.add_parser("run", help="ask a language model every prompt of a task's data files")
+    run.add_argument("--config", default="config.yaml")
+    run.add_argument("--task", choices=["qa", "kv"], required=True)
+    run.add_argument("--model", required=True, help="a key of the config's llm.models")
+    _reads(run, "--data", "directory", required=True, help="the data files (posbias litm build)")
+    run.add_argument("--out", required=True, help="directory of the predictions ({variant}/{setting}.jsonl.gz)")
+    run.add_argument("--cache-mode", choices=["read_write", "read_only", "off"],
+                     help="the response cache's mode instead of the config's llm.cache.mode")
+    score = steps.add_parser("score", help="score a predictions file in the authors' layout (answers or value, "
+                                           "and model_answer); prints the accuracy as JSON")
+    _reads(score, "--predictions", required=True)
+    score.add_argument("--task", choices=["qa", "kv"], help="default: read from the first record")
+    score.add_argument("--out", help="also write the scored records (with metric_* fields) here (.jsonl.gz)")
+    score.add_argument("--lstrip-first", action="store_true",
+                       help="strip leading whitespace before taking the first line (the authors' Llama-2 script "
+                            "did; their other scripts did not)")
 
     args = parser.parse_args(argv)
     # Combinations argparse cannot express, refused the way it refuses the rest (usage, exit status 2).
@@ -377,25 +412,101 @@ def _dispatch(args) -> int:
         train_model(model, recipe, args.seed, args.tokens, args.queries, args.qrels, args.candidates, args.out,
                     args.threads, name=args.model)
     elif args.command == "rerank":
-        from posbias.steps.training import rerank_candidates, rerank_pretrained
-
-        scoring = {"batch_size": args.batch_size, "device": args.device, "precision": args.precision}
-        if args.model is None:
-            rerank_candidates(args.checkpoint, [args.tokens], [args.queries], [args.candidates], [args.run],
-                              args.tag, scoring, args.threads)
-        else:
-            model = _block(_load_config(args.config), "models", args.model, args.config, "--model")
-            if not model.get("zero_shot"):
-                raise InputError(f"--model {args.model}: models.{args.model} in {args.config} is trained, not "
-                                 f"zero-shot; rerank with one of its checkpoints (--checkpoint)")
-            rerank_pretrained(model, args.tokens, args.queries, args.candidates, args.run, args.tag, scoring,
-                              args.threads)
+        _rerank(args)
+    elif args.command == "litm":
+        _litm(args)
     elif args.command == "evaluate":
         _evaluate(args)
     elif args.command == "compare":
         result = _compare(args)
         print(json.dumps(result, allow_nan=False) if args.json else _compare_summary(result))
     return 0
+
+
+def _rerank(args) -> None:
+    from posbias.rankers import catalog
+
+    if args.model is None:
+        from posbias.steps.training import rerank_candidates
+
+        _needs(args, "--tokens", "a checkpoint reads the collection's token store")
+        rerank_candidates(args.checkpoint, [args.tokens], [args.queries], [args.candidates], [args.run], args.tag,
+                          _scoring(args), args.threads)
+        return
+    config = _load_config(args.config)
+    model = _block(config, "models", args.model, args.config, "--model")
+    if model["ranker"] in catalog.LISTWISE:
+        from posbias.steps.listwise import rerank_listwise
+
+        _needs(args, "--docs", f"models.{args.model} ranks document texts through a language model")
+        cache = {**config.get("llm", {}).get("cache", {"dir": "cache/llm", "mode": "read_write"}),
+                 **({"mode": args.cache_mode} if args.cache_mode else {})}
+        llm = {k: v for k, v in config["llm"]["models"][model["args"]["llm"]].items() if k != "label"}
+        rerank_listwise(model["args"], llm, cache, args.docs, args.queries, args.candidates, args.run, args.tag,
+                        llm_name=model["args"]["llm"])
+        return
+    if not model.get("zero_shot"):
+        raise InputError(f"--model {args.model}: models.{args.model} in {args.config} is trained, not "
+                         f"zero-shot; rerank with one of its checkpoints (--checkpoint)")
+    from posbias.steps.training import rerank_pretrained
+
+    _needs(args, "--tokens", "it reads the collection's token store")
+    rerank_pretrained(model, args.tokens, args.queries, args.candidates, args.run, args.tag, _scoring(args),
+                      args.threads)
+
+
+def _litm(args) -> None:
+    from posbias.steps import litm
+
+    if args.litm_command == "score":
+        from posbias.litm.score import score_file
+
+        frame = score_file(args.predictions, out=args.out, task=args.task, lstrip_first=args.lstrip_first)
+        print(json.dumps({"predictions": args.predictions, "n": len(frame), "accuracy": float(frame["score"].mean()),
+                          **({"empty_first_line": int(frame["empty_first_line"].sum())}
+                             if "empty_first_line" in frame else {})}))
+        return
+    config = _load_config(args.config)
+    section = _section(_section(config, "litm", args.config), args.task, args.config)
+    if args.litm_command == "build":
+        outputs = {name: str(Path(args.out) / f"{name}.jsonl.gz")
+                   for name, _, _ in litm.settings(args.task, section) if name != litm.CLOSED_BOOK}
+        if args.task == "kv":
+            litm.build_kv(section, outputs)
+            return
+        retrieval = section["source"].get("path")
+        if section["source"]["kind"] == "synthetic":
+            retrieval = str(Path(args.out) / "synthetic-retrieval.jsonl.gz")
+            litm.build_synthetic_qa(_section(config, "generator", args.config), section["source"]["n_questions"],
+                                    retrieval)
+        litm.build_qa(section, retrieval, outputs)
+        return
+    known = config.get("llm", {}).get("models", {})
+    if args.model not in known:
+        raise InputError(f"--model {args.model}: {args.config} has no llm.models.{args.model}; known: "
+                         f"{', '.join(sorted(known)) or 'none'}")
+    llm = known[args.model]
+    cache = {**config.get("llm", {}).get("cache", {"dir": "cache/llm", "mode": "read_write"}),
+             **({"mode": args.cache_mode} if args.cache_mode else {})}
+    data = {name: str(Path(args.data) / f"{name}.jsonl.gz") for name, _, _ in litm.settings(args.task, section)
+            if name != litm.CLOSED_BOOK}
+    for path in data.values():
+        if not Path(path).exists():
+            raise InputError(f"--data {args.data}: no {Path(path).name} (write it with posbias litm build)")
+    outputs = {f"{variant}/{name}": str(Path(args.out) / variant / f"{name}.jsonl.gz")
+               for name, _, _ in litm.settings(args.task, section)
+               for variant in litm.variants_of(args.task, section, name)}
+    litm.predict(args.task, section, {k: v for k, v in llm.items() if k != "label"}, cache,
+                 config["litm"]["decoding"], data, outputs, model_name=args.model, seed=section.get("seed", 0))
+
+
+def _needs(args, flag: str, why: str) -> None:
+    if getattr(args, flag.lstrip("-")) is None:
+        raise InputError(f"{flag}: required here ({why})")
+
+
+def _scoring(args) -> dict:
+    return {"batch_size": args.batch_size, "device": args.device, "precision": args.precision}
 
 
 # --- evaluation --------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@
     cfg = prepare(data)                                     # an already merged mapping (tests, Snakemake)
 
 `prepare` validates against the schema that ships with the package (`config.schema.yaml`), fills its
-defaults, drops the models whose ranker is not implemented yet (with a warning), and runs every
+defaults, makes listwise rankers (RankGPT) zero-shot, and runs every
 cross-check; each problem is a `ConfigError` whose message starts with the key it is about. The
 returned `Config` holds typed sections and everything the workflow derives from them: the job lists,
 the token stores and what each job receives through `params:`. Those params are `canonical` (sorted
@@ -212,22 +212,33 @@ class Model:
     label: str
     ranker: str
     baseline: str
-    lr: float
-    head_lr: float
+    lr: float | None  # None for a listwise ranker (never trained)
+    head_lr: float | None
     args: dict
     training: dict  # this model's overrides of the training recipe
     aggregator_lr: float | None = None  # a pretrained aggregator's (None: head_lr)
     zero_shot: bool = False  # never trained: one run per query set, from the pretrained weights
     own_seeds: tuple[int, ...] | None = None  # `models.<name>.seeds`, instead of training.seeds
     excluded_seeds: tuple[int, ...] = ()  # trained, but left out of the tables
+    querysets: tuple[str, ...] | None = None  # `models.<name>.querysets`: the only ones it reranks (None: all)
 
     @classmethod
     def from_spec(cls, name: str, spec: Mapping) -> "Model":
-        return cls(name=name, label=spec["label"], ranker=spec["ranker"], baseline=spec["baseline"], lr=spec["lr"],
-                   head_lr=spec["head_lr"], args=dict(spec["args"]), training=dict(spec.get("training", {})),
-                   aggregator_lr=spec.get("aggregator_lr"), zero_shot=bool(spec.get("zero_shot", False)),
+        return cls(name=name, label=spec["label"], ranker=spec["ranker"], baseline=spec["baseline"],
+                   lr=spec.get("lr"), head_lr=spec.get("head_lr"), args=dict(spec["args"]),
+                   training=dict(spec.get("training", {})), aggregator_lr=spec.get("aggregator_lr"),
+                   zero_shot=bool(spec.get("zero_shot", False)),
                    own_seeds=tuple(spec["seeds"]) if "seeds" in spec else None,
-                   excluded_seeds=tuple(spec.get("excluded_seeds", ())))
+                   excluded_seeds=tuple(spec.get("excluded_seeds", ())),
+                   querysets=tuple(spec["querysets"]) if "querysets" in spec else None)
+
+    @property
+    def listwise(self) -> bool:
+        """Ranks through a language model (RankGPT): no torch module, no token store, no training."""
+        return self.ranker in catalog.LISTWISE
+
+    def reranks(self, queryset: str) -> bool:
+        return self.querysets is None or queryset in self.querysets
 
     def trained_seeds(self, seeds: list[int]) -> list[int]:
         """The seeds this model is trained with: its own list, else training.seeds (none when zero-shot)."""
@@ -311,7 +322,22 @@ class Config:
 
     @property
     def zero_shot_models(self) -> list[str]:
-        return [m for m, spec in self.models.items() if spec.zero_shot]
+        """Zero-shot models scored by a torch module from pretrained weights (the listwise ones are not)."""
+        return [m for m, spec in self.models.items() if spec.zero_shot and not spec.listwise]
+
+    @property
+    def listwise_models(self) -> list[str]:
+        """Models ranking through a language model (RankGPT); zero-shot too."""
+        return [m for m, spec in self.models.items() if spec.listwise]
+
+    def reranked_querysets(self, model: str) -> list[str]:
+        """The query sets of rerank.querysets a model reranks (`models.<name>.querysets`, default all)."""
+        return [qs for qs in self.rerank_querysets if self.models[model].reranks(qs)]
+
+    def evaluates(self, model: str, queryset: str) -> bool:
+        """Whether a model has values on a query set: one it reranks, or a pool of such query sets only."""
+        qs = self.querysets[queryset]
+        return all(map(self.models[model].reranks, qs.pool)) if qs.pooled else self.models[model].reranks(queryset)
 
     def model_seeds(self, model: str) -> list[int]:
         """The seeds of a model's runs that the tables read (`Model.seeds`)."""
@@ -362,6 +388,8 @@ class Config:
         it (so FirstP and MaxP on one backbone read the same store)."""
         stores: dict[str, dict] = {}
         for model in self.models.values():
+            if model.listwise:
+                continue  # reads document texts, not a token store
             name = tokenizer_name(model.args)
             entry = stores.setdefault(tokenizer_key(name), {"name": name, "cap": 0, "trust_remote_code": False})
             entry["cap"] = max(entry["cap"], model.args["max_doc_tokens"])
@@ -401,7 +429,7 @@ class Config:
         has no zero-shot models."""
         pairs = [(names.RETRIEVER, 0)] + [(names.RANDOM, s) for s in self.seeds]
         models = self.trained_models if stage == "eval-finetuned" else list(self.models)  # zero-shot: no fine-tuning
-        pairs += [(m, s) for m in models for s in self.model_seeds(m)]
+        pairs += [(m, s) for m in models if self.evaluates(m, queryset) for s in self.model_seeds(m)]
         if stage == "eval":
             pairs += [(n, 0) for n, spec in self.external_runs.items() if queryset in spec["runs"]]
         return pairs
@@ -419,7 +447,8 @@ class Config:
         return canonical({
             "spec": spec,
             "models": {m: {"label": self.models[m].label, "baseline": self.models[m].baseline,
-                           "zero_shot": self.models[m].zero_shot, "excluded_seeds": list(self.models[m].excluded_seeds)}
+                           "zero_shot": self.models[m].zero_shot, "excluded_seeds": list(self.models[m].excluded_seeds),
+                           "not_run": sorted(q for q in shown if not self.evaluates(m, q))}
                        for m in self._table_systems(spec)},
             "external": {n: {"label": s["label"], "baseline": s.get("baseline"), "querysets": sorted(s["runs"])}
                          for n, s in self.external_runs.items() if set(s["runs"]) & shown},
@@ -432,6 +461,21 @@ class Config:
         """The models a table shows or compares with: its rows, their baselines and Table 4's references."""
         shown = [m for m in [*spec["models"], *spec.get("second_reference", [])] if m in self.models]
         return sorted({*shown, *(self.models[m].baseline for m in shown)})
+
+    # language models
+    @property
+    def llm_cache(self) -> dict:
+        """The response cache's directory and mode (`llm.cache`)."""
+        return canonical(self.data.get("llm", {}).get("cache", {"dir": "cache/llm", "mode": "read_write"}))
+
+    def llm_model(self, name: str) -> dict:
+        """A language model's spec as a job receives it (`posbias.llm.spec.ModelSpec` fields; the label is the
+        tables' business)."""
+        spec = self.data["llm"]["models"][name]
+        return canonical({k: v for k, v in spec.items() if k != "label"})
+
+    def llm_label(self, name: str) -> str:
+        return self.data["llm"]["models"][name].get("label", name)
 
     def folds_count(self, queryset: str) -> int:
         """The number of folds of a cross-validated query set (a user's qid<TAB>fold file is read here)."""
@@ -451,30 +495,25 @@ class Config:
 
 
 def prepare(data: Mapping) -> Config:
-    """Validate, fill defaults, drop unimplemented models and cross-check; see the module docstring."""
+    """Validate, fill defaults, make listwise models zero-shot and cross-check; see the module docstring."""
     data = validate(dict(data))
     warnings: list[str] = []
-    _skip_unimplemented_models(data, warnings)
+    _listwise_models_are_zero_shot(data)
     for table in (*BASELINE_TABLE_NAMES, "table11"):  # a table without `models` shows every configured model
         if table in data["tables"]:  # (sorted: the order of the models section must not move rows or rerun the job)
-            data["tables"][table].setdefault("models", sorted(data["models"]))
+            shown = [m for m, spec in data["models"].items()  # Table 11 counts parameters: a listwise ranker has none
+                     if table != "table11" or spec["ranker"] not in catalog.LISTWISE]
+            data["tables"][table].setdefault("models", sorted(shown))
     for check in CHECKS:
         check(data, warnings)
     return Config(data, warnings)
 
 
-def _skip_unimplemented_models(cfg: dict, warnings: list[str]) -> None:
-    """Drop models whose ranker is planned but not implemented yet, saying so once per model."""
-    skipped = {m for m, spec in cfg["models"].items() if spec["ranker"] not in catalog.IMPLEMENTED}
-    for model in sorted(skipped):
-        warnings.append(catalog.not_implemented_message(model, cfg["models"][model]["ranker"]))
-    cfg["models"] = {m: spec for m, spec in cfg["models"].items() if m not in skipped}
-    for key in ("table1", "table4", "table7", "table8", "table11", "outcomes"):
-        spec = cfg["tables"].get(key)
-        if spec and "models" in spec:
-            spec["models"] = [m for m in spec["models"] if m not in skipped]
-    if not cfg["models"]:
-        raise ConfigError("models: none of the configured rankers is implemented yet")
+def _listwise_models_are_zero_shot(cfg: dict) -> None:
+    """A listwise ranker (RankGPT) is never trained: it is zero-shot whether or not the config says so."""
+    for name, spec in cfg["models"].items():
+        if spec["ranker"] in catalog.LISTWISE:
+            spec["zero_shot"] = True
 
 
 def _require(known: Iterable[str], value: str, key: str, what: str) -> None:
@@ -597,6 +636,8 @@ def check_training(cfg: dict, warnings: list[str]) -> None:
 def check_model_arguments(cfg: dict, warnings: list[str]) -> None:
     """Each model's `args` are arguments its ranker takes (`tokenizer` is read by the pipeline, not the ranker)."""
     for name, spec in cfg["models"].items():
+        if spec["ranker"] in catalog.LISTWISE:
+            continue  # the schema lists RankGPT's arguments ($defs/rankgpt_args)
         known = catalog.arguments(spec["ranker"]) | {"tokenizer"}
         unknown = sorted(set(spec["args"]) - known)
         if unknown:
@@ -609,10 +650,24 @@ def check_models(cfg: dict, warnings: list[str]) -> None:
     for name, model in models.items():
         baseline, args = model["baseline"], model["args"]
         _require(models, baseline, f"models.{name}.baseline", "a configured model")
-        # A FirstP baseline: `firstp`, or the FirstP twin of a one-sequence model (`longp` at 477 tokens).
-        if models[baseline]["ranker"] not in {"firstp", *catalog.ONE_SEQUENCE}:
+        # A FirstP baseline: `firstp`, or the FirstP twin of a one-sequence or listwise model (`longp` at 477
+        # tokens, RankGPT over 512-token sentence prefixes).
+        twins = {*catalog.ONE_SEQUENCE, *catalog.LISTWISE}
+        if models[baseline]["ranker"] not in {"firstp", *twins}:
             raise ConfigError(f"models.{name}.baseline: {baseline!r} is not a firstp model (nor a FirstP twin: "
-                              f"{', '.join(sorted(catalog.ONE_SEQUENCE))})")
+                              f"{', '.join(sorted(twins))})")
+        if (model["ranker"] in catalog.LISTWISE) != (models[baseline]["ranker"] in catalog.LISTWISE):
+            raise ConfigError(f"models.{name}.baseline: a listwise model and its baseline {baseline!r} must both be "
+                              f"listwise (RankGPT's FirstP twin reads sentence prefixes: args.first_tokens)")
+        unknown = sorted(set(model.get("querysets", [])) - set(cfg["rerank"]["querysets"]))
+        if unknown:
+            raise ConfigError(f"models.{name}.querysets: {unknown} not in rerank.querysets")
+        missing = sorted(set(model.get("querysets", cfg["rerank"]["querysets"]))
+                         - set(models[baseline].get("querysets", cfg["rerank"]["querysets"])))
+        if missing:
+            raise ConfigError(f"models.{name}.querysets: its baseline {baseline!r} does not rerank {missing}")
+        if model["ranker"] in catalog.LISTWISE:
+            continue  # no chunk geometry; its args are checked by check_language_models
         if model.get("zero_shot") and ("seeds" in model or "excluded_seeds" in model):
             raise ConfigError(f"models.{name}: a zero-shot model is never trained, so it takes no seeds or "
                               f"excluded_seeds")
@@ -641,6 +696,8 @@ def check_models(cfg: dict, warnings: list[str]) -> None:
             raise ConfigError(f"models.{name}.args.chunk_tokens: larger than max_doc_tokens")
     stores: dict[str, tuple[str, str]] = {}
     for name, model in models.items():  # one token store directory per tokenizer name
+        if model["ranker"] in catalog.LISTWISE:
+            continue
         tokenizer = tokenizer_name(model["args"])
         other = stores.setdefault(tokenizer_key(tokenizer), (tokenizer, name))
         if other[0] != tokenizer:
@@ -704,6 +761,9 @@ def check_tables(cfg: dict, warnings: list[str]) -> None:
         _require(_plain_querysets(cfg), qs, "tables.dataset_stats.querysets", "a (not pooled) key of querysets")
     for m in tables.get("table11", {}).get("models", []):
         _require(models, m, "tables.table11.models", "a configured model")
+        if models[m]["ranker"] in catalog.LISTWISE:
+            raise ConfigError(f"tables.table11.models: {m!r} ranks through a language model and has no parameters "
+                              f"of its own to count")
 
 
 def check_external_runs(cfg: dict, warnings: list[str]) -> None:
@@ -728,6 +788,8 @@ def check_backbone_positions(cfg: dict, warnings: list[str]) -> None:
     from posbias.rankers import check_geometry
 
     for name, model in cfg["models"].items():
+        if model["ranker"] in catalog.LISTWISE:
+            continue
         try:
             check_geometry(model["ranker"], model["args"])
         except ValueError as err:
@@ -743,6 +805,8 @@ def check_recipes(cfg: dict, warnings: list[str]) -> None:
     layers = {"": None, "finetuning.training": (cfg.get("finetuning") or {}).get("training"),
               "cross_validation.training": cfg.get("cross_validation", {}).get("training")}
     for name, model in cfg["models"].items():
+        if model["ranker"] in catalog.LISTWISE:
+            continue  # never trained
         for where, overrides in layers.items():
             if where and overrides is None:
                 continue
@@ -760,6 +824,47 @@ RESULTS_DIRECTORIES = ("data", "tokens", "index", "candidates", "models", "model
                        "benchmarks", "figures")
 
 
+def check_language_models(cfg: dict, warnings: list[str]) -> None:
+    """RankGPT models and the Lost-in-the-Middle stage name language models of `llm.models`; positions fit."""
+    known = cfg.get("llm", {}).get("models", {})
+    for name, model in cfg["models"].items():
+        if model["ranker"] in catalog.LISTWISE:
+            _require(known, model["args"]["llm"], f"models.{name}.args.llm", "a key of llm.models")
+            args = model["args"]
+            wrapper = known[args["llm"]].get("wrapper", "none")
+            if wrapper not in ("chat_template", "messages"):
+                raise ConfigError(f"llm.models.{args['llm']}.wrapper: RankGPT ({name}) sends a conversation, which "
+                                  f"needs chat_template (a local model) or messages (a chat API or the mock), not "
+                                  f"{wrapper!r}")
+            if args["step"] > args["window"]:
+                raise ConfigError(f"models.{name}.args.step: {args['step']} is larger than the window "
+                                  f"({args['window']}); candidates would be skipped")
+            if (args["first_tokens"] is None) != (args["first_tokenizer"] is None):
+                raise ConfigError(f"models.{name}.args: first_tokens and first_tokenizer go together")
+    litm = cfg.get("litm")
+    if not litm:
+        return
+    for m in litm["models"]:
+        _require(known, m, "litm.models", "a key of llm.models")
+    for task, size in (("qa", "k"), ("kv", "n")):
+        for i, item in enumerate(litm.get(task, {}).get("sizes", [])):
+            outside = [p for p in item["positions"] if p >= item[size]]
+            if outside:
+                raise ConfigError(f"litm.{task}.sizes[{i}].positions: {outside} are not below {size} = {item[size]} "
+                                  f"(positions are 0-based)")
+        sizes = [item[size] for item in litm.get(task, {}).get("sizes", [])]
+        if len(set(sizes)) != len(sizes):
+            raise ConfigError(f"litm.{task}.sizes: lists {size} = {sizes} with repeats")
+    qa = litm.get("qa")
+    if qa and qa["source"]["kind"] == "synthetic" and "generator" not in cfg:
+        raise ConfigError("litm.qa.source: the synthetic source asks about the embedded world, which needs `generator`")
+    if qa and qa["source"]["kind"] == "files" and "random_order" in qa["variants"]:
+        raise ConfigError("litm.qa.variants: random_order reorders distractors, which needs the retrieval results "
+                          "(source kind retrieval or synthetic), not already-built files")
+    if not (litm.get("qa") or litm.get("kv")):
+        raise ConfigError("litm: needs `qa`, `kv` or both")
+
+
 def check_experiment(cfg: dict, warnings: list[str]) -> None:
     if cfg.get("experiment") in RESULTS_DIRECTORIES:
         raise ConfigError(f"experiment: {cfg['experiment']!r} is a directory the workflow writes under results/; "
@@ -768,4 +873,4 @@ def check_experiment(cfg: dict, warnings: list[str]) -> None:
 
 CHECKS = (check_experiment, check_collections, check_pools, check_retrievers, check_training, check_models,
           check_model_arguments, check_tables,
-          check_external_runs, check_backbone_positions, check_recipes)
+          check_external_runs, check_backbone_positions, check_recipes, check_language_models)

@@ -6,10 +6,9 @@ def test_catalog_lists_exactly_the_registered_rankers_as_implemented():
     assert catalog.IMPLEMENTED == set(RANKERS)
 
 
-def test_planned_rankers_are_not_registered_and_have_a_message():
-    assert not set(catalog.PLANNED) & set(RANKERS)
-    assert catalog.not_implemented_message("gpt", "rankgpt") == \
-        f"models.gpt: ranker 'rankgpt' is not implemented yet ({catalog.PLANNED['rankgpt']}); skipped"
+def test_listwise_rankers_are_not_torch_modules():
+    assert catalog.LISTWISE == {"rankgpt"} and not catalog.LISTWISE & set(RANKERS)
+    assert catalog.ALL == catalog.IMPLEMENTED | catalog.LISTWISE
 
 
 def test_catalog_arguments_are_each_rankers_constructor_arguments():
@@ -27,5 +26,5 @@ def test_the_schema_documents_every_argument_of_every_ranker():
     import posbias
 
     schema = yaml.safe_load((Path(posbias.__file__).parent / "config.schema.yaml").read_text())
-    documented = set(schema["properties"]["models"]["additionalProperties"]["properties"]["args"]["properties"])
+    documented = set(schema["$defs"]["ranker_args"]["properties"])
     assert documented == set().union(*(catalog.arguments(name) for name in RANKERS)) | {"tokenizer"}

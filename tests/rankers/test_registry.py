@@ -28,7 +28,7 @@ def test_registry_has_the_study_models():
     assert {"firstp", "maxp", "sump", "avgp", "parade_avg", "parade_max", "parade_attn"} <= set(RANKERS)
 
 
-def test_schema_lists_the_registered_and_the_planned_rankers():
+def test_schema_lists_the_registered_and_the_listwise_rankers():
     import yaml
 
     from posbias.rankers import catalog

@@ -11,7 +11,7 @@ from test_workflow import ROOT, default_config, run_snakemake, scheduled_jobs, w
 
 PAPER = ROOT / "config" / "paper"
 EXPERIMENTS = ("msmarco_v1", "msmarco_v2", "robust04")
-IMPLEMENTED_PAPER_MODELS = 31  # trained ones; E5 is zero-shot, RankGPT a planned ranker (skipped with a message)
+IMPLEMENTED_PAPER_MODELS = 31  # trained ones; E5 and RankGPT are zero-shot
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +36,12 @@ def test_a_paper_config_replaces_the_default_and_builds_its_graph(paper_jobs, pa
     # E5-4K is zero-shot: no train job, one rerank per query set straight from the pretrained weights
     assert not any("_e5" in wildcards for rule, wildcards in paper_jobs[paper] if rule == "train")
     assert {w.split("model=")[1] for r, w in paper_jobs[paper] if r == "rerank_zero_shot"} == {"firstp_e5", "longp_e5"}
+    # RankGPT (GPT-4o-mini, Claude-3-haiku; FirstP and LongP) through the language-model layer, never on MS MARCO
+    # dev or Robust04 titles, as the study ran it
+    listwise = [w for r, w in paper_jobs[paper] if r == "rerank_listwise"]
+    assert listwise and {w.split("model=")[1] for w in listwise} == {"firstp_rankgpt", "longp_rankgpt",
+                                                                     "firstp_rankgpt_claude", "longp_rankgpt_claude"}
+    assert not any("msmarco_dev" in w or "robust04_title" in w for w in listwise)
     if paper in ("robust04", "study"):
         assert {"cross_validate_fold", "merge_folds", "fetch_folds"} <= rules
     if paper in ("msmarco_v2", "study"):

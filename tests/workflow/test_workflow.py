@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import gzip
 import json
 import re
 import subprocess
@@ -26,6 +27,8 @@ def tiny_config(backbone: str) -> dict:
     """config/test/tiny.yaml (two seeds, three rankers) with a tiny random BERT in place of MiniLM."""
     config = yaml.safe_load((ROOT / "config" / "test" / "tiny.yaml").read_text())
     for spec in config["models"].values():
+        if spec["ranker"] == "rankgpt":
+            continue  # a language model's (a mock), no backbone
         spec["args"] = {**spec["args"], "backbone": backbone}
         spec["args"].pop("backbone_layers", None)  # the tiny BERT has 2 layers
     config["retrievers"]["hybrid"]["encoder"]["model"] = backbone
@@ -90,15 +93,23 @@ def test_default_config_builds_the_full_graph(tmp_path):
     jobs = scheduled_jobs(output)
     trained = {w for r, w in jobs if r == "train"}
     zero_shot = {m for m, spec in config["models"].items() if spec.get("zero_shot")}
-    assert zero_shot  # the E5-style rows: never trained, one run per query set
+    listwise = {m for m, spec in config["models"].items() if spec["ranker"] == "rankgpt"}
+    assert zero_shot and listwise  # the E5-style and RankGPT rows: never trained, one run per query set
+    zero_shot |= listwise
     assert trained == {f"model={m}, seed={s}" for m in config["models"] if m not in zero_shot
                        for s in config["training"]["seeds"]}
-    assert {w for r, w in jobs if r == "rerank_zero_shot"} == {f"queryset={qs}, model={m}" for m in zero_shot
+    assert {w for r, w in jobs if r == "rerank_zero_shot"} == {f"queryset={qs}, model={m}"
+                                                               for m in zero_shot - listwise
                                                                for qs in config["rerank"]["querysets"]}
+    # RankGPT skips the MS MARCO dev stand-in, as the study did
+    assert {w for r, w in jobs if r == "rerank_listwise"} == {f"queryset={qs}, model={m}" for m in listwise
+                                                              for qs in ("test", "farrelevant")}
     assert {r for r, _ in jobs} >= {"generate_synthetic", "build_farrelevant", "bm25_index", "bm25_retrieve",
                                     "dense_index", "hybrid_retrieve", "first_stage_table",
                                     "train", "rerank", "evaluate", "combine_seeds", "table1", "table4", "table11",
-                                    "efficiency_figure"}
+                                    "efficiency_figure", "litm_synthetic_qa", "litm_build_qa", "litm_build_kv",
+                                    "litm_predict_qa", "litm_predict_kv", "litm_score_qa", "litm_score_kv",
+                                    "litm_report"}
 
 
 def test_an_outcome_depth_at_the_rerank_depth_is_warned_about(tmp_path):
@@ -139,7 +150,17 @@ def test_end_to_end_writes_tables_runs_and_logs(finished_run):
     assert set(first_stage["system"]) == {"bm25", "hybrid"}
     assert set(first_stage["metric"]) == {"R@100", "nDCG@10"}
     table1 = pd.read_csv(work / "results" / "table1.csv")
-    assert set(table1["system"]) == {"retriever", "firstp", "maxp", "parade_attn"}
+    assert set(table1["system"]) == {"retriever", "firstp", "maxp", "parade_attn", "firstp_rankgpt", "longp_rankgpt"}
+    # RankGPT: not run on dev (a dash, no value, no test); the mock reverses the 6 BM25 candidates
+    rankgpt = table1[table1["system"] == "longp_rankgpt"].set_index("queryset")
+    assert rankgpt.loc["dev", "n_queries"] == 0 and pd.isna(rankgpt.loc["dev", "value"])
+    assert rankgpt.loc["test", "n_queries"] == 4
+    assert "Not run (a dash): LongP RankGPT (mock) on dev" in (work / "results" / "table1.tex").read_text()
+    bm25 = (work / "results/candidates/bm25/test/top6.run").read_text().split("\n")[0].split()
+    reversed_run = (work / "results/runs/test/longp_rankgpt/seed0.run").read_text().splitlines()
+    first = next(line.split() for line in reversed_run if line.split()[0] == bm25[0])
+    assert first[3] == "1" and first[2] != bm25[2]  # the BM25 top document is no longer first
+    assert json.loads((work / "results/runs/test/longp_rankgpt/seed0.run.json").read_text())["calls"] == 4
     run_lines = (work / "results/runs/dev/maxp/seed1.run").read_text().splitlines()
     fields = run_lines[0].split()
     assert len(fields) == 6 and fields[1] == "Q0" and fields[3] == "1" and fields[5] == "maxp-seed1"
@@ -163,6 +184,29 @@ def test_end_to_end_writes_tables_runs_and_logs(finished_run):
     assert (outcomes[["n_neither", "n_only_a", "n_only_b", "n_both"]].sum(axis=1) == outcomes["n_queries"]).all()
     queries = pd.read_csv(work / "results" / "table10.csv").set_index("queryset")
     assert queries.loc["dev", "n_queries"] == 8 and queries.loc["farrelevant_train", "n_queries"] == 4
+
+
+def test_lost_in_the_middle_with_the_mock_u_curve_gives_its_exact_accuracies(finished_run):
+    """The mock answers right iff (index + 0.5) / n < p(position), p = 0.5 + 0.5 (2r - 1)^2 over the relative
+    position r, 1 for the oracle and 0.25 closed-book: with 4 questions, 4/4 at both ends and 2/4 in the middle."""
+    work = finished_run
+    qa = pd.read_csv(work / "results/litm/qa_3.csv")
+    curve = qa[qa["level"] == "position"].set_index("gold_index")
+    assert curve["accuracy"].to_dict() == {0: 1.0, 1: 0.5, 2: 1.0}
+    assert curve.loc[1, "mcnemar_p"] == 0.5  # 2 questions right at the best position only: exact two-sided p
+    assert qa[qa["level"] != "position"].set_index("level")["accuracy"].to_dict() == {"closedbook": 0.25,
+                                                                                     "oracle": 1.0}
+    kv = pd.read_csv(work / "results/litm/kv_4.csv")
+    assert kv[kv["level"] == "position"].set_index("gold_index")["accuracy"].to_dict() == {0: 1.0, 1: 0.5, 3: 1.0}
+    for name in ("qa_3", "kv_4"):
+        for ext in ("png", "pdf"):
+            assert (work / "results/litm/figures" / f"{name}.{ext}").stat().st_size > 0
+        assert "best − worst" in (work / "results/litm" / f"{name}.md").read_text()
+    # predictions keep the authors' layout, so their evaluator could read them
+    with gzip.open(work / "results/litm/predictions/qa/u_curve/default/k3_gold_at_1.jsonl.gz", "rt") as handle:
+        record = json.loads(handle.readline())
+    assert {"question", "answers", "ctxs", "model_answer", "model_prompt", "model_documents"} <= set(record)
+    assert record["model_documents"][1]["isgold"] and record["model_prompt"].startswith("Write a high-quality answer")
 
 
 def test_changing_one_learning_rate_reruns_only_that_model(finished_run):

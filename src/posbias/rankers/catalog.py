@@ -1,8 +1,7 @@
 """The rankers of the long-document study, by registry name, and which of them exist here.
 
-This module imports nothing heavy, so the workflow can sort configured models into
-runnable and not-yet-implemented ones, and check each model's arguments, when it builds the
-graph, without loading torch. `tests/rankers/test_catalog.py` keeps `IMPLEMENTED` equal to the
+This module imports nothing heavy, so the workflow can sort configured models and check each model's
+arguments when it builds the graph, without loading torch. `tests/rankers/test_catalog.py` keeps `IMPLEMENTED` equal to the
 registry and `arguments(ranker)` equal to each ranker's constructor arguments.
 """
 
@@ -12,12 +11,12 @@ IMPLEMENTED = frozenset({"firstp", "maxp", "sump", "avgp", "parade_avg", "parade
                          "parade_transf_rand", "parade_transf_pretr", "parade_transf_pretr_lateir",
                          "cedr_knrm", "cedr_pacrr", "cedr_drmm", "neural_model1", "longp", "biencoder"})
 
-# Study rankers still to come (the language-model issue); a config may list them already.
-PLANNED = {
-    "rankgpt": "RankGPT listwise LLM ranker (API key from the environment)",
-}
+# Rankers that order a whole candidate list through the language-model layer (`posbias.llm`) instead of scoring
+# with a torch module: never trained, their `args` name a language model and a sliding window
+# (`posbias.rankers.rankgpt`).
+LISTWISE = frozenset({"rankgpt"})
 
-ALL = IMPLEMENTED | frozenset(PLANNED)
+ALL = IMPLEMENTED | LISTWISE  # every ranker of the study (the schema's enum)
 
 # The constructor arguments (`models.<name>.args`) every chunked cross-encoder takes ...
 CHUNK_ARGUMENTS = frozenset({
@@ -48,6 +47,3 @@ def arguments(ranker: str) -> frozenset[str]:
     """The constructor arguments of an implemented ranker."""
     return CHUNK_ARGUMENTS | OWN_ARGUMENTS.get(ranker, frozenset())
 
-
-def not_implemented_message(model: str, ranker: str) -> str:
-    return f"models.{model}: ranker {ranker!r} is not implemented yet ({PLANNED[ranker]}); skipped"

@@ -62,3 +62,39 @@ def efficiency_scatter(points: pd.DataFrame, outputs: list[str]) -> None:
     ax.set_ylabel("average gain over the FirstP baseline (%)")
     ax.set_title("Efficiency and effectiveness")
     _save(fig, outputs)
+
+
+def _curve_name(labels: dict[str, str], model: str, variant: str) -> str:
+    return labels.get(model, model) + ("" if variant == "default" else f" ({variant.replace('_', '-')})")
+
+
+def position_curves(positions: pd.DataFrame, task: str, size: int, labels: dict[str, str],
+                    outputs: list[str]) -> None:
+    """Lost in the Middle's Figures 5 and 7: accuracy (%) against the 1-based position of the answer-bearing
+    document or pair, one line per model and variant with 95% Wilson intervals, and each model's closed-book
+    (dashed) and oracle (dotted) accuracy as horizontal lines in the line's colour."""
+    rows = positions[(positions["task"] == task) & (positions["size"] == size) & (positions["level"] == "position")]
+    references = positions[(positions["task"] == task) & positions["level"].isin(["closedbook", "oracle"])]
+    fig, ax = plt.subplots(figsize=(5.2, 3.6))
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, ((model, variant), curve) in enumerate(rows.groupby(["model", "variant"], sort=True)):
+        curve = curve.sort_values("gold_index")
+        colour = colours[i % len(colours)]
+        x = curve["gold_index"].astype(int) + 1
+        y = 100 * curve["accuracy"]
+        errors = [y - 100 * curve["ci_low"], 100 * curve["ci_high"] - y]
+        ax.errorbar(x, y, yerr=errors, marker="o", capsize=3, color=colour, label=_curve_name(labels, model, variant))
+        for level, style in (("closedbook", "--"), ("oracle", ":")):
+            ref = references[(references["model"] == model) & (references["level"] == level)
+                             & (references["variant"] == "default")]
+            if len(ref) and variant == "default":
+                ax.axhline(100 * ref["accuracy"].iloc[0], color=colour, linestyle=style, linewidth=1,
+                           label=f"{labels.get(model, model)} {'closed-book' if level == 'closedbook' else 'oracle'}")
+    unit = "documents" if task == "qa" else "key-value pairs"
+    ax.set_xlabel(f"position of the {'document with the answer' if task == 'qa' else 'key'} (of {size} {unit})")
+    ax.set_ylabel("accuracy (%)")
+    ax.set_xticks(sorted(set(rows["gold_index"].astype(int) + 1)))
+    ax.set_ylim(-2, 102)
+    ax.set_title(f"{'Multi-document QA' if task == 'qa' else 'Key-value retrieval'}, {size} {unit}")
+    ax.legend(fontsize="x-small", loc="best")
+    _save(fig, outputs)

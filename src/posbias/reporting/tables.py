@@ -57,6 +57,9 @@ class Row:
     # Settings the system has no values in by design (a zero-shot model is never fine-tuned): its cells there
     # read N/A, and no test involves them.
     not_applicable: frozenset[str] = frozenset()
+    # Query sets the system does not rerank (`models.<name>.querysets`: the study ran RankGPT on neither MS MARCO
+    # dev nor Robust04 titles): its cells there are a dash, and no test involves them.
+    not_run: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -137,13 +140,15 @@ def build_table(per_query: pd.DataFrame, rows: list[Row], columns: list[Column],
     marks = []  # (record index, letter, test key)
     p_values: dict[tuple, float] = {}  # test key -> raw p; the key is the unordered pair of systems and the column
     inapplicable = {(row.system, setting) for row in rows for setting in row.not_applicable}
+    not_run = {(row.system, queryset) for row in rows for queryset in row.not_run}
     for row in rows:
         for column in columns:
-            if (row.system, column.setting) in inapplicable:
+            absent = (row.system, column.queryset) in not_run
+            if absent or (row.system, column.setting) in inapplicable:
                 records.append({"system": row.system, "label": row.label, "queryset": column.queryset,
                                 "metric": column.metric, "setting": column.setting, "column": column.header,
                                 "alpha": column.alpha, "n_queries": 0, "value": math.nan, "gain": math.nan,
-                                "gain_over": row.gain_over or "", "marks": "", "not_applicable": True})
+                                "gain_over": row.gain_over or "", "marks": "", "not_applicable": not absent})
                 continue
             values = _series(per_query, row.system, column) if row.external else _required(per_query, row.system,
                                                                                             column)
@@ -159,7 +164,7 @@ def build_table(per_query: pd.DataFrame, rows: list[Row], columns: list[Column],
                 x, y = _paired(values, _required(per_query, row.gain_over, column), row.external)
                 record["gain"] = (x.mean() - y.mean()) / y.mean() if y.mean() else math.nan
             for letter, reference in row.tests.items():
-                if (reference, column.setting) in inapplicable:
+                if (reference, column.setting) in inapplicable or (reference, column.queryset) in not_run:
                     continue
                 record[f"vs_{letter}"] = reference
                 key = (frozenset((row.system, reference)), column.identity)

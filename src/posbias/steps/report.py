@@ -60,6 +60,17 @@ def _selection_note(models: dict, shown: list[str]) -> str:
             f"{'; '.join(excluded)}.")
 
 
+def _not_run(model: dict) -> frozenset[str]:
+    """The shown query sets a model does not rerank (`models.<name>.querysets`)."""
+    return frozenset(model.get("not_run", ()))
+
+
+def _not_run_note(models: dict, shown: list[str]) -> str:
+    """Caption text naming the models left out of some query sets on purpose (a dash in their cells)."""
+    parts = [f"{models[m]['label']} on {', '.join(models[m]['not_run'])}" for m in shown if models[m].get("not_run")]
+    return f" Not run (a dash): {'; '.join(parts)}." if parts else ""
+
+
 def _columns(spec: list[dict], querysets: dict) -> list[Column]:
     return [Column(c["queryset"], c["metric"], querysets[c["queryset"]]["alpha"], column_header(c),
                    c.get("setting", ZERO_SHOT)) for c in spec]
@@ -90,9 +101,9 @@ def baseline_table(averaged: list[str], spec: dict, models: dict, external: dict
     significance = Significance.from_config(statistics)
     rows = [Row(RETRIEVER, spec["retriever_label"])]
     baselines = [m for m in spec["models"] if models[m]["baseline"] == m]
-    rows += [Row(m, models[m]["label"]) for m in baselines]
-    rows += [Row(m, models[m]["label"], gain_over=models[m]["baseline"], tests={"a": models[m]["baseline"]})
-             for m in spec["models"] if m not in baselines]
+    rows += [Row(m, models[m]["label"], not_run=_not_run(models[m])) for m in baselines]
+    rows += [Row(m, models[m]["label"], gain_over=models[m]["baseline"], tests={"a": models[m]["baseline"]},
+                 not_run=_not_run(models[m])) for m in spec["models"] if m not in baselines]
     rows += _external_rows(external, columns)
     table = build_table(per_query, rows, columns, significance, name=label)
     zero_shot = _zero_shot_labels(models, spec["models"])
@@ -100,7 +111,7 @@ def baseline_table(averaged: list[str], spec: dict, models: dict, external: dict
     caption = (f"Rankers against their FirstP baselines. Per-query values are averaged over {_seeds(n_seeds)} "
                f"before testing; relative gains are over the FirstP baseline with the same backbone; "
                f"superscript a: significant difference from that baseline.{zero_shot_text}"
-               f"{_selection_note(models, spec['models'])} "
+               f"{_not_run_note(models, spec['models'])}{_selection_note(models, spec['models'])} "
                f"{significance_note(table, columns, significance)}")
     _write_table(table, columns, caption, label, outputs)
 
@@ -121,7 +132,8 @@ def table4(averaged: list[str], finetuned: list[str], spec: dict, models: dict, 
         if second and second != m:
             tests["b"] = second
         rows.append(Row(m, models[m]["label"], gain_over=None if m == reference else reference, tests=tests,
-                        not_applicable=frozenset({FINE_TUNED}) if models[m].get("zero_shot") else frozenset()))
+                        not_applicable=frozenset({FINE_TUNED}) if models[m].get("zero_shot") else frozenset(),
+                        not_run=_not_run(models[m])))
     rows += _external_rows(external, columns, gain_over=lambda _: reference)
     table = build_table(per_query, rows, columns, significance, name=TABLE4_LABEL)
     second_text = (f"superscript b: against {models[second]['label']}" if second
@@ -136,7 +148,8 @@ def table4(averaged: list[str], finetuned: list[str], spec: dict, models: dict, 
         setting_text += " (N/A where fine-tuned)" if FINE_TUNED in settings else ""
     caption = (f"FarRelevant ({setting_text}). Per-query values averaged over {_seeds(n_seeds)}; gains are over "
                f"{models[reference]['label']}; superscript a: against {models[reference]['label']}; "
-               f"{second_text}.{_selection_note(models, spec['models'])} {significance_note(table, columns, significance)}")
+               f"{second_text}.{_not_run_note(models, spec['models'])}{_selection_note(models, spec['models'])} "
+               f"{significance_note(table, columns, significance)}")
     _write_table(table, columns, caption, TABLE4_LABEL, outputs)
 
 

@@ -1,0 +1,177 @@
+# Lost in the Middle (Liu et al., TACL 2024): reader accuracy as the answer-bearing document (QA) or the asked-for
+# key (key-value retrieval) moves through the context. One job builds each task's data files; one job per (task,
+# language model) asks every prompt of the task, so a local model is loaded once, and every answer goes through the
+# response cache (llm.cache): rerunning after a change replays what was already asked. Scoring and the tables and
+# figures read only the prediction files, in the authors' layout.
+
+from posbias.steps.litm import CLOSED_BOOK, data_file, settings as litm_settings, variants_of
+
+LITM = CFG.data.get("litm") or {}
+LITM_TASKS = [task for task in ("qa", "kv") if LITM.get(task)]
+LITM_MODELS = LITM.get("models", [])
+SIZE_KEY = {"qa": "k", "kv": "n"}
+
+
+def litm_data(task):
+    """Setting name -> data file (closed-book prompts read the oracle file)."""
+    return {name: data_file(task, name) for name, _, _ in litm_settings(task, LITM[task]) if name != CLOSED_BOOK}
+
+
+def litm_prediction_keys(task):
+    """`{variant}/{setting}` of every prediction file of a task, per model."""
+    return [f"{variant}/{name}" for name, _, _ in litm_settings(task, LITM[task])
+            for variant in variants_of(task, LITM[task], name)]
+
+
+def litm_prediction(task, model, key):
+    return f"results/litm/predictions/{task}/{model}/{key}.jsonl.gz"
+
+
+def litm_reported(task):
+    return [f"{task}_{item[SIZE_KEY[task]]}" for item in LITM[task]["sizes"]]
+
+
+LITM_TABLES = {key: {fmt: f"{OUT}/litm/{key}.{fmt}" for fmt in ("tex", "csv", "md", "html")}
+               for task in LITM_TASKS for key in litm_reported(task)}
+LITM_FIGURES = {key: [f"{OUT}/litm/figures/{key}.png", f"{OUT}/litm/figures/{key}.pdf"]
+                for task in LITM_TASKS for key in litm_reported(task)}
+LITM_REPORTED = [path for outputs in LITM_TABLES.values() for path in outputs.values()] + \
+                [path for paths in LITM_FIGURES.values() for path in paths]
+
+
+if "qa" in LITM_TASKS and LITM["qa"]["source"]["kind"] == "synthetic":
+
+    rule litm_synthetic_qa:
+        output:
+            "results/litm/data/qa/synthetic-retrieval.jsonl.gz",
+        params:
+            generator=canonical(CFG.data["generator"]),
+            n_questions=LITM["qa"]["source"]["n_questions"],
+        threads: 1
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/litm/synthetic_qa.log",
+        script:
+            "../scripts/litm_synthetic_qa.py"
+
+
+def litm_qa_source(wildcards):
+    source = LITM["qa"]["source"]
+    if source["kind"] == "synthetic":
+        return {"retrieval": "results/litm/data/qa/synthetic-retrieval.jsonl.gz"}
+    return {"retrieval": source["path"]} if source["kind"] == "retrieval" else {}
+
+
+if "qa" in LITM_TASKS:
+
+    rule litm_build_qa:
+        input:
+            unpack(litm_qa_source),
+        output:
+            list(litm_data("qa").values()),
+        params:
+            section=canonical(LITM["qa"]),
+            names=list(litm_data("qa")),
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/litm/build_qa.log",
+        script:
+            "../scripts/litm_build.py"
+
+
+if "kv" in LITM_TASKS:
+
+    rule litm_build_kv:
+        output:
+            list(litm_data("kv").values()),
+        params:
+            section=canonical(LITM["kv"]),
+            names=list(litm_data("kv")),
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/litm/build_kv.log",
+        script:
+            "../scripts/litm_build.py"
+
+
+for _task in LITM_TASKS:
+
+    rule:
+        name:
+            f"litm_predict_{_task}"
+        input:
+            list(litm_data(_task).values()),
+        output:
+            [litm_prediction(_task, "{model}", key) for key in litm_prediction_keys(_task)],
+        params:
+            task=_task,
+            section=canonical(LITM[_task]),
+            data=litm_data(_task),
+            prediction_keys=litm_prediction_keys(_task),
+            llm=lambda wc: CFG.llm_model(wc.model),
+            cache=CFG.llm_cache,
+            decoding=canonical(LITM["decoding"]),
+        wildcard_constraints:
+            model=alternatives(LITM_MODELS),
+        threads: 1
+        benchmark:
+            f"results/benchmarks/litm/{_task}/{{model}}.tsv"
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            f"logs/litm/predict_{_task}/{{model}}.log",
+        script:
+            "../scripts/litm_predict.py"
+
+    rule:
+        name:
+            f"litm_score_{_task}"
+        localrule: True
+        input:
+            [litm_prediction(_task, m, key) for m in LITM_MODELS for key in litm_prediction_keys(_task)],
+        output:
+            f"results/litm/eval/{_task}.parquet",
+        params:
+            task=_task,
+            prediction_keys=[f"{m}/{key}" for m in LITM_MODELS for key in litm_prediction_keys(_task)],
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            f"logs/litm/score_{_task}.log",
+        script:
+            "../scripts/litm_score.py"
+
+
+def litm_report_outputs():
+    """The tables and figures; the HTML tables and PNG figures go into the Snakemake report."""
+    outputs = []
+    for key, table in LITM_TABLES.items():
+        outputs += [report(path, caption="../report/litm_table.rst", category="Lost in the Middle",
+                           labels={"table": key}) if fmt == "html" else path for fmt, path in table.items()]
+    for key, paths in LITM_FIGURES.items():
+        outputs += [report(path, caption="../report/litm_figure.rst", category="Lost in the Middle",
+                           labels={"figure": key}) if path.endswith(".png") else path for path in paths]
+    return outputs
+
+
+if LITM_TASKS:
+
+    rule litm_report:
+        localrule: True
+        input:
+            [f"results/litm/eval/{task}.parquet" for task in LITM_TASKS],
+        output:
+            litm_report_outputs(),
+        params:
+            tables=LITM_TABLES,
+            figures=LITM_FIGURES,
+            labels={m: CFG.llm_label(m) for m in LITM_MODELS},
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/litm/report.log",
+        script:
+            "../scripts/litm_report.py"

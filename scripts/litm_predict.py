@@ -1,0 +1,8 @@
+"""Snakemake entry: one language model answers every Lost-in-the-Middle prompt of one task."""
+from posbias.logs import job_log
+from posbias.steps.litm import predict
+
+with job_log(snakemake.log[0]):
+    p = snakemake.params
+    predict(p.task, p.section, p.llm, p.cache, p.decoding, p.data, dict(zip(p.prediction_keys, snakemake.output, strict=True)),
+            model_name=snakemake.wildcards.model, seed=p.section.get("seed", 0))

@@ -1,0 +1,122 @@
+"""Accuracy by gold position (spec §1.0, §4.4), with what the paper leaves out: a 95% Wilson interval per point,
+an exact McNemar test of each position against the best one, and the best-worst gap, the paper's proposed
+robustness criterion. The test is paired: every position holds the same questions (see `exclusions`), so it
+compares the two answers to each question.
+
+Input: one row per scored example with columns `model`, `task`, `variant`, `size`, `gold_index`, `example_id`
+and `correct`. `size` is the number of documents or pairs; the closed-book rows have size 0 and the oracle
+rows size 1 (zero and one document), and they are kept as reference levels, not positions. Rows of size 2 or
+more without a gold index (documents read as retrieved, §1.7) are summarised per size only (level `open`).
+Accuracies and gaps are fractions (the paper prints them x100).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.proportion import proportion_confint
+
+GROUP = ["model", "task", "variant", "size"]
+REQUIRED = [*GROUP, "gold_index", "example_id", "correct"]
+REFERENCE_LEVELS = {0: "closedbook", 1: "oracle"}
+
+
+def _level(size: int, gold_index) -> str:
+    if size in REFERENCE_LEVELS:
+        return REFERENCE_LEVELS[size]
+    return "open" if pd.isna(gold_index) else "position"
+
+
+def position_table(scored: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+    """One row per (model, task, variant, size, gold index): `level`, `n`, `n_correct`, `accuracy`, `ci_low`,
+    `ci_high` (Wilson), and for positions `best` (the highest accuracy, the first such position on ties),
+    `n_paired`, `only_here` and `only_best` (questions right at this position only, or at the best one only) and
+    `mcnemar_p` (exact, against the best position; NaN for the best itself)."""
+    missing = [column for column in REQUIRED if column not in scored.columns]
+    if missing:
+        raise ValueError(f"scored examples lack the columns {missing}")
+    frame = scored[REQUIRED].copy()
+    frame["correct"] = frame["correct"].astype(bool)
+    frame["gold_index"] = frame["gold_index"].astype("Int64")
+    frame["example_id"] = frame["example_id"].astype(str)
+    repeated = frame.duplicated([*GROUP, "gold_index", "example_id"])
+    if repeated.any():
+        first = frame[repeated].iloc[0]
+        raise ValueError(f"example {first['example_id']} is scored twice at gold index {first['gold_index']} of "
+                         f"{dict(first[GROUP])}")
+    rows = []
+    for keys, group in frame.groupby(GROUP, sort=True, dropna=False):
+        rows.extend(_group_rows(dict(zip(GROUP, keys)), group, alpha))
+    return pd.DataFrame(rows, columns=[*GROUP, "gold_index", "level", "n", "n_correct", "accuracy", "ci_low",
+                                       "ci_high", "best", "n_paired", "only_here", "only_best", "mcnemar_p"])
+
+
+def _group_rows(keys: dict, group: pd.DataFrame, alpha: float) -> list[dict]:
+    points = {}
+    for gold_index, at in group.groupby("gold_index", sort=True, dropna=False):
+        n, hits = len(at), int(at["correct"].sum())
+        low, high = proportion_confint(hits, n, alpha=alpha, method="wilson")
+        points[gold_index] = {**keys, "gold_index": gold_index, "level": _level(keys["size"], gold_index), "n": n,
+                              "n_correct": hits, "accuracy": hits / n, "ci_low": float(low), "ci_high": float(high),
+                              "best": False, "n_paired": np.nan, "only_here": np.nan, "only_best": np.nan,
+                              "mcnemar_p": np.nan}
+    positions = [g for g, point in points.items() if point["level"] == "position"]
+    if positions:
+        best = max(positions, key=lambda g: (points[g]["accuracy"], -g))
+        points[best]["best"] = True
+        placed = group[group["gold_index"].notna()]
+        answers = placed.pivot(index="example_id", columns="gold_index", values="correct")
+        for g in positions:
+            if g != best:
+                points[g].update(_mcnemar(answers[g], answers[best]))
+    return [points[g] for g in sorted(points, key=lambda g: -1 if pd.isna(g) else g)]
+
+
+def _mcnemar(here: pd.Series, best: pd.Series) -> dict:
+    """The exact McNemar test over the questions answered at both positions."""
+    both = here.notna() & best.notna()
+    here, best = here[both].astype(bool), best[both].astype(bool)
+    only_here, only_best = int((here & ~best).sum()), int((~here & best).sum())
+    table = [[int((here & best).sum()), only_here], [only_best, int((~here & ~best).sum())]]
+    p = float(mcnemar(table, exact=True).pvalue) if len(here) else math.nan
+    return {"n_paired": int(len(here)), "only_here": only_here, "only_best": only_best, "mcnemar_p": p}
+
+
+def gap_table(positions: pd.DataFrame) -> pd.DataFrame:
+    """One row per (model, task, variant, size) curve: the best and worst positions and their accuracies, `gap`
+    (best - worst), `first_minus_min` and `last_minus_min`, the McNemar p of worst vs best, and the closed-book
+    and oracle accuracies of the same model (same variant, else the default one) as `closedbook` and `oracle`."""
+    curves = positions[positions["level"] == "position"]
+    references = positions[positions["level"].isin(REFERENCE_LEVELS.values())]
+    rows = []
+    for keys, curve in curves.groupby(GROUP, sort=True):
+        keys = dict(zip(GROUP, keys))
+        curve = curve.sort_values("gold_index")
+        best = curve[curve["best"]].iloc[0]
+        lowest = curve["accuracy"].min()
+        worst = curve[curve["accuracy"] == lowest].iloc[0]  # the first of tied worst positions
+        rows.append({**keys, "n_positions": len(curve), "n": int(curve["n"].max()),
+                     "best_index": int(best["gold_index"]), "best_accuracy": best["accuracy"],
+                     "worst_index": int(worst["gold_index"]), "worst_accuracy": lowest,
+                     "gap": best["accuracy"] - lowest,
+                     "first_minus_min": curve["accuracy"].iloc[0] - lowest,
+                     "last_minus_min": curve["accuracy"].iloc[-1] - lowest,
+                     "worst_vs_best_p": worst["mcnemar_p"],
+                     "closedbook": _reference(references, keys, "closedbook"),
+                     "oracle": _reference(references, keys, "oracle")})
+    return pd.DataFrame(rows, columns=[*GROUP, "n_positions", "n", "best_index", "best_accuracy", "worst_index",
+                                       "worst_accuracy", "gap", "first_minus_min", "last_minus_min",
+                                       "worst_vs_best_p", "closedbook", "oracle"])
+
+
+def _reference(references: pd.DataFrame, keys: dict, level: str) -> float:
+    same = references[(references["model"] == keys["model"]) & (references["task"] == keys["task"])
+                      & (references["level"] == level)]
+    for variant in (keys["variant"], "default"):
+        found = same[same["variant"] == variant]
+        if len(found):
+            return float(found["accuracy"].iloc[0])
+    return math.nan

@@ -1,0 +1,198 @@
+"""Local Hugging Face models: `hf_causal` (decoder-only, `AutoModelForCausalLM`) and `hf_seq2seq`
+(encoder-decoder, `AutoModelForSeq2SeqLM`).
+
+`spec.model` is a local directory or an `offline:` name (`posbias.backbones`). Options: `dtype` (float32, the
+default, bfloat16 or float16; part of the cache key, since it changes answers), `device` (auto: cuda when
+available, else cpu) and `trust_remote_code` (false unless the config opts in).
+
+Decoding is greedy and one prompt at a time: batching pads prompts, and padding can change a decoder's
+greedy answer on CPU. The answer is the generated token ids decoded, never the decoded output cut by the
+decoded prompt's length (decoding does not round-trip). The tokenizer and config are read only when needed
+and the weights only on the first call, so replaying a cache never loads a model.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import hashlib
+from pathlib import Path
+from typing import Mapping
+
+from posbias.backbones import from_pretrained, load_tokenizer, resolve
+from posbias.errors import InputError
+from posbias.llm import wrappers
+from posbias.llm.backends.base import Answer, Backend, cut_at_stop, package_version, require_greedy
+from posbias.llm.spec import ModelSpec
+from posbias.llm.types import Decoding, Request
+
+DTYPES = ("float32", "bfloat16", "float16")
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".h5", ".msgpack")
+
+
+def fingerprint(directory: str | Path) -> str:
+    """A cheap stand-in for a revision: sha256 of config.json plus the names and sizes of the weight files
+    (hashing gigabytes of weights per job would cost more than it protects)."""
+    directory = Path(directory)
+    digest = hashlib.sha256((directory / "config.json").read_bytes())
+    for path in sorted(directory.iterdir()):
+        if path.is_file() and path.name.endswith(WEIGHT_SUFFIXES):
+            digest.update(f"\n{path.name}\t{path.stat().st_size}".encode("utf-8"))
+    return "sha256:" + digest.hexdigest()
+
+
+class _HFBackend(Backend):
+    WRAPPERS = tuple(name for name in wrappers.WRAPPERS if name != "messages")
+    OPTIONS = ("dtype", "device", "trust_remote_code")
+    LOADER = ""  # the name of the transformers Auto class
+
+    def __init__(self, spec: ModelSpec):
+        super().__init__(spec)
+        self.dtype = spec.options.get("dtype", "float32")
+        if self.dtype not in DTYPES:
+            raise InputError(f"model {spec.model!r}: options.dtype {self.dtype!r} is not one of {', '.join(DTYPES)}")
+        self.device_option = spec.options.get("device", "auto")
+        self.trust_remote_code = spec.options.get("trust_remote_code", False) is True
+        self._model = None
+
+    @functools.cached_property
+    def tokenizer(self):
+        return load_tokenizer(self.spec.model, self.trust_remote_code)
+
+    @functools.cached_property
+    def config(self):
+        from transformers import AutoConfig
+
+        return from_pretrained(AutoConfig, self.spec.model, "model config", trust_remote_code=self.trust_remote_code)
+
+    @functools.cached_property
+    def _identity(self) -> dict:
+        revision = self.spec.revision
+        if revision is None:
+            path = Path(resolve(self.spec.model))
+            if not (path / "config.json").is_file():
+                raise InputError(f"model {self.spec.model!r}: not a local model directory, so its weights cannot "
+                                 "be fingerprinted for the response cache; set its revision")
+            revision = fingerprint(path)
+        return {**super().identity(), "revision": revision, "dtype": self.dtype}
+
+    def identity(self) -> dict:
+        return dict(self._identity)
+
+    def render(self, request: Request) -> str:
+        tokenizer = self.tokenizer if self.spec.wrapper == "chat_template" else None
+        return wrappers.render(self.spec.wrapper, request, tokenizer)
+
+    def sdk(self) -> dict:
+        return package_version("transformers")
+
+    @property
+    def device(self) -> str:
+        if self.device_option != "auto":
+            return self.device_option
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+
+    def prepare(self) -> None:
+        _ = self.model  # loads the weights
+
+    @property
+    def model(self):
+        if self._model is None:
+            import torch
+            import transformers
+
+            loader = getattr(transformers, self.LOADER)
+            model = from_pretrained(loader, self.spec.model, "language model", dtype=getattr(torch, self.dtype),
+                                    trust_remote_code=self.trust_remote_code)
+            self._model = model.to(self.device).eval()
+        return self._model
+
+    def _generation_config(self, decoding: Decoding):
+        """The model's own generation settings (its EOS ids) made greedy, with no sampling leftovers."""
+        config = copy.deepcopy(self.model.generation_config)
+        config.do_sample = False
+        config.temperature = config.top_p = config.top_k = None
+        config.num_beams = 1
+        config.max_new_tokens = decoding.max_new_tokens
+        if not _ids(config.eos_token_id) and self.tokenizer.eos_token_id is not None:
+            config.eos_token_id = self.tokenizer.eos_token_id
+        # Batch size 1 never pads, but generate wants a pad id: the tokenizer's, else EOS.
+        pad = self.tokenizer.pad_token_id
+        config.pad_token_id = pad if pad is not None else (_ids(config.eos_token_id) or [None])[0]
+        return config
+
+    def _check_context(self, prompt_tokens: int, needed: int, limit_of_model: int | None) -> None:
+        limits = [limit for limit in (self.spec.context, limit_of_model) if limit]
+        if limits and needed > min(limits):
+            raise InputError(f"model {self.spec.model!r}: a prompt of {prompt_tokens} tokens needs {needed} positions "
+                             f"with the answer, more than its context of {min(limits)}")
+
+    def _encode(self, sent: str):
+        return self.tokenizer(sent, add_special_tokens=wrappers.adds_special_tokens(self.spec.wrapper),
+                              return_tensors="pt")
+
+    def check(self, sent: str, decoding: Decoding) -> None:
+        require_greedy(self.spec, decoding)
+        self._check_prompt(self._encode(sent)["input_ids"].shape[1], decoding)
+
+    def _generate(self, sent: str, decoding: Decoding):
+        """(prompt length, output ids of the one sequence, generation config) of a greedy generation."""
+        import torch
+
+        self.check(sent, decoding)
+        encoded = self._encode(sent)
+        config = self._generation_config(decoding)
+        # Stop strings end generation as soon as one is decoded (transformers matches them across token
+        # boundaries); the text is still cut at the first one below.
+        stopping = {"stop_strings": list(decoding.stop), "tokenizer": self.tokenizer} if decoding.stop else {}
+        with torch.inference_mode():
+            output = self.model.generate(input_ids=encoded["input_ids"].to(self.device),
+                                         attention_mask=encoded["attention_mask"].to(self.device),
+                                         generation_config=config, **stopping)
+        return encoded["input_ids"].shape[1], output[0].cpu(), config
+
+    def _check_prompt(self, prompt_tokens: int, decoding: Decoding) -> None:
+        raise NotImplementedError
+
+    def _answer(self, generated, config, decoding: Decoding) -> Answer:
+        ids = generated.tolist()
+        eos = set(_ids(config.eos_token_id))
+        finish = "stop" if eos.intersection(ids) else "length"
+        text, stopped = cut_at_stop(self.tokenizer.decode(ids, skip_special_tokens=True), decoding.stop)
+        return Answer(text, "stop" if stopped else finish, None, len(ids))
+
+
+class HFCausal(_HFBackend):
+    LOADER = "AutoModelForCausalLM"
+
+    def _check_prompt(self, prompt_tokens: int, decoding: Decoding) -> None:
+        limit = getattr(self.config, "max_position_embeddings", None) or getattr(self.config, "n_positions", None)
+        self._check_context(prompt_tokens, prompt_tokens + decoding.max_new_tokens, limit)
+
+    def complete(self, sent: str, decoding: Decoding, meta: Mapping | None = None) -> Answer:
+        prompt_tokens, output, config = self._generate(sent, decoding)
+        answer = self._answer(output[prompt_tokens:], config, decoding)
+        return Answer(answer.text, answer.finish_reason, prompt_tokens, answer.completion_tokens)
+
+
+class HFSeq2Seq(_HFBackend):
+    """The input is never truncated (T5's relative positions take any length); only `spec.context`, when
+    set, limits it."""
+
+    LOADER = "AutoModelForSeq2SeqLM"
+
+    def _check_prompt(self, prompt_tokens: int, decoding: Decoding) -> None:
+        self._check_context(prompt_tokens, prompt_tokens, None)
+
+    def complete(self, sent: str, decoding: Decoding, meta: Mapping | None = None) -> Answer:
+        prompt_tokens, output, config = self._generate(sent, decoding)
+        answer = self._answer(output[1:], config, decoding)  # output[0] is the decoder's start token
+        return Answer(answer.text, answer.finish_reason, prompt_tokens, answer.completion_tokens)
+
+
+def _ids(value) -> list[int]:
+    if value is None:
+        return []
+    return [value] if isinstance(value, int) else list(value)

@@ -1,0 +1,96 @@
+"""`LanguageModel`: a backend, its wrapper and the response cache behind one `generate(requests, decoding)`.
+
+Every request is rendered and keyed before anything is called, so a `read_only` cache refuses a job that
+lacks answers before any model is loaded or any API is paid. Misses are answered one at a time, each appended
+to the cache as it arrives: a job killed halfway keeps what it already paid for.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from datetime import datetime, timezone
+from typing import Mapping
+
+from tqdm import tqdm
+
+from posbias.llm.backends import Answer, Backend, TransientError, make_backend
+from posbias.llm.cache import CacheMiss, ResponseCache, cache_key
+from posbias.llm.spec import ModelSpec
+from posbias.llm.types import Completion, Decoding, Request
+
+log = logging.getLogger(__name__)
+
+
+class LanguageModel:
+    """One model (`spec`) answering through `cache`. `name` labels progress and logs (default: the model).
+    `backend` replaces the one `spec` would make (tests pass one with a fake HTTP transport)."""
+
+    def __init__(self, spec: ModelSpec, cache: ResponseCache, name: str = "", backend: Backend | None = None):
+        self.spec = spec
+        self.cache = cache
+        self.name = name or spec.model
+        self.backend = backend if backend is not None else make_backend(spec)
+
+    def key_fields(self, request: Request, sent: str | list, decoding: Decoding) -> dict:
+        """Everything that decides the answer to `request`: the cache key is their hash."""
+        return {**self.backend.identity(), **self.backend.key_fields(request), "sent": sent,
+                "decoding": decoding.as_dict()}
+
+    def generate(self, requests: list[Request], decoding: Decoding, progress: bool = True) -> list[Completion]:
+        """The completions of `requests`, in their order; cached answers are replayed, the rest computed."""
+        fields = [self.key_fields(request, self.backend.render(request), decoding) for request in requests]
+        keys = [cache_key(each) for each in fields]
+        found = {key: entry for key in dict.fromkeys(keys) if (entry := self.cache.get(self.spec.model, key))}
+        todo = {key: (request, each) for key, request, each in zip(keys, requests, fields) if key not in found}
+        if todo and self.cache.mode == "read_only":
+            raise CacheMiss(todo, self.cache.directory)
+        made = {}
+        for _, each in todo.values():  # refuse what cannot be answered before loading or paying anything
+            self.backend.check(each["sent"], decoding)
+        if todo:
+            self.backend.prepare()  # loading weights is not part of any call's latency
+            for key, (request, each) in tqdm(todo.items(), desc=self.name, unit="call", file=sys.stderr,
+                                             disable=not progress):
+                made[key] = self._record(key, each, *self._call(each["sent"], decoding, request.meta))
+        return [self._completion(key, each["sent"], found.get(key) or made[key], key in found)
+                for key, each in zip(keys, fields)]
+
+    def _call(self, sent: str | list, decoding: Decoding, meta: Mapping) -> tuple[Answer, float]:
+        """One answer and its latency, retrying transient failures with exponential back-off."""
+        for attempt in range(self.spec.max_retries + 1):
+            start = time.perf_counter()
+            try:
+                answer = self.backend.complete(sent, decoding, meta)
+                return answer, time.perf_counter() - start
+            except TransientError as err:
+                if attempt == self.spec.max_retries:
+                    raise TransientError(f"{self.name}: {err}; gave up after {attempt} retries") from err
+                wait = self.spec.retry_wait_s * 2 ** attempt
+                log.warning("%s: %s; retry %d of %d in %.1f s", self.name, err, attempt + 1, self.spec.max_retries,
+                            wait)
+                time.sleep(wait)
+        raise AssertionError("unreachable")
+
+    def _record(self, key: str, fields: Mapping, answer: Answer, latency_s: float) -> dict:
+        entry = {**fields, "key": key, "text": answer.text, "finish_reason": answer.finish_reason,
+                 "prompt_tokens": answer.prompt_tokens, "completion_tokens": answer.completion_tokens,
+                 "latency_s": round(latency_s, 6), "sdk": self.backend.sdk(),
+                 "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+        self.cache.put(entry)
+        return entry
+
+    @staticmethod
+    def _completion(key: str, sent: str | list, entry: Mapping, hit: bool) -> Completion:
+        return Completion(text=entry["text"], finish_reason=entry["finish_reason"],
+                          prompt_tokens=entry["prompt_tokens"], completion_tokens=entry["completion_tokens"],
+                          latency_s=entry["latency_s"], cache_key=key, cache_hit=hit, sent=sent)
+
+
+def open_model(section: Mapping, cache_dir: str | os.PathLike, cache_mode: str, what: str) -> LanguageModel:
+    """The language model of the config block `section` (at config path `what`), answering through the
+    response cache in `cache_dir`, used in `cache_mode`."""
+    spec = ModelSpec.from_config(section, what)
+    return LanguageModel(spec, ResponseCache(cache_dir, cache_mode), name=what)

@@ -1,0 +1,53 @@
+"""A language model's config block (`litm.models.<name>`, a RankGPT model's `args.llm`), checked strictly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from posbias.errors import InputError
+from posbias.settings import from_section
+
+BACKENDS = ("hf_causal", "hf_seq2seq", "openai_chat", "openai_completions", "anthropic_messages", "mock")
+# The environment variable each API backend reads its key from, unless `api_key_env` names another.
+DEFAULT_KEY_ENV = {"openai_chat": "OPENAI_API_KEY", "openai_completions": "OPENAI_API_KEY",
+                   "anthropic_messages": "ANTHROPIC_API_KEY"}
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """How to reach one language model.
+
+    - `backend`: one of `BACKENDS`;
+    - `model`: a local directory or `offline:` name (hf_*), an API model name, or for `mock` its kind
+      (`oracle`, `first_item`, `u_curve`, `echo`, `identity`, `reverse`);
+    - `revision`: the weights' revision or hash, part of the cache key (API models: the dated model name is it);
+    - `wrapper`: how a raw prompt becomes what is sent (`posbias.llm.wrappers`); always explicit;
+    - `base_url`: an OpenAI-compatible server (vLLM, llama.cpp server, TGI); `api_key_env`: the environment
+      variable holding the key (the key itself never appears in a config, a log, a cache or a result);
+    - `context`: the model's context window in tokens (prompts longer than that are refused), null = unchecked;
+    - `options`: backend-specific extras (mock parameters, dtype, device, trust_remote_code, ...).
+    """
+
+    backend: str
+    model: str
+    wrapper: str = "none"
+    revision: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    context: int | None = None
+    max_retries: int = 3
+    retry_wait_s: float = 10.0
+    timeout_s: float = 120.0
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, section: Mapping, what: str) -> "ModelSpec":
+        spec = from_section(cls, dict(section), what)
+        if spec.backend not in BACKENDS:
+            raise InputError(f"{what}.backend: {spec.backend!r} is not one of {', '.join(BACKENDS)}")
+        return spec
+
+    @property
+    def key_env(self) -> str | None:
+        return self.api_key_env or DEFAULT_KEY_ENV.get(self.backend)

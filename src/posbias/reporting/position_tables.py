@@ -1,0 +1,71 @@
+"""Lost in the Middle's tables (the layout of the paper's Tables 5-7): accuracy per gold position for each model,
+with its 95% interval, a mark where the position is significantly below the best one (exact McNemar, paired over
+the same questions), the best-worst gap, and the closed-book and oracle accuracies for reference."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from posbias.reporting.render import MISSING, Cell, html_page, html_table, latex_table, markdown_table
+
+ALPHA = 0.05
+
+
+def _percent(value: float) -> str:
+    return MISSING if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.1f}"
+
+
+def position_cells(positions: pd.DataFrame, gaps: pd.DataFrame, task: str, size: int, labels: dict[str, str]
+                   ) -> tuple[list[str], list[list[str | Cell]]]:
+    """Header and body: one row per (model, variant); a column per gold position (1-based), then the gap and, for
+    QA, closed-book and oracle."""
+    rows = positions[(positions["task"] == task) & (positions["size"] == size) & (positions["level"] == "position")]
+    indices = sorted(set(rows["gold_index"].astype(int)))
+    header = ["Model"] + [f"pos. {i + 1}" for i in indices] + ["best − worst"]
+    header += ["closed-book", "oracle"] if task == "qa" else []
+    body = []
+    for (model, variant), curve in rows.groupby(["model", "variant"], sort=True):
+        by_index = curve.set_index(curve["gold_index"].astype(int))
+        label = labels.get(model, model) + ("" if variant == "default" else f" ({variant.replace('_', '-')})")
+        cells: list[str | Cell] = [label]
+        for i in indices:
+            if i not in by_index.index:
+                cells.append(MISSING)
+                continue
+            point = by_index.loc[i]
+            below = not point["best"] and point["mcnemar_p"] < ALPHA
+            cells.append(Cell(_percent(point["accuracy"]), superscript="*" if below else "", bold=bool(point["best"]),
+                              after=f" [{_percent(point['ci_low'])}, {_percent(point['ci_high'])}]"))
+        gap = gaps[(gaps["model"] == model) & (gaps["variant"] == variant) & (gaps["task"] == task)
+                   & (gaps["size"] == size)].iloc[0]
+        cells.append(_percent(gap["gap"]))
+        if task == "qa":
+            cells += [_percent(gap["closedbook"]), _percent(gap["oracle"])]
+        body.append(cells)
+    return header, body
+
+
+def caption(task: str, size: int, n: int) -> str:
+    what = (f"Multi-document QA with {size} documents" if task == "qa"
+            else f"Key-value retrieval from {size} pairs")
+    metric = ("best_subspan_em (first line of the answer, normalised, contains a gold answer)" if task == "qa"
+              else "the value appears in the answer, case-insensitively")
+    return (f"{what}: accuracy (%) by the 1-based position of the "
+            f"{'document with the answer' if task == 'qa' else 'key'}, {n} questions per position, each asked at "
+            f"every position; {metric}. Brackets: 95% Wilson interval. Bold: the best position; *: below it, exact "
+            f"McNemar test over the same questions, $p < {ALPHA}$ (uncorrected).")
+
+
+def position_table_outputs(positions: pd.DataFrame, gaps: pd.DataFrame, task: str, size: int,
+                           labels: dict[str, str], outputs: dict[str, str]) -> None:
+    """Write the table as LaTeX, Markdown, HTML and CSV (`outputs`: tex, md, html, csv)."""
+    from posbias.steps.report import write_outputs
+
+    header, body = position_cells(positions, gaps, task, size, labels)
+    selected = positions[(positions["task"] == task) & (positions["size"].isin([size, 0, 1]))]
+    n = int(selected[selected["size"] == size]["n"].max()) if len(selected) else 0
+    text = caption(task, size, n)
+    write_outputs(outputs, selected, latex_table(header, body, text, f"tab:litm-{task}-{size}"),
+                  markdown_table(header, body, text), html_page(html_table(header, body, text)))

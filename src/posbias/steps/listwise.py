@@ -1,0 +1,41 @@
+"""Pipeline step of the listwise rankers: RankGPT reorders a query set's candidates through a language model.
+
+The language model's answers go through the response cache (`llm.cache`), so a run made once with an API can be
+made again, bit for bit, offline (`read_only`), and the per-query latency recorded with each answer is what the
+efficiency figure (the study's Figure 3) reads, replayed or not.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from posbias.io import nonempty, read_documents, read_queries, read_run, write_run
+
+log = logging.getLogger(__name__)
+
+
+def rerank_listwise(args: dict, llm: dict, cache: dict, docs: str, queries: str, candidates: str, run: str,
+                    tag: str, llm_name: str = "") -> None:
+    """Rerank the candidates of one query set with RankGPT (`args`: a rankgpt model's args; `llm`: the spec of the
+    language model they name; `cache`: the `llm.cache` section) into `run`, and `<run>.json` (how it was scored)."""
+    from posbias.llm.generate import open_model
+    from posbias.rankers import rankgpt
+    from posbias.steps.training import write_rerank_info
+
+    settings = rankgpt.RankGPTSettings.from_config({k: v for k, v in args.items() if k != "llm"},
+                                                   what="models.<name>.args")
+    model = open_model(llm, cache["dir"], cache["mode"], what=f"llm.models.{llm_name or args['llm']}")
+    pool = nonempty(read_run(candidates), candidates, "candidates")
+    ranked = {qid: rankgpt.first_stage_order(scores) for qid, scores in pool.items()}
+    wanted = {d for order in ranked.values() for d in order[:settings.rank_end]}
+    texts = read_documents(docs, keep=wanted)
+    ordered, latency = rankgpt.rerank_listwise(model, read_queries(queries), ranked, texts, settings)
+    write_run(run, {qid: dict(pairs) for qid, pairs in ordered.items()}, tag=tag)  # scores: -rank
+    calls = sum(len(rankgpt.sliding_windows(len(order), settings.window, settings.step, settings.rank_end))
+                for order in ranked.values())
+    write_rerank_info(run, {"device": "language model", "llm": llm.get("model"), "backend": llm.get("backend"),
+                            "candidates": candidates, "queries": len(ordered), "calls": calls,
+                            # Figure 3 times RankGPT by its per-query API latency, as the study did
+                            "scoring_seconds": round(sum(latency.values()), 4)})
+    log.info("RankGPT reranked %d queries with %s: %d calls, %.1f s of model latency", len(ordered),
+             llm.get("model"), calls, sum(latency.values()))

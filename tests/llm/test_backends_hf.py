@@ -1,0 +1,206 @@
+"""Local Hugging Face backends on tiny random models with the offline MiniLM tokenizer."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from posbias.errors import InputError
+from posbias.llm.backends import make_backend
+from posbias.llm.cache import ResponseCache
+from posbias.llm.generate import LanguageModel
+from posbias.llm.spec import ModelSpec
+from posbias.llm.types import Decoding, Request
+
+PROMPT = "Where is the Eiffel tower?"
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    from transformers import AutoTokenizer
+
+    from posbias.backbones import resolve
+
+    return AutoTokenizer.from_pretrained(resolve("offline:all-MiniLM-L6-v2"))
+
+
+@pytest.fixture(scope="module")
+def tiny_llama(tmp_path_factory, tokenizer) -> str:
+    """A 2-layer, 16-wide random Llama with 64 positions, EOS = [SEP], saved with the MiniLM tokenizer."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    path = tmp_path_factory.mktemp("tiny-llama")
+    config = LlamaConfig(vocab_size=tokenizer.vocab_size, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64,
+                         bos_token_id=tokenizer.cls_token_id, eos_token_id=tokenizer.sep_token_id,
+                         pad_token_id=tokenizer.pad_token_id)
+    torch.manual_seed(0)
+    LlamaForCausalLM(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return str(path)
+
+
+def reference(path: str, tokenizer, prompt: str, max_new_tokens: int) -> tuple[list[int], str]:
+    """Greedy generation straight with transformers: the generated ids and their decoding."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(path).eval()
+    encoded = tokenizer(prompt, return_tensors="pt")
+    with torch.inference_mode():
+        output = model.generate(input_ids=encoded["input_ids"], attention_mask=encoded["attention_mask"],
+                                do_sample=False, max_new_tokens=max_new_tokens,
+                                pad_token_id=tokenizer.pad_token_id)
+    ids = output[0, encoded["input_ids"].shape[1]:].tolist()
+    return ids, tokenizer.decode(ids, skip_special_tokens=True)
+
+
+def causal(path, **fields):
+    return make_backend(ModelSpec(backend="hf_causal", model=path, **{"options": {"device": "cpu"}, **fields}))
+
+
+def test_greedy_answer_is_the_generated_ids_decoded(tiny_llama, tokenizer):
+    ids, expected = reference(tiny_llama, tokenizer, PROMPT, 6)
+    assert tokenizer.sep_token_id not in ids  # this random model does not stop early: "length"
+    backend = causal(tiny_llama)
+    answer = backend.complete(backend.render(Request(prompt=PROMPT)), Decoding(max_new_tokens=6))
+    assert answer.text == expected and answer.text.strip()
+    assert answer.finish_reason == "length" and answer.completion_tokens == 6
+    assert answer.prompt_tokens == len(tokenizer(PROMPT)["input_ids"])  # with [CLS] and [SEP]: wrapper none
+    # deterministic: again, and in a fresh backend
+    assert backend.complete(PROMPT, Decoding(max_new_tokens=6)) == answer
+    assert causal(tiny_llama).complete(PROMPT, Decoding(max_new_tokens=6)) == answer
+
+
+def test_eos_and_stop_strings_finish_with_stop(tiny_llama, tokenizer, tmp_path):
+    ids, expected = reference(tiny_llama, tokenizer, PROMPT, 6)
+    stopping = tmp_path / "stops"
+    shutil.copytree(tiny_llama, stopping)
+    generation = json.loads((stopping / "generation_config.json").read_text())
+    (stopping / "generation_config.json").write_text(json.dumps({**generation, "eos_token_id": ids[2]}))
+    answer = causal(str(stopping)).complete(PROMPT, Decoding(max_new_tokens=6))
+    assert answer.finish_reason == "stop" and answer.completion_tokens == 3
+    assert answer.text == tokenizer.decode(ids[:3], skip_special_tokens=True)
+    word = expected.split()[1]
+    cut = causal(tiny_llama).complete(PROMPT, Decoding(max_new_tokens=6, stop=(word,)))
+    assert cut.text == expected[:expected.index(word)] and cut.finish_reason == "stop"
+
+
+def test_context_limits_are_refused_before_loading(tiny_llama, monkeypatch):
+    import transformers
+
+    def fail(*args, **kwargs):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", fail)
+    long_prompt = " ".join(["word"] * 58)  # 60 tokens with [CLS] and [SEP]
+    with pytest.raises(InputError, match="tiny-llama.*60 tokens needs 70 positions.*context of 64"):
+        causal(tiny_llama).check(long_prompt, Decoding(max_new_tokens=10))
+    with pytest.raises(InputError, match="context of 12"):
+        causal(tiny_llama, context=12).check(PROMPT, Decoding(max_new_tokens=10))
+    causal(tiny_llama).check(long_prompt, Decoding(max_new_tokens=4))  # 64 positions: fits
+    spec = ModelSpec(backend="hf_causal", model=tiny_llama, context=12)
+    model = LanguageModel(spec, ResponseCache(tiny_llama, "off"))
+    with pytest.raises(InputError, match="context of 12"):
+        model.generate([Request(prompt=PROMPT)], Decoding(max_new_tokens=10), progress=False)
+
+
+def test_sampling_is_refused(tiny_llama):
+    with pytest.raises(InputError, match="greedily.*temperature 0.7"):
+        causal(tiny_llama).check(PROMPT, Decoding(temperature=0.7))
+    with pytest.raises(InputError, match="top_p 0.9"):
+        causal(tiny_llama).complete(PROMPT, Decoding(top_p=0.9))
+
+
+def test_replay_never_loads_the_model(tiny_llama, tmp_path, monkeypatch):
+    import transformers
+
+    spec = ModelSpec(backend="hf_causal", model=tiny_llama, options={"device": "cpu"})
+    requests = [Request(prompt=PROMPT), Request(prompt="Who painted the Mona Lisa?")]
+    made = LanguageModel(spec, ResponseCache(tmp_path)).generate(requests, Decoding(max_new_tokens=4), progress=False)
+    assert not any(c.cache_hit for c in made) and all(c.latency_s > 0 for c in made)
+
+    def fail(*args, **kwargs):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", fail)
+    replay = LanguageModel(spec, ResponseCache(tmp_path, "read_only")).generate(requests, Decoding(max_new_tokens=4),
+                                                                                progress=False)
+    assert [c.text for c in replay] == [c.text for c in made] and all(c.cache_hit for c in replay)
+    assert [c.latency_s for c in replay] == [c.latency_s for c in made]
+    with pytest.raises(AssertionError, match="was loaded"):  # the guard works: a miss would load it
+        LanguageModel(spec, ResponseCache(tmp_path)).generate([Request(prompt="new")], Decoding(max_new_tokens=4),
+                                                              progress=False)
+
+
+def test_revision_is_the_spec_or_a_fingerprint(tiny_llama, tmp_path):
+    identity = causal(tiny_llama).identity()
+    assert identity["revision"].startswith("sha256:") and identity["dtype"] == "float32"
+    assert causal(tiny_llama, revision="v1").identity()["revision"] == "v1"
+    changed = tmp_path / "changed"
+    shutil.copytree(tiny_llama, changed)
+    config = json.loads((changed / "config.json").read_text())
+    (changed / "config.json").write_text(json.dumps({**config, "rms_norm_eps": 1e-5}))
+    assert causal(str(changed)).identity()["revision"] != identity["revision"]
+    assert causal(tiny_llama, options={"dtype": "bfloat16"}).identity()["dtype"] == "bfloat16"
+
+
+def test_options_and_wrappers_are_checked(tiny_llama):
+    with pytest.raises(InputError, match="dtype 'float8'"):
+        causal(tiny_llama, options={"dtype": "float8"})
+    with pytest.raises(InputError, match="no options \\['trust_code'\\]"):
+        causal(tiny_llama, options={"trust_code": True})
+    with pytest.raises(InputError, match="not 'messages'"):
+        causal(tiny_llama, wrapper="messages")
+    with pytest.raises(InputError, match="no chat template"):
+        causal(tiny_llama, wrapper="chat_template").render(Request(prompt=PROMPT))
+
+
+def test_chat_template_prompts_get_no_second_set_of_special_tokens(tiny_llama, tokenizer, tmp_path):
+    templated = tmp_path / "templated"
+    shutil.copytree(tiny_llama, templated)
+    config = json.loads((templated / "tokenizer_config.json").read_text())
+    config["chat_template"] = "[CLS] {{ messages[0]['content'] }} [SEP]"
+    (templated / "tokenizer_config.json").write_text(json.dumps(config))
+    backend = causal(str(templated), wrapper="chat_template")
+    sent = backend.render(Request(prompt=PROMPT))
+    assert sent == f"[CLS] {PROMPT} [SEP]"
+    answer = backend.complete(sent, Decoding(max_new_tokens=2))
+    assert answer.prompt_tokens == len(tokenizer(PROMPT)["input_ids"])  # not 2 more
+
+
+@pytest.fixture(scope="module")
+def tiny_t5(tmp_path_factory, tokenizer) -> str:
+    import torch
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    path = tmp_path_factory.mktemp("tiny-t5")
+    config = T5Config(vocab_size=tokenizer.vocab_size, d_model=16, d_kv=8, d_ff=32, num_layers=1,
+                      num_decoder_layers=1, num_heads=2, pad_token_id=tokenizer.pad_token_id,
+                      decoder_start_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.sep_token_id)
+    torch.manual_seed(0)
+    T5ForConditionalGeneration(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return str(path)
+
+
+def test_seq2seq_never_truncates_and_decodes_the_output(tiny_t5, tokenizer):
+    import torch
+    from transformers import AutoModelForSeq2SeqLM
+
+    prompt = " ".join(["passage"] * 600)  # longer than the tokenizer's 512: nothing is cut
+    backend = make_backend(ModelSpec(backend="hf_seq2seq", model=tiny_t5, options={"device": "cpu"}))
+    answer = backend.complete(backend.render(Request(prompt=prompt)), Decoding(max_new_tokens=5))
+    assert answer.prompt_tokens == 602
+    model = AutoModelForSeq2SeqLM.from_pretrained(tiny_t5).eval()
+    encoded = tokenizer(prompt, return_tensors="pt")
+    with torch.inference_mode():
+        output = model.generate(input_ids=encoded["input_ids"], attention_mask=encoded["attention_mask"],
+                                do_sample=False, max_new_tokens=5)
+    assert answer.text == tokenizer.decode(output[0, 1:], skip_special_tokens=True)
+    assert answer.completion_tokens == output.shape[1] - 1
+    with pytest.raises(InputError, match="602 tokens.*context of 100"):
+        make_backend(ModelSpec(backend="hf_seq2seq", model=tiny_t5, context=100)).check(prompt, Decoding())

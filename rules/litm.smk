@@ -4,41 +4,6 @@
 # response cache (llm.cache): rerunning after a change replays what was already asked. Scoring and the tables and
 # figures read only the prediction files, in the authors' layout.
 
-from posbias.steps.litm import CLOSED_BOOK, data_file, settings as litm_settings, variants_of
-
-LITM = CFG.data.get("litm") or {}
-LITM_TASKS = [task for task in ("qa", "kv") if LITM.get(task)]
-LITM_MODELS = LITM.get("models", [])
-SIZE_KEY = {"qa": "k", "kv": "n"}
-
-
-def litm_data(task):
-    """Setting name -> data file (closed-book prompts read the oracle file)."""
-    return {name: data_file(task, name) for name, _, _ in litm_settings(task, LITM[task]) if name != CLOSED_BOOK}
-
-
-def litm_prediction_keys(task):
-    """`{variant}/{setting}` of every prediction file of a task, per model."""
-    return [f"{variant}/{name}" for name, _, _ in litm_settings(task, LITM[task])
-            for variant in variants_of(task, LITM[task], name)]
-
-
-def litm_prediction(task, model, key):
-    return f"results/litm/predictions/{task}/{model}/{key}.jsonl.gz"
-
-
-def litm_reported(task):
-    return [f"{task}_{item[SIZE_KEY[task]]}" for item in LITM[task]["sizes"]]
-
-
-LITM_TABLES = {key: {fmt: f"{OUT}/litm/{key}.{fmt}" for fmt in ("tex", "csv", "md", "html")}
-               for task in LITM_TASKS for key in litm_reported(task)}
-LITM_FIGURES = {key: [f"{OUT}/litm/figures/{key}.png", f"{OUT}/litm/figures/{key}.pdf"]
-                for task in LITM_TASKS for key in litm_reported(task)}
-LITM_REPORTED = [path for outputs in LITM_TABLES.values() for path in outputs.values()] + \
-                [path for paths in LITM_FIGURES.values() for path in paths]
-
-
 if "qa" in LITM_TASKS and LITM["qa"]["source"]["kind"] == "synthetic":
 
     rule litm_synthetic_qa:
@@ -54,13 +19,6 @@ if "qa" in LITM_TASKS and LITM["qa"]["source"]["kind"] == "synthetic":
             "logs/litm/synthetic_qa.log",
         script:
             "../scripts/litm_synthetic_qa.py"
-
-
-def litm_qa_source(wildcards):
-    source = LITM["qa"]["source"]
-    if source["kind"] == "synthetic":
-        return {"retrieval": "results/litm/data/qa/synthetic-retrieval.jsonl.gz"}
-    return {"retrieval": source["path"]} if source["kind"] == "retrieval" else {}
 
 
 if "qa" in LITM_TASKS:
@@ -143,18 +101,6 @@ for _task in LITM_TASKS:
             f"logs/litm/score_{_task}.log",
         script:
             "../scripts/litm_score.py"
-
-
-def litm_report_outputs():
-    """The tables and figures; the HTML tables and PNG figures go into the Snakemake report."""
-    outputs = []
-    for key, table in LITM_TABLES.items():
-        outputs += [report(path, caption="../report/litm_table.rst", category="Lost in the Middle",
-                           labels={"table": key}) if fmt == "html" else path for fmt, path in table.items()]
-    for key, paths in LITM_FIGURES.items():
-        outputs += [report(path, caption="../report/litm_figure.rst", category="Lost in the Middle",
-                           labels={"figure": key}) if path.endswith(".png") else path for path in paths]
-    return outputs
 
 
 if LITM_TASKS:

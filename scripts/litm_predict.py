@@ -4,5 +4,6 @@ from posbias.steps.litm import predict
 
 with job_log(snakemake.log[0]):
     p = snakemake.params
-    predict(p.task, p.section, p.llm, p.cache, p.decoding, p.data, dict(zip(p.prediction_keys, snakemake.output, strict=True)),
-            model_name=snakemake.wildcards.model, seed=p.section.get("seed", 0))
+    outputs = dict(zip(p.prediction_keys, snakemake.output, strict=True))
+    predict(p.task, p.section, p.llm, p.cache, p.decoding, p.data, outputs, model_name=snakemake.wildcards.model,
+            seed=p.section.get("seed", 0), threads=snakemake.threads)

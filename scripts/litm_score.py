@@ -3,4 +3,5 @@ from posbias.logs import job_log
 from posbias.steps.litm import score
 
 with job_log(snakemake.log[0]):
-    score(snakemake.params.task, dict(zip(snakemake.params.prediction_keys, snakemake.input, strict=True)), snakemake.output[0])
+    predictions = dict(zip(snakemake.params.prediction_keys, snakemake.input, strict=True))
+    score(snakemake.params.task, predictions, snakemake.output[0])

@@ -31,7 +31,7 @@ README = (REPO / "README.md").read_text(encoding="utf-8")
 MARKERS = ("walkthrough", "runnable")
 # What a copy of the repository leaves out: version control, environments and what runs write at the top
 # (a README run directory included), and caches anywhere.
-NOT_COPIED_AT_TOP = {".git", ".venv", "results", "logs", ".snakemake", ".pytest_cache", "build", "paper"}
+NOT_COPIED_AT_TOP = {".git", ".venv", "results", "logs", ".snakemake", ".pytest_cache", "build", "paper", "cache"}
 NOT_COPIED_ANYWHERE = shutil.ignore_patterns("__pycache__", "*.egg-info")
 SHELL_OPERATORS = {"&&", "||", ";", "|", "&"}
 OUTPUT_FLAGS = ("--out", "--run", "--index", "--per-query", ">")  # what a walk-through command writes

@@ -11,7 +11,8 @@
     posbias tokenize --docs docs.jsonl --tokenizer bert-base-uncased --cap 1431 --out tokens/
     posbias train --config config.yaml --model maxp --seed 1 --tokens tokens/ --queries ... --qrels ... --candidates ... --out ckpt/
     posbias rerank --checkpoint ckpt/ --tokens tokens/ --queries ... --candidates ... --run out.run
-    posbias rerank --model longp_rankgpt --config config.yaml --docs docs.jsonl --queries ... --candidates ... --run out.run
+    posbias rerank --model longp_rankgpt --config config.yaml --docs docs.jsonl --queries ... --candidates ...
+        --run out.run          (RankGPT: document texts, answers through the config's llm.cache)
     posbias litm build --config config.yaml --task qa --out litm/data/qa
     posbias litm run --config config.yaml --task qa --model smollm2 --data litm/data/qa --out litm/predictions/qa
     posbias litm score --predictions litm/predictions/qa/default/k5_gold_at_2.jsonl.gz

@@ -155,7 +155,8 @@ def test_end_to_end_writes_tables_runs_and_logs(finished_run):
     rankgpt = table1[table1["system"] == "longp_rankgpt"].set_index("queryset")
     assert rankgpt.loc["dev", "n_queries"] == 0 and pd.isna(rankgpt.loc["dev", "value"])
     assert rankgpt.loc["test", "n_queries"] == 4
-    assert "Not run (a dash): LongP RankGPT (mock) on dev" in (work / "results" / "table1.tex").read_text()
+    assert "Not run (a dash): FirstP RankGPT (mock) on dev; LongP RankGPT (mock) on dev." in \
+        (work / "results" / "table1.md").read_text()
     bm25 = (work / "results/candidates/bm25/test/top6.run").read_text().split("\n")[0].split()
     reversed_run = (work / "results/runs/test/longp_rankgpt/seed0.run").read_text().splitlines()
     first = next(line.split() for line in reversed_run if line.split()[0] == bm25[0])
@@ -173,14 +174,14 @@ def test_end_to_end_writes_tables_runs_and_logs(finished_run):
     averaged = pd.read_parquet(work / "results/eval/dev/seed_averaged.parquet")
     assert set(averaged[averaged.system == "maxp"]["n_seeds"]) == {2}
     assert "2 seeds" in (work / "results" / "table1.tex").read_text()
-    assert "Holm correction over the 4 tests" in (work / "results" / "table1.tex").read_text()
+    assert "Holm correction over the 5 tests" in (work / "results" / "table1.tex").read_text()  # RankGPT: test only
     # Table 4: zero-shot and fine-tuned columns; the fine-tuned runs come from their own jobs
     table4 = pd.read_csv(work / "results" / "table4.csv")
     assert set(table4["setting"]) == {"zero-shot", "fine-tuned"}
     assert (work / "results/runs-finetuned/farrelevant/maxp/seed2.run").read_text().split()[5] == "maxp-finetuned-seed2"
     assert (work / "results/models-finetuned/maxp/seed2/ranker.json").exists()  # reranked in the fine-tuning job
     outcomes = pd.read_csv(work / "results" / "outcomes.csv")
-    assert set(outcomes["queryset"]) == {"dev", "farrelevant"} and set(outcomes["seed"]) == {1, 2}
+    assert set(outcomes["queryset"]) == {"dev", "farrelevant"} and set(outcomes["seed"]) == {0, 1, 2}  # 0: RankGPT
     assert (outcomes[["n_neither", "n_only_a", "n_only_b", "n_both"]].sum(axis=1) == outcomes["n_queries"]).all()
     queries = pd.read_csv(work / "results" / "table10.csv").set_index("queryset")
     assert queries.loc["dev", "n_queries"] == 8 and queries.loc["farrelevant_train", "n_queries"] == 4
@@ -289,10 +290,10 @@ def test_the_same_config_with_sorted_keys_and_other_number_spellings_reruns_noth
 
 def test_one_query_sets_depth_reruns_only_that_query_sets_rerankings_and_what_reads_them(finished_run):
     jobs = dry_run_with(finished_run, "depth", lambda c: c["querysets"]["test"].update(depth=5))
-    assert {rule for rule, _ in jobs} == {"bm25_retrieve", "random_shuffle", "rerank", "evaluate", "combine_seeds",
-                                          "table1", "table7", "efficiency_figure"}
+    assert {rule for rule, _ in jobs} == {"bm25_retrieve", "random_shuffle", "rerank", "rerank_listwise", "evaluate",
+                                          "combine_seeds", "table1", "table7", "efficiency_figure"}
     for rule, wildcards in jobs:
-        if rule in ("bm25_retrieve", "random_shuffle", "rerank", "evaluate", "combine_seeds"):
+        if rule in ("bm25_retrieve", "random_shuffle", "rerank", "rerank_listwise", "evaluate", "combine_seeds"):
             assert "queryset=test" in wildcards, (rule, wildcards)
 
 

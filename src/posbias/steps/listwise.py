@@ -33,9 +33,11 @@ def rerank_listwise(args: dict, llm: dict, cache: dict, docs: str, queries: str,
     write_run(run, {qid: dict(pairs) for qid, pairs in ordered.items()}, tag=tag)  # scores: -rank
     calls = sum(len(rankgpt.sliding_windows(len(order), settings.window, settings.step, settings.rank_end))
                 for order in ranked.values())
+    model_seconds = 0.0 if llm.get("backend") == "mock" else round(sum(latency.values()), 4)
     write_rerank_info(run, {"device": "language model", "llm": llm.get("model"), "backend": llm.get("backend"),
                             "candidates": candidates, "queries": len(ordered), "calls": calls,
-                            # Figure 3 times RankGPT by its per-query API latency, as the study did
-                            "scoring_seconds": round(sum(latency.values()), 4)})
+                            # Figure 3 times RankGPT by its per-query API latency, as the study did; a mock's
+                            # answers take no model time worth a ratio (0: left out of the figure)
+                            "scoring_seconds": model_seconds})
     log.info("RankGPT reranked %d queries with %s: %d calls, %.1f s of model latency", len(ordered),
              llm.get("model"), calls, sum(latency.values()))

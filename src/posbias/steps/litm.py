@@ -72,7 +72,8 @@ def _authors_qa_file(directory: str, name: str, size: int, gold_index: int | Non
     if name == ORACLE:
         path = Path(directory) / "nq-open-oracle.jsonl.gz"
     else:
-        path = Path(directory) / f"{size}_total_documents" / f"nq-open-{size}_total_documents_gold_at_{gold_index}.jsonl.gz"
+        name = f"nq-open-{size}_total_documents_gold_at_{gold_index}.jsonl.gz"
+        path = Path(directory) / f"{size}_total_documents" / name
     if not path.exists():
         raise InputError(f"litm.qa.source.path: {path} does not exist (the authors' qa_data layout)")
     return str(path)
@@ -127,25 +128,66 @@ def build_kv(section: dict, outputs: dict[str, str]) -> None:
 
 
 def predict(task: str, section: dict, llm: dict, cache: dict, decoding: dict, data: dict[str, str],
-            outputs: dict[str, str], model_name: str, seed: int = 0) -> None:
+            outputs: dict[str, str], model_name: str, seed: int = 0, threads: int | None = None) -> None:
     """Ask one language model every example of a task: `data` maps setting names to data files, `outputs` maps
-    `{variant}/{setting}` to prediction files. The model is loaded once, and only if some answer is not cached."""
+    `{variant}/{setting}` to prediction files. The model is loaded once, and only if some answer is not cached.
+    `threads` caps a local model's CPU threads (the job's share of the cores)."""
     from posbias.litm.predict import predict as ask, read_examples, write_predictions
     from posbias.llm.generate import open_model
     from posbias.llm.types import Decoding
 
+    _limit_threads(threads)
     model = open_model(llm, cache["dir"], cache["mode"], what=f"llm.models.{model_name}")
     # QA scores read the first line only, so stopping at a newline leaves them unchanged (the key-value metric
     # reads the whole answer: no such option there)
     decode = Decoding(**decoding, stop=("\n",) if section.get("stop_at_newline") else ())
-    for name, _, _ in settings(task, section):
-        for variant in variants_of(task, section, name):
-            examples = read_examples(data[ORACLE if name == CLOSED_BOOK else name], task, variant=variant,
-                                     closedbook=name == CLOSED_BOOK,
-                                     seed=section.get("seed", 0))
-            records = ask(examples, model, decode, model_name, llm["backend"], llm.get("revision"))
+    for variant in dict.fromkeys(v for name, _, _ in settings(task, section) for v in variants_of(task, section, name)):
+        examples = {name: read_examples(data[ORACLE if name == CLOSED_BOOK else name], task, variant=variant,
+                                        closedbook=name == CLOSED_BOOK, seed=section.get("seed", 0))
+                    for name, _, _ in settings(task, section) if variant in variants_of(task, section, name)}
+        excluded = _too_long(model, task, section, examples, decode)
+        for name, items in examples.items():
+            records = ask(items, model, decode, model_name, llm["backend"], llm.get("revision"),
+                          excluded=excluded.get(name, ()))
             write_predictions(outputs[f"{variant}/{name}"], records)
             log.info("%s %s %s: %d answers", model_name, variant, name, len(records))
+
+
+def _too_long(model, task: str, section: dict, examples: dict, decoding) -> dict[str, set[str]]:
+    """Setting name -> ids of the questions a local model's context cannot hold with its answer, decided once per
+    question over every position of a size (so each curve stays paired; the authors' Llama-2 script decided per
+    file). Only local models are checked: an API's tokenizer is not at hand, and the API refuses what is too long."""
+    from posbias.litm.exclusions import excluded_examples
+
+    backend = model.backend
+    count = getattr(backend, "count_tokens", None)
+    if count is None:
+        return {}
+    limits = [getattr(backend.config, "max_position_embeddings", None), model.spec.context]
+    limits = [limit for limit in limits if limit]
+    if not limits:
+        return {}
+    budget = min(limits) - decoding.max_new_tokens
+    excluded: dict[str, set[str]] = {}
+    for _, size, _ in settings(task, section):
+        names = [name for name, n, gold in settings(task, section) if n == size and gold is not None
+                 and name in examples]
+        if not names or names[0] in excluded:
+            continue
+        prompts = {name: [(ex.example_id, backend.render(ex.request())) for ex in examples[name]] for name in names}
+        too_long = set(excluded_examples(prompts, count, budget))
+        if too_long:
+            log.warning("%d questions of size %d do not fit the model's %d tokens with the answer; left out at every "
+                        "position: %s", len(too_long), size, min(limits), ", ".join(sorted(too_long)[:10]))
+        excluded.update({name: too_long for name in names})
+    return excluded
+
+
+def _limit_threads(threads: int | None) -> None:
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
 
 
 # --- scoring and report ----------------------------------------------------------------------------------------

@@ -273,9 +273,13 @@ def efficiency_figure(table: str, infos: list[str], runs: list[list], models: di
 
     seconds = scoring_times(infos, runs)
     gains = pd.read_csv(table).groupby("system")["gain"].mean()  # NaN gains (baselines, N/A cells) are skipped
-    points = pd.DataFrame([{"model": m, "label": spec["label"], "relative_time": seconds[m] / seconds[spec["baseline"]],
-                            "gain": gains[m]} for m, spec in models.items()
-                           if spec["baseline"] != m and m in gains.index])
+    shown = [m for m, spec in models.items() if spec["baseline"] != m and m in gains.index]
+    untimed = [m for m in shown if not (seconds[m] > 0 and seconds[models[m]["baseline"]] > 0)]
+    if untimed:  # a mock language model answers in no measurable time: no ratio to plot
+        log.info("efficiency: left out, no scoring time measured: %s", ", ".join(models[m]["label"] for m in untimed))
+    points = pd.DataFrame([{"model": m, "label": models[m]["label"], "gain": gains[m],
+                            "relative_time": seconds[m] / seconds[models[m]["baseline"]]}
+                           for m in shown if m not in untimed])
     log.info("efficiency: %s", "; ".join(f"{p.label}: time x{p.relative_time:.2f}, gain {100 * p.gain:+.1f}%"
                                          for p in points.itertuples()))
     efficiency_scatter(points, outputs)

@@ -129,6 +129,10 @@ class _HFBackend(Backend):
             raise InputError(f"model {self.spec.model!r}: a prompt of {prompt_tokens} tokens needs {needed} positions "
                              f"with the answer, more than its context of {min(limits)}")
 
+    def count_tokens(self, sent: str) -> int:
+        """The tokens of a rendered prompt as the model receives them."""
+        return int(self._encode(sent)["input_ids"].shape[1])
+
     def _encode(self, sent: str):
         return self.tokenizer(sent, add_special_tokens=wrappers.adds_special_tokens(self.spec.wrapper),
                               return_tensors="pt")

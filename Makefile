@@ -17,9 +17,10 @@ env: $(STAMP)
 
 # torch is installed first and pinned: an unpinned torch, or one pulled in by
 # another package, would fetch the newest CUDA build (several GB).
-# The lock pins every package, so pip resolves nothing (--no-deps; `pip check` then verifies the set), and
-# --no-compile leaves byte-compiling to the first import of each module: the set-up takes 45 s instead of 100.
-PIP := $(BIN)/pip install --quiet --disable-pip-version-check --no-compile
+# The lock pins every package, so pip resolves nothing (--no-deps; `pip check` then verifies the set). Modules are
+# byte-compiled at install: jobs here run with PYTHONDONTWRITEBYTECODE=1, and would otherwise compile PyTorch and
+# transformers again at every start.
+PIP := $(BIN)/pip install --quiet --disable-pip-version-check
 $(STAMP): requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) torch==2.13.0

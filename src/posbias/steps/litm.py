@@ -105,6 +105,7 @@ def build_synthetic_qa(generator: dict, n_questions: int, out: str) -> None:
 def build_kv(section: dict, outputs: dict[str, str]) -> None:
     """Write one key-value file per (size, gold position): generated with a seed, or the authors' files."""
     from posbias.litm import kv
+    from posbias.litm.files import write_jsonl
 
     source, limit = section["source"], section.get("limit")
     for name, size, gold_index in settings("kv", section):
@@ -118,8 +119,6 @@ def build_kv(section: dict, outputs: dict[str, str]) -> None:
             # the same examples at every position: only the target pair moves
             records = kv.generate_kv_examples(limit or source["n_examples"], size, source["seed"],
                                               source.get("key_format", "uuid"))
-        from posbias.litm.files import write_jsonl
-
         write_jsonl(outputs[name], [kv.move_gold(record, gold_index) for record in records])
         log.info("wrote %s", outputs[name])
 

@@ -22,6 +22,7 @@ FINETUNING = CFG.finetuning
 RERANK_QUERYSETS = CFG.rerank_querysets
 CV_QUERYSETS = CFG.cv_querysets
 DIRECT_QUERYSETS = CFG.direct_querysets
+CHECKPOINT_JOB_MODELS = CFG.checkpoint_job_models  # rerank.jobs: per_checkpoint
 POOLED_QUERYSETS = CFG.pooled_querysets
 FINETUNED_QUERYSETS = CFG.finetuned_querysets
 OUTCOME_QUERYSETS = CFG.outcome_querysets

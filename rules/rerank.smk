@@ -1,24 +1,28 @@
 # Reranking: one job per (query set, checkpoint), so changing one query set's candidates (its depth or
-# retriever) reruns only that query set's rerankings. Each run gets a `.run.json` saying how it was
-# scored: device and the backbone's autocast dtype. Cross-validated query sets are reranked fold by
-# fold instead (rules/cross_validation.smk); fine-tuned checkpoints rerank in rules/finetune.smk.
+# retriever) reruns only that query set's rerankings. With `rerank.jobs: per_checkpoint` a checkpoint
+# reranks all its direct query sets in one job instead (rule rerank_checkpoint): one process start and
+# model load in place of one per query set (about 5 s each on a CPU, most of the demo's reranking time),
+# but any of those query sets' changes reruns them all. Each run gets a `.run.json` saying how it was
+# scored: device and the backbone's autocast dtype. Cross-validated query sets are reranked fold by fold
+# instead (rules/cross_validation.smk); fine-tuned checkpoints rerank in rules/finetune.smk.
+# Both rules run scripts/rerank.py, which takes aligned lists (one entry per query set).
 
 
 rule rerank:
     input:
         checkpoint="results/models/{model}/seed{seed}",
-        tokens=lambda wc: tokens_of(collection_of(wc.queryset), wc.model),
-        queries=lambda wc: queries_of(wc.queryset),
-        candidates=lambda wc: candidates_of(wc.queryset),
+        tokens=lambda wc: [tokens_of(collection_of(wc.queryset), wc.model)],
+        queries=lambda wc: [queries_of(wc.queryset)],
+        candidates=lambda wc: [candidates_of(wc.queryset)],
     output:
-        run="results/runs/{queryset}/{model}/seed{seed}.run",
-        info="results/runs/{queryset}/{model}/seed{seed}.run.json",
+        runs=["results/runs/{queryset}/{model}/seed{seed}.run"],
+        infos=["results/runs/{queryset}/{model}/seed{seed}.run.json"],
     params:
         scoring=lambda wc: CFG.scoring(wc.model),
         tag=lambda wc: f"{wc.model}-seed{wc.seed}",
     wildcard_constraints:
         queryset=alternatives(DIRECT_QUERYSETS),
-        model=alternatives(TRAINED_MODELS),
+        model=alternatives([m for m in TRAINED_MODELS if m not in CHECKPOINT_JOB_MODELS]),
     threads: 1
     benchmark:
         "results/benchmarks/rerank/{queryset}/{model}/seed{seed}.tsv"
@@ -26,6 +30,31 @@ rule rerank:
         "../envs/posbias.yaml"
     log:
         "logs/rerank/{queryset}/{model}/seed{seed}.log",
+    script:
+        "../scripts/rerank.py"
+
+
+rule rerank_checkpoint:
+    input:
+        checkpoint="results/models/{model}/seed{seed}",
+        tokens=lambda wc: [tokens_of(collection_of(qs), wc.model) for qs in DIRECT_QUERYSETS],
+        queries=[queries_of(qs) for qs in DIRECT_QUERYSETS],
+        candidates=[candidates_of(qs) for qs in DIRECT_QUERYSETS],
+    output:
+        runs=expand("results/runs/{queryset}/{{model}}/seed{{seed}}.run", queryset=DIRECT_QUERYSETS),
+        infos=expand("results/runs/{queryset}/{{model}}/seed{{seed}}.run.json", queryset=DIRECT_QUERYSETS),
+    params:
+        scoring=lambda wc: CFG.scoring(wc.model),
+        tag=lambda wc: f"{wc.model}-seed{wc.seed}",
+    wildcard_constraints:
+        model=alternatives(CHECKPOINT_JOB_MODELS),
+    threads: 1
+    benchmark:
+        "results/benchmarks/rerank_checkpoint/{model}/seed{seed}.tsv"
+    conda:
+        "../envs/posbias.yaml"
+    log:
+        "logs/rerank_checkpoint/{model}/seed{seed}.log",
     script:
         "../scripts/rerank.py"
 

@@ -1,9 +1,10 @@
-"""Snakemake entry: rerank one query set's candidates with one checkpoint."""
+"""Snakemake entry: rerank query sets' candidates with one checkpoint (rules rerank and rerank_checkpoint:
+aligned lists of token stores, queries, candidates and runs, one entry per query set)."""
 from posbias.logs import job_log
 from posbias.steps.training import rerank_candidates
 
 with job_log(snakemake.log[0]):
-    rerank_candidates(snakemake.input.checkpoint, tokens=[snakemake.input.tokens],
-                      queries=[snakemake.input.queries], candidates=[snakemake.input.candidates],
-                      runs=[snakemake.output.run], tag=snakemake.params.tag, scoring=snakemake.params.scoring,
+    rerank_candidates(snakemake.input.checkpoint, tokens=list(snakemake.input.tokens),
+                      queries=list(snakemake.input.queries), candidates=list(snakemake.input.candidates),
+                      runs=list(snakemake.output.runs), tag=snakemake.params.tag, scoring=snakemake.params.scoring,
                       threads=snakemake.threads)

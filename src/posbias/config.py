@@ -355,6 +355,15 @@ class Config:
         return [qs for qs in self.rerank_querysets if qs not in self.cv_querysets]
 
     @property
+    def checkpoint_job_models(self) -> list[str]:
+        """Trained models whose checkpoints rerank all their direct query sets in one job
+        (`rerank.jobs: per_checkpoint`): those that rerank every direct query set. The others, and every model
+        under the default `per_queryset`, get a job per (query set, checkpoint)."""
+        if self.data["rerank"].get("jobs", "per_queryset") != "per_checkpoint" or not self.direct_querysets:
+            return []
+        return [m for m in self.trained_models if all(map(self.models[m].reranks, self.direct_querysets))]
+
+    @property
     def pooled_querysets(self) -> list[str]:
         return [n for n, q in self.querysets.items() if q.pooled]
 
@@ -414,7 +423,7 @@ class Config:
     def scoring(self, model: str) -> dict:
         """How a model's rerank jobs score: the `rerank` section's batch size, device and autocast precision;
         a model trained at a precision of its own (`models.<name>.training.precision`) also scores at it."""
-        scoring = {k: v for k, v in self.data["rerank"].items() if k != "querysets"}
+        scoring = {k: v for k, v in self.data["rerank"].items() if k not in ("querysets", "jobs")}
         if "precision" in self.models[model].training:
             scoring["precision"] = self.models[model].training["precision"]
         return canonical(scoring)

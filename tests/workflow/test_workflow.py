@@ -297,6 +297,45 @@ def test_one_query_sets_depth_reruns_only_that_query_sets_rerankings_and_what_re
             assert "queryset=test" in wildcards, (rule, wildcards)
 
 
+def per_checkpoint(config: dict) -> None:
+    config["rerank"]["jobs"] = "per_checkpoint"
+
+
+def test_switching_to_a_reranking_job_per_checkpoint_reruns_the_rerankings_but_trains_nothing(finished_run):
+    # each run's job now reads every query set's files: Snakemake reruns a job whose set of inputs changed
+    rules = {rule for rule, _ in dry_run_with(finished_run, "per_checkpoint", per_checkpoint)}
+    assert "rerank_checkpoint" in rules and not rules & {"rerank", "train", "finetune", "bm25_retrieve"}
+
+
+def test_with_a_job_per_checkpoint_one_query_sets_depth_reruns_every_checkpoints_reranking(finished_run):
+    def change(config):
+        per_checkpoint(config)
+        config["querysets"]["test"]["depth"] = 5
+
+    jobs = dry_run_with(finished_run, "per_checkpoint_depth", change)
+    reranked = sorted(wildcards for rule, wildcards in jobs if rule == "rerank_checkpoint")
+    assert reranked == [f"model={m}, seed={s}" for m in ("firstp", "maxp", "parade_attn") for s in (1, 2)]
+    assert "rerank" not in {rule for rule, _ in jobs}
+
+
+def test_a_job_per_checkpoint_writes_the_runs_the_jobs_per_query_set_wrote(finished_run, tmp_path):
+    import shutil
+
+    work = tmp_path / "copy"
+    shutil.copytree(finished_run, work, symlinks=True)
+    config = yaml.safe_load((work / "config.yaml").read_text())
+    per_checkpoint(config)
+    (work / "per_checkpoint.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    before = {qs: (work / f"results/runs/{qs}/maxp/seed1.run").read_text() for qs in ("dev", "test", "farrelevant")}
+    result = run_snakemake(work, "-j", "1", "results/runs/test/maxp/seed1.run", "--forcerun", "rerank_checkpoint",
+                           "--configfile", str(work / "per_checkpoint.yaml"))
+    assert [rule for rule, _ in scheduled_jobs(result.stderr)] == ["rerank_checkpoint"]  # a run logs to stderr
+    assert (work / "logs/rerank_checkpoint/maxp/seed1.log").exists()
+    for qs, run in before.items():  # one job rewrote all three, with the same scores
+        assert (work / f"results/runs/{qs}/maxp/seed1.run").read_text() == run, qs
+        assert json.loads((work / f"results/runs/{qs}/maxp/seed1.run.json").read_text())["scoring_seconds"] > 0
+
+
 def test_the_outcome_tables_depth_never_reaches_the_evaluation_of_the_query_sets(finished_run):
     jobs = dry_run_with(finished_run, "outcome_k", lambda c: c["tables"]["outcomes"].update(k=3))
     assert {rule for rule, _ in jobs} == {"evaluate_cutoff", "combine_cutoff_seeds", "outcome_table"}

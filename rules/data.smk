@@ -127,7 +127,7 @@ rule tokenize_documents:
         tokenizer=lambda wc: TOKENIZERS[wc.tokenizer]["name"],
         cap=lambda wc: TOKENIZERS[wc.tokenizer]["cap"],
         trust_remote_code=lambda wc: TOKENIZERS[wc.tokenizer]["trust_remote_code"],
-    threads: 2
+    threads: 1  # raised by a profile (profiles/slurm); see the note at the top of rules/retrieval.smk
     conda:
         "../envs/posbias.yaml"
     log:

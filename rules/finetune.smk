@@ -2,7 +2,8 @@
 # `finetuning.queryset` judgments (FarRelevant train in the study) into its own checkpoint, which then
 # reranks each of `finetuning.querysets` in the same job, while the model is in memory (loading it again in a
 # job per query set costs seconds per job, and every checkpoint is fine-tuned). So changing one of those
-# query sets' candidates reruns its fine-tuning jobs too.
+# query sets' candidates reruns its fine-tuning jobs too. With `rerank.jobs: per_checkpoint` the
+# checkpoint's one job in rules/rerank.smk (rerank_checkpoint) fine-tunes it instead.
 
 
 if FINETUNING:
@@ -10,26 +11,14 @@ if FINETUNING:
     rule finetune:
         input:
             init="results/models/{model}/seed{seed}",
-            tokens=lambda wc: tokens_of(collection_of(FINETUNING["queryset"]), wc.model),
-            queries=queries_of(FINETUNING["queryset"]),
-            qrels=qrels_of(FINETUNING["queryset"]),
-            candidates=candidates_of(FINETUNING["queryset"]),
-            rerank_tokens=lambda wc: [tokens_of(collection_of(qs), wc.model) for qs in FINETUNED_QUERYSETS],
-            rerank_queries=[queries_of(qs) for qs in FINETUNED_QUERYSETS],
-            rerank_candidates=[candidates_of(qs) for qs in FINETUNED_QUERYSETS],
+            **finetuning_inputs(),
         output:
-            checkpoint=directory("results/models-finetuned/{model}/seed{seed}"),
-            runs=[finetuned_run(qs) for qs in FINETUNED_QUERYSETS],
-            infos=[finetuned_run(qs, ".json") for qs in FINETUNED_QUERYSETS],
+            **finetuning_outputs(),
         params:
-            model=lambda wc: CFG.model_params(wc.model),
-            training=lambda wc: CFG.training_params(wc.model, FINETUNING.get("training")),
-            seed=lambda wc: int(wc.seed),
-            name=lambda wc: f"{wc.model}-finetuned",
             scoring=lambda wc: CFG.scoring(wc.model),
-            tag=lambda wc: f"{wc.model}-finetuned-seed{wc.seed}",
+            **finetuning_params(),
         wildcard_constraints:
-            model=alternatives(TRAINED_MODELS),
+            model=alternatives([m for m in TRAINED_MODELS if m not in CHECKPOINT_JOB_MODELS]),
         threads: 1
         benchmark:
             "results/benchmarks/finetune/{model}/seed{seed}.tsv"

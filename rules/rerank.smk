@@ -2,7 +2,8 @@
 # retriever) reruns only that query set's rerankings. With `rerank.jobs: per_checkpoint` a checkpoint
 # reranks all its direct query sets in one job instead (rule rerank_checkpoint): one process start and
 # model load in place of one per query set (about 5 s each on a CPU, most of the demo's reranking time),
-# but any of those query sets' changes reruns them all. Each run gets a `.run.json` saying how it was
+# but any of those query sets' changes reruns them all (and the checkpoint's fine-tuning, done in the same
+# job, see below). Each run gets a `.run.json` saying how it was
 # scored: device and the backbone's autocast dtype. Cross-validated query sets are reranked fold by fold
 # instead (rules/cross_validation.smk); fine-tuned checkpoints rerank in rules/finetune.smk.
 # Both rules run scripts/rerank.py, which takes aligned lists (one entry per query set).
@@ -34,18 +35,23 @@ rule rerank:
         "../scripts/rerank.py"
 
 
+# With `finetuning:` the same job then fine-tunes the checkpoint and reranks the fine-tuned query sets
+# (what rule finetune does otherwise): its inputs, outputs and params carry the prefix `finetune_`.
 rule rerank_checkpoint:
     input:
         checkpoint="results/models/{model}/seed{seed}",
         tokens=lambda wc: [tokens_of(collection_of(qs), wc.model) for qs in DIRECT_QUERYSETS],
         queries=[queries_of(qs) for qs in DIRECT_QUERYSETS],
         candidates=[candidates_of(qs) for qs in DIRECT_QUERYSETS],
+        **(finetuning_inputs("finetune_") if FINETUNING else {}),
     output:
         runs=expand("results/runs/{queryset}/{{model}}/seed{{seed}}.run", queryset=DIRECT_QUERYSETS),
         infos=expand("results/runs/{queryset}/{{model}}/seed{{seed}}.run.json", queryset=DIRECT_QUERYSETS),
+        **(finetuning_outputs("finetune_") if FINETUNING else {}),
     params:
         scoring=lambda wc: CFG.scoring(wc.model),
         tag=lambda wc: f"{wc.model}-seed{wc.seed}",
+        **(finetuning_params("finetune_") if FINETUNING else {}),
     wildcard_constraints:
         model=alternatives(CHECKPOINT_JOB_MODELS),
     threads: 1

@@ -1,5 +1,10 @@
 # First stage: Lucene BM25 through pyserini, hybrid dense (FAISS) + BM25 fusion, runs given by the
 # user, and the random-shuffle baseline. Candidate runs: results/candidates/{retriever}/{queryset}/top{depth}.run
+#
+# Every rule here asks for one thread; a profile raises them where collections are large (profiles/slurm sets
+# 8), or `--set-threads bm25_retrieve=8` does on one machine. A two-thread job on `-j 2` waits until no
+# one-thread job holds a core, and everything downstream waits with it: in `make demo` a Lost-in-the-Middle
+# job held one core for 70 s while the Lucene jobs that training needs stood still.
 
 
 rule bm25_index:
@@ -10,7 +15,7 @@ rule bm25_index:
         index=directory("results/index/{collection}/lucene"),
     params:
         expansions=lambda wc: COLLECTIONS.get(wc.collection, {}).get("expansions"),
-    threads: 2
+    threads: 1
     conda:
         "../envs/posbias.yaml"
     log:
@@ -32,7 +37,7 @@ rule bm25_retrieve:
         tag=lambda wc: wc.retriever,
     wildcard_constraints:
         retriever=alternatives(CFG.retrievers_of_kind("bm25")),
-    threads: 2
+    threads: 1
     conda:
         "../envs/posbias.yaml"
     log:
@@ -51,7 +56,7 @@ rule dense_index:
         faiss=lambda wc: canonical(RETRIEVERS[wc.retriever]["faiss"]),
     wildcard_constraints:
         retriever=alternatives(CFG.retrievers_of_kind("hybrid")),
-    threads: 2
+    threads: 1
     conda:
         "../envs/posbias.yaml"
     log:
@@ -75,7 +80,7 @@ rule hybrid_retrieve:
         tag=lambda wc: wc.retriever,
     wildcard_constraints:
         retriever=alternatives(CFG.retrievers_of_kind("hybrid")),
-    threads: 2
+    threads: 1
     conda:
         "../envs/posbias.yaml"
     log:

@@ -11,7 +11,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 PROFILE_DIR = ROOT / "profiles" / "slurm"
 # Every rule that fits or encodes a model: one GPU each.
-GPU_RULES = ("train", "finetune", "cross_validate_fold", "rerank", "rerank_zero_shot", "dense_index", "hybrid_retrieve")
+GPU_RULES = ("train", "finetune", "cross_validate_fold", "rerank", "rerank_checkpoint", "rerank_zero_shot",
+             "dense_index", "hybrid_retrieve")
 RULE_HEADER = re.compile(r"^[ \t]*(?:rule|checkpoint)(?:[ \t]+(\w+))?[ \t]*:", re.MULTILINE)
 
 

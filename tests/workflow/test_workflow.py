@@ -106,10 +106,14 @@ def test_default_config_builds_the_full_graph(tmp_path):
                                                               for qs in ("test", "farrelevant")}
     assert {r for r, _ in jobs} >= {"generate_synthetic", "build_farrelevant", "bm25_index", "bm25_retrieve",
                                     "dense_index", "hybrid_retrieve", "first_stage_table",
-                                    "train", "rerank", "evaluate", "combine_seeds", "table1", "table4", "table11",
+                                    "train", "rerank_checkpoint", "evaluate", "combine_seeds", "table1", "table4",
+                                    "table11",
                                     "efficiency_figure", "litm_synthetic_qa", "litm_build_qa", "litm_build_kv",
                                     "litm_predict_qa", "litm_predict_kv", "litm_score_qa", "litm_score_kv",
                                     "litm_report"}
+    # rerank.jobs: per_checkpoint: each checkpoint reranks its three query sets and is fine-tuned in one job
+    assert {w for r, w in jobs if r == "rerank_checkpoint"} == trained and not {"rerank", "finetune"} & {
+        r for r, _ in jobs}
 
 
 def test_an_outcome_depth_at_the_rerank_depth_is_warned_about(tmp_path):
@@ -304,7 +308,7 @@ def per_checkpoint(config: dict) -> None:
 def test_switching_to_a_reranking_job_per_checkpoint_reruns_the_rerankings_but_trains_nothing(finished_run):
     # each run's job now reads every query set's files: Snakemake reruns a job whose set of inputs changed
     rules = {rule for rule, _ in dry_run_with(finished_run, "per_checkpoint", per_checkpoint)}
-    assert "rerank_checkpoint" in rules and not rules & {"rerank", "train", "finetune", "bm25_retrieve"}
+    assert "rerank_checkpoint" in rules and not rules & {"rerank", "finetune", "train", "bm25_retrieve"}
 
 
 def test_with_a_job_per_checkpoint_one_query_sets_depth_reruns_every_checkpoints_reranking(finished_run):
@@ -315,7 +319,7 @@ def test_with_a_job_per_checkpoint_one_query_sets_depth_reruns_every_checkpoints
     jobs = dry_run_with(finished_run, "per_checkpoint_depth", change)
     reranked = sorted(wildcards for rule, wildcards in jobs if rule == "rerank_checkpoint")
     assert reranked == [f"model={m}, seed={s}" for m in ("firstp", "maxp", "parade_attn") for s in (1, 2)]
-    assert "rerank" not in {rule for rule, _ in jobs}
+    assert not {rule for rule, _ in jobs} & {"rerank", "finetune"}  # the checkpoint's job fine-tunes it too
 
 
 def test_a_job_per_checkpoint_writes_the_runs_the_jobs_per_query_set_wrote(finished_run, tmp_path):
@@ -326,14 +330,16 @@ def test_a_job_per_checkpoint_writes_the_runs_the_jobs_per_query_set_wrote(finis
     config = yaml.safe_load((work / "config.yaml").read_text())
     per_checkpoint(config)
     (work / "per_checkpoint.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    before = {qs: (work / f"results/runs/{qs}/maxp/seed1.run").read_text() for qs in ("dev", "test", "farrelevant")}
+    runs = [f"results/runs/{qs}/maxp/seed1.run" for qs in ("dev", "test", "farrelevant")]
+    runs.append("results/runs-finetuned/farrelevant/maxp/seed1.run")  # the job fine-tunes the checkpoint too
+    before = {run: (work / run).read_text() for run in runs}
     result = run_snakemake(work, "-j", "1", "results/runs/test/maxp/seed1.run", "--forcerun", "rerank_checkpoint",
                            "--configfile", str(work / "per_checkpoint.yaml"))
     assert [rule for rule, _ in scheduled_jobs(result.stderr)] == ["rerank_checkpoint"]  # a run logs to stderr
     assert (work / "logs/rerank_checkpoint/maxp/seed1.log").exists()
-    for qs, run in before.items():  # one job rewrote all three, with the same scores
-        assert (work / f"results/runs/{qs}/maxp/seed1.run").read_text() == run, qs
-        assert json.loads((work / f"results/runs/{qs}/maxp/seed1.run.json").read_text())["scoring_seconds"] > 0
+    for run, text in before.items():  # one job rewrote all four, with the same scores
+        assert (work / run).read_text() == text, run
+        assert json.loads((work / f"{run}.json").read_text())["scoring_seconds"] > 0
 
 
 def test_the_outcome_tables_depth_never_reaches_the_evaluation_of_the_query_sets(finished_run):

@@ -137,3 +137,19 @@ def finetune_and_rerank(init_checkpoint: str, model: dict, training: dict, seed:
                                     train["candidates"], out_dir, threads, progress, name, init_checkpoint)
     rerank_with(ranker, tokenizer, rerank["tokens"], rerank["queries"], rerank["candidates"], rerank["runs"], tag,
                 scoring, progress)
+
+
+def finetune_job(init_checkpoint: str, inputs, outputs, params, scoring: dict, threads: int,
+                 prefix: str = "") -> None:
+    """`finetune_and_rerank` from a Snakemake job's named inputs, outputs and params (rule finetune, and rule
+    rerank_checkpoint, where their names carry `prefix`)."""
+    def named(section, key):
+        return section[prefix + key]
+
+    finetune_and_rerank(
+        init_checkpoint, named(params, "model"), named(params, "training"), named(params, "seed"),
+        train={key: named(inputs, key) for key in ("tokens", "queries", "qrels", "candidates")},
+        rerank={"tokens": list(named(inputs, "rerank_tokens")), "queries": list(named(inputs, "rerank_queries")),
+                "candidates": list(named(inputs, "rerank_candidates")), "runs": list(named(outputs, "runs"))},
+        out_dir=named(outputs, "checkpoint"), tag=named(params, "tag"), scoring=scoring, threads=threads,
+        name=named(params, "name"))

@@ -24,7 +24,8 @@ def default_config() -> dict:
 
 
 def tiny_config(backbone: str) -> dict:
-    """config/test/tiny.yaml (two seeds, three rankers) with a tiny random BERT in place of MiniLM."""
+    """config/test/tiny.yaml (two seeds; FirstP, MaxP and PARADE Attn trained, two RankGPT rows through a mock)
+    with a tiny random BERT in place of MiniLM."""
     config = yaml.safe_load((ROOT / "config" / "test" / "tiny.yaml").read_text())
     for spec in config["models"].values():
         if spec["ranker"] == "rankgpt":

@@ -1,0 +1,12 @@
+"""Bias probes (Fayyaz et al. 2025, "Collapse of Dense Retrievers"; spec: shared/specs/probes.md): pairs of
+documents built from Re-DocRED that differ in one property, scored by any retriever or ranker, and compared with
+paired tests.
+
+- `redocred`: the released `*_revised.json` files as typed documents, and their text.
+- `queries`: the query table (relation templates in `templates.tsv`, the longest head name, the duplicate filter).
+- `sampling`: the study's seeded row selection (pandas `sample`, `groupby().tail`, `drop_duplicates`).
+- `pairs`: the pair every probe builds, and the candidate conditions they share.
+- `position`, `brevity`: the first-vs-last and sweep probes, and the brevity probe.
+- `synthetic`: a Re-DocRED-format world the demo writes itself.
+- `stats`: the paired statistics of one probe and scorer.
+"""

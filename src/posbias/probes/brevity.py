@@ -1,0 +1,29 @@
+"""Brevity bias (spec §2.5): the evidence sentence alone against the evidence followed by the rest of its document.
+
+D1 = the evidence sentence; D2 = the evidence sentence, then the document's other sentences in order. Both hold
+the answer and D1 is a prefix of D2, so positive t means the shorter document scored higher. Candidates: one
+evidence sentence, a head with one name mentioned once, there, and no other label between the same head and
+tail; then one query per document, chosen after a seeded shuffle of all candidates (the study shuffles with the
+sampling seed, then keeps the first query of each title), then the sample.
+"""
+
+from __future__ import annotations
+
+from posbias.probes.pairs import ProbePair, evidence_sentence_id, head_only_in_evidence, join, other_sentences
+from posbias.probes.queries import ProbeQuery
+from posbias.probes.sampling import first_per_group, sample, shuffle
+
+BREVITY = "brevity"
+
+
+def brevity_candidates(queries: list[ProbeQuery], seed: int) -> list[ProbeQuery]:
+    rows = [q for q in queries if head_only_in_evidence(q)]
+    return first_per_group(shuffle(rows, seed), lambda q: q.document.title)
+
+
+def brevity(queries: list[ProbeQuery], n: int, seed: int) -> list[ProbePair]:
+    pairs = []
+    for query in sample(brevity_candidates(queries, seed), n, seed, "probes.n"):
+        evidence = query.document.sentence(evidence_sentence_id(query))
+        pairs.append(ProbePair(BREVITY, query.qid, query.query, evidence, join([evidence, *other_sentences(query)])))
+    return pairs

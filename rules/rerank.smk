@@ -1,12 +1,12 @@
 # Reranking: one job per (query set, checkpoint), so changing one query set's candidates (its depth or
-# retriever) reruns only that query set's rerankings. With `rerank.jobs: per_checkpoint` a checkpoint
-# reranks all its direct query sets in one job instead (rule rerank_checkpoint): one process start and
-# model load in place of one per query set (about 5 s each on a CPU, most of the demo's reranking time),
-# but any of those query sets' changes reruns them all (and the checkpoint's fine-tuning, done in the same
-# job, see below). Each run gets a `.run.json` saying how it was
-# scored: device and the backbone's autocast dtype. Cross-validated query sets are reranked fold by fold
-# instead (rules/cross_validation.smk); fine-tuned checkpoints rerank in rules/finetune.smk.
-# Both rules run scripts/rerank.py, which takes aligned lists (one entry per query set).
+# retriever) reruns only that query set's rerankings. With `rerank.jobs: per_checkpoint` a checkpoint reranks
+# all its direct query sets in one job instead (rule rerank_checkpoint): one process start and model load in
+# place of one per query set (about 5 s each on a CPU, most of the demo's reranking time), but a change to any
+# of those query sets reruns them all, and the checkpoint's fine-tuning, which that job also does (see below).
+# Both rules run scripts/rerank.py, which takes aligned lists (one entry per query set). Each run gets a
+# `.run.json` saying how it was scored: device and the backbone's autocast dtype. Cross-validated query sets
+# are reranked fold by fold instead (rules/cross_validation.smk); fine-tuned checkpoints rerank in their
+# fine-tuning job (rules/finetune.smk, or rerank_checkpoint).
 
 
 rule rerank:

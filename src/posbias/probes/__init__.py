@@ -6,7 +6,7 @@ paired tests.
 - `queries`: the query table (relation templates in `templates.tsv`, the longest head name, the duplicate filter).
 - `sampling`: the study's seeded row selection (pandas `sample`, `groupby().tail`, `drop_duplicates`).
 - `pairs`: the pair every probe builds, and the candidate conditions they share.
-- `position`, `brevity`: the first-vs-last and sweep probes, and the brevity probe.
+- `position`, `brevity`, `answer`, `literal`, `repetition`, `foil`: the probes' pair constructions (spec §2.1-§2.7).
 - `synthetic`: a Re-DocRED-format world the demo writes itself.
 - `stats`: the paired statistics of one probe and scorer.
 """

@@ -18,7 +18,7 @@ if FINETUNING:
             scoring=lambda wc: CFG.scoring(wc.model),
             **finetuning_params(),
         wildcard_constraints:
-            model=alternatives([m for m in TRAINED_MODELS if m not in CHECKPOINT_JOB_MODELS]),
+            model=alternatives(PER_QUERYSET_MODELS),
         threads: 1
         benchmark:
             "results/benchmarks/finetune/{model}/seed{seed}.tsv"

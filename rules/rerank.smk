@@ -23,7 +23,7 @@ rule rerank:
         tag=lambda wc: f"{wc.model}-seed{wc.seed}",
     wildcard_constraints:
         queryset=alternatives(DIRECT_QUERYSETS),
-        model=alternatives([m for m in TRAINED_MODELS if m not in CHECKPOINT_JOB_MODELS]),
+        model=alternatives(PER_QUERYSET_MODELS),
     threads: 1
     benchmark:
         "results/benchmarks/rerank/{queryset}/{model}/seed{seed}.tsv"

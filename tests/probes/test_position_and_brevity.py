@@ -1,4 +1,4 @@
-"""The position probes (spec §2.2, §2.3) and the brevity probe (§2.5) on documents written in the Re-DocRED format."""
+"""The position probes (spec §2.2, §2.3) and the brevity probe (§2.5) on documents in the Re-DocRED format."""
 
 from __future__ import annotations
 

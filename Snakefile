@@ -50,12 +50,14 @@ include: "rules/evaluate.smk"
 include: "rules/stats.smk"
 include: "rules/report.smk"
 include: "rules/litm.smk"
+include: "rules/probes.smk"
 
 
 rule all:
     input:
         REPORTED,
         LITM_REPORTED,
+        PROBE_REPORTED,
         # seeds trained but left out of the tables (models.<name>.excluded_seeds): their loss curves are kept
         [f"results/models/{m}/seed{s}" for m, s in CFG.excluded_checkpoints],
     default_target: True

@@ -294,3 +294,42 @@ def litm_report_outputs():
         outputs += [report(path, caption="../report/litm_figure.rst", category="Lost in the Middle",
                            labels={"figure": key}) if path.endswith(".png") else path for path in paths]
     return outputs
+
+
+# --- bias probes (rules/probes.smk) ---------------------------------------------------------------
+
+from posbias.steps.probes import redocred_files, report_paths
+
+PROBES = CFG.data.get("probes") or {}
+PROBE_NAMES = PROBES.get("probes", [])
+PROBE_SCORERS = CFG.probe_scorers
+PROBE_SYNTHETIC = "results/probes/data/synthetic_revised.json"
+
+
+def probe_pairs(probe):
+    return f"results/probes/pairs/{probe}.jsonl"
+
+
+def probe_redocred_files():
+    return redocred_files(PROBES["redocred"], PROBE_SYNTHETIC)
+
+
+def probe_score_inputs(wildcards):
+    inputs = {"pairs": [probe_pairs(p) for p in PROBE_NAMES], "heatmap": "results/probes/pairs/heatmap.jsonl"}
+    checkpoint_dir = CFG.probe_checkpoint(wildcards.scorer)
+    return {**inputs, **({"checkpoint": checkpoint_dir} if checkpoint_dir else {})}
+
+
+PROBE_TABLE, PROBE_FIGURES = report_paths(f"{OUT}/probes", PROBE_NAMES)
+PROBE_REPORTED = ([*PROBE_TABLE.values(), *(p for paths in PROBE_FIGURES.values() for p in paths)]
+                  if PROBES else [])
+
+
+def probe_report_outputs():
+    """The table and figures; the HTML table and PNG figures go into the Snakemake report."""
+    outputs = {fmt: report(path, caption="../report/probes_table.rst", category="Bias probes")
+               if fmt == "html" else path for fmt, path in PROBE_TABLE.items()}
+    for name, (png, pdf) in PROBE_FIGURES.items():
+        outputs[f"{name}_png"] = report(png, caption=f"../report/probes_{name}.rst", category="Bias probes")
+        outputs[f"{name}_pdf"] = pdf
+    return outputs

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PROFILE_DIR = ROOT / "profiles" / "slurm"
 # Every rule that fits or encodes a model: one GPU each.
 GPU_RULES = ("train", "finetune", "cross_validate_fold", "rerank", "rerank_checkpoint", "rerank_zero_shot",
-             "dense_index", "hybrid_retrieve")
+             "dense_index", "hybrid_retrieve", "probes_score")
 RULE_HEADER = re.compile(r"^[ \t]*(?:rule|checkpoint)(?:[ \t]+(\w+))?[ \t]*:", re.MULTILINE)
 
 

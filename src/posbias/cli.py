@@ -16,6 +16,9 @@
     posbias litm build --config config.yaml --task qa --out litm/data/qa
     posbias litm run --config config.yaml --task qa --model smollm2 --data litm/data/qa --out litm/predictions/qa
     posbias litm score --predictions litm/predictions/qa/default/k5_gold_at_2.jsonl.gz
+    posbias probes build --config config.yaml --out probes/pairs
+    posbias probes score --config config.yaml --scorer minilm --pairs probes/pairs --out probes/scores
+    posbias probes report --config config.yaml --pairs probes/pairs --scores probes/scores --out probes/report
     posbias evaluate --qrels qrels.txt --run out.run --metric RR@10 --metric nDCG@10
     posbias compare --qrels qrels.txt --run a.run --run b.run --metric RR@10 [--json]
 
@@ -113,6 +116,11 @@ def _load_config(path: str) -> dict:
     """The config file through `posbias.config` (the layer the workflow uses: its `base:` files, the schema
     with defaults filled in, every cross-check), as a mapping; its warnings go to stderr. A problem is an
     `InputError` naming the file and the key."""
+    return _load_config_object(path).data
+
+
+def _load_config_object(path: str):
+    """`_load_config`, as the `posbias.config.Config` the workflow derives its jobs from."""
     from posbias.config import ConfigError, load_config
 
     if not Path(path).is_file():
@@ -124,7 +132,7 @@ def _load_config(path: str) -> dict:
         raise InputError(message if message.startswith(str(path)) else f"{path}: {message}") from None
     for warning in config.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    return config.data
+    return config
 
 
 def _section(config: dict, key: str, path: str) -> dict:
@@ -304,6 +312,29 @@ def main(argv: list[str] | None = None) -> int:
                        help="strip leading whitespace before taking the first line (the authors' Llama-2 script "
                             "did; their other scripts did not)")
 
+    probes = commands.add_parser("probes", help="bias probes (Fayyaz et al. 2025): build the document pairs, score "
+                                                "them, test and report (each step alone)")
+    steps = probes.add_subparsers(dest="probes_command", required=True)
+    build = steps.add_parser("build", help="write every probe's pairs ({probe}.jsonl), the heatmap's queries and "
+                                           "the query table's counts, as the config's probes section asks")
+    build.add_argument("--config", default="config.yaml")
+    build.add_argument("--out", required=True, help="directory of the pairs files")
+    score = steps.add_parser("score", help="score every probe's pairs with one scorer of the config")
+    score.add_argument("--config", default="config.yaml")
+    score.add_argument("--scorer", required=True, help="a key of the config's probes.scorers")
+    _reads(score, "--pairs", "directory", required=True, help="the pairs files (posbias probes build)")
+    _reads(score, "--checkpoint", "directory",
+           help="a checkpoint scorer's model directory (default: the workflow's results/models/<model>/seed<s>)")
+    score.add_argument("--out", required=True, help="directory of the scores ({scorer}.parquet and "
+                                                    "{scorer}.heatmap.parquet)")
+    score.add_argument("--threads", type=POSITIVE, help="CPU threads (default: torch's)")
+    report = steps.add_parser("report", help="paired tests of every scorer in --scores, corrected together; "
+                                             "the probe table and figures")
+    report.add_argument("--config", default="config.yaml")
+    _reads(report, "--pairs", "directory", required=True, help="the pairs files (for query_table.json)")
+    _reads(report, "--scores", "directory", required=True, help="the scores (posbias probes score)")
+    report.add_argument("--out", required=True, help="directory of probes.{tex,csv,md,html} and figures/")
+
     args = parser.parse_args(argv)
     # Combinations argparse cannot express, refused the way it refuses the rest (usage, exit status 2).
     if args.command == "compare" and len(args.run) != 2:
@@ -416,6 +447,8 @@ def _dispatch(args) -> int:
         _rerank(args)
     elif args.command == "litm":
         _litm(args)
+    elif args.command == "probes":
+        _probes(args)
     elif args.command == "evaluate":
         _evaluate(args)
     elif args.command == "compare":
@@ -499,6 +532,50 @@ def _litm(args) -> None:
                for variant in litm.variants_of(args.task, section, name)}
     litm.predict(args.task, section, {k: v for k, v in llm.items() if k != "label"}, cache,
                  config["litm"]["decoding"], data, outputs, model_name=args.model, seed=section.get("seed", 0))
+
+
+def _probes(args) -> None:
+    from posbias.steps import probes
+
+    config = _load_config_object(args.config)
+    section = _section(config.data, "probes", args.config)
+    names = section["probes"]
+    if args.probes_command == "build":
+        files = probes.redocred_files(section["redocred"], str(Path(args.out) / "synthetic_revised.json"))
+        if "synthetic" in section["redocred"]:
+            from posbias.probes.synthetic import write_synthetic_redocred
+
+            synthetic = section["redocred"]["synthetic"]
+            write_synthetic_redocred(files["files"][0]["path"], synthetic["seed"], synthetic["n_documents"])
+        probes.build({**section, "redocred": files}, {p: str(Path(args.out) / f"{p}.jsonl") for p in names},
+                     str(Path(args.out) / "heatmap.jsonl"), str(Path(args.out) / "query_table.json"))
+        return
+    pairs = {p: Path(args.pairs) / f"{p}.jsonl" for p in names}
+    missing = [str(path) for path in [*pairs.values(), Path(args.pairs) / "heatmap.jsonl"] if not path.exists()]
+    if missing:
+        raise InputError(f"--pairs {args.pairs}: no {Path(missing[0]).name} (write it with posbias probes build)")
+    scorers = section["scorers"]
+    if args.probes_command == "score":
+        if args.scorer not in scorers:
+            raise InputError(f"--scorer {args.scorer}: {args.config} has no probes.scorers.{args.scorer}; known: "
+                             f"{', '.join(sorted(scorers))}")
+        checkpoint = args.checkpoint or config.probe_checkpoint(args.scorer)
+        if checkpoint is not None and not Path(checkpoint).is_dir():
+            raise InputError(f"--checkpoint {checkpoint}: no such directory (train the model first, or name its "
+                             f"checkpoint with --checkpoint)")
+        out = Path(args.out)
+        probes.score(config.probe_scorer(args.scorer), checkpoint, {p: str(path) for p, path in pairs.items()},
+                     str(Path(args.pairs) / "heatmap.jsonl"), str(out / f"{args.scorer}.parquet"),
+                     str(out / f"{args.scorer}.heatmap.parquet"), args.threads)
+        return
+    found = [name for name in scorers if (Path(args.scores) / f"{name}.parquet").exists()]
+    if not found:
+        raise InputError(f"--scores {args.scores}: no scores of any probes.scorers entry (posbias probes score)")
+    tables, figures = probes.report_paths(args.out, names)
+    probes.report({s: str(Path(args.scores) / f"{s}.parquet") for s in found},
+                  {s: str(Path(args.scores) / f"{s}.heatmap.parquet") for s in found},
+                  str(Path(args.pairs) / "query_table.json"), {s: config.probe_label(s) for s in found},
+                  section["correction"], section["alpha"], section["heatmap"], tables, figures)
 
 
 def _needs(args, flag: str, why: str) -> None:

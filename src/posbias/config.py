@@ -486,6 +486,29 @@ class Config:
     def llm_label(self, name: str) -> str:
         return self.data["llm"]["models"][name].get("label", name)
 
+    # bias probes
+    @property
+    def probe_scorers(self) -> list[str]:
+        return list(self.data.get("probes", {}).get("scorers", {}))
+
+    def probe_scorer(self, name: str) -> dict:
+        """A scorer's section as its job receives it (the label is the report's business)."""
+        spec = self.data["probes"]["scorers"][name]
+        return canonical({k: v for k, v in spec.items() if k != "label"})
+
+    def probe_checkpoint(self, name: str) -> str | None:
+        """The checkpoint directory a `checkpoint` scorer reads (its model's first training seed by default)."""
+        spec = self.data["probes"]["scorers"][name]
+        if spec["kind"] != "checkpoint":
+            return None
+        seed = spec.get("seed", self.model_seeds(spec["model"])[0])
+        return f"results/models/{spec['model']}/seed{seed}"
+
+    def probe_label(self, name: str) -> str:
+        spec = self.data["probes"]["scorers"][name]
+        default = self.models[spec["model"]].label if spec["kind"] == "checkpoint" else name
+        return spec.get("label", default)
+
     def folds_count(self, queryset: str) -> int:
         """The number of folds of a cross-validated query set (a user's qid<TAB>fold file is read here)."""
         folds = self.querysets[queryset].folds
@@ -680,7 +703,7 @@ def check_models(cfg: dict, warnings: list[str]) -> None:
         if model.get("zero_shot") and ("seeds" in model or "excluded_seeds" in model):
             raise ConfigError(f"models.{name}: a zero-shot model is never trained, so it takes no seeds or "
                               f"excluded_seeds")
-        seeds = model.get("seeds", cfg["training"]["seeds"])
+        seeds = model.get("seeds", cfg.get("training", {}).get("seeds", []))
         stray = sorted(set(model.get("excluded_seeds", [])) - set(seeds))
         if stray:
             raise ConfigError(f"models.{name}.excluded_seeds: {stray} are not among its seeds {seeds}")
@@ -874,6 +897,29 @@ def check_language_models(cfg: dict, warnings: list[str]) -> None:
         raise ConfigError("litm: needs `qa`, `kv` or both")
 
 
+def check_probes(cfg: dict, warnings: list[str]) -> None:
+    """A checkpoint scorer names a trained model (and one of its seeds); the heatmap names scorers."""
+    probes = cfg.get("probes")
+    if not probes:
+        return
+    for name, scorer in probes["scorers"].items():
+        if scorer["kind"] != "checkpoint":
+            continue
+        where = f"probes.scorers.{name}.model"
+        _require(cfg["models"], scorer["model"], where, "a key of models")
+        model = cfg["models"][scorer["model"]]
+        if model.get("zero_shot") or model["ranker"] in catalog.LISTWISE:
+            raise ConfigError(f"{where}: {scorer['model']!r} is never trained, so it has no checkpoint to score with")
+        seeds = model.get("seeds", cfg.get("training", {}).get("seeds", []))
+        if "seed" in scorer and scorer["seed"] not in seeds:
+            raise ConfigError(f"probes.scorers.{name}.seed: {scorer['seed']} is not a training seed of "
+                              f"{scorer['model']!r} ({seeds})")
+    for key in ("head_count_bins", "length_bins"):
+        bins = probes["heatmap"][key]
+        if any(b >= a for a, b in zip(bins[1:], bins)):
+            raise ConfigError(f"probes.heatmap.{key}: {bins} must increase")
+
+
 def check_experiment(cfg: dict, warnings: list[str]) -> None:
     if cfg.get("experiment") in RESULTS_DIRECTORIES:
         raise ConfigError(f"experiment: {cfg['experiment']!r} is a directory the workflow writes under results/; "
@@ -882,4 +928,4 @@ def check_experiment(cfg: dict, warnings: list[str]) -> None:
 
 CHECKS = (check_experiment, check_collections, check_pools, check_retrievers, check_training, check_models,
           check_model_arguments, check_tables,
-          check_external_runs, check_backbone_positions, check_recipes, check_language_models)
+          check_external_runs, check_backbone_positions, check_recipes, check_language_models, check_probes)

@@ -33,6 +33,9 @@ def tiny_config(backbone: str) -> dict:
         spec["args"] = {**spec["args"], "backbone": backbone}
         spec["args"].pop("backbone_layers", None)  # the tiny BERT has 2 layers
     config["retrievers"]["hybrid"]["encoder"]["model"] = backbone
+    for spec in config["probes"]["scorers"].values():
+        if spec["kind"] == "dense":
+            spec["query_model"] = backbone
     return config
 
 
@@ -111,7 +114,9 @@ def test_default_config_builds_the_full_graph(tmp_path):
                                     "table11",
                                     "efficiency_figure", "litm_synthetic_qa", "litm_build_qa", "litm_build_kv",
                                     "litm_predict_qa", "litm_predict_kv", "litm_score_qa", "litm_score_kv",
-                                    "litm_report"}
+                                    "litm_report", "probes_synthetic", "probes_build", "probes_score",
+                                    "probes_report"}
+    assert {w for r, w in jobs if r == "probes_score"} == {f"scorer={s}" for s in config["probes"]["scorers"]}
     # rerank.jobs: per_checkpoint: each checkpoint reranks its three query sets and is fine-tuned in one job
     assert {w for r, w in jobs if r == "rerank_checkpoint"} == trained and not {"rerank", "finetune"} & {
         r for r, _ in jobs}
@@ -213,6 +218,24 @@ def test_lost_in_the_middle_with_the_mock_u_curve_gives_its_exact_accuracies(fin
         record = json.loads(handle.readline())
     assert {"question", "answers", "ctxs", "model_answer", "model_prompt", "model_documents"} <= set(record)
     assert record["model_documents"][1]["isgold"] and record["model_prompt"].startswith("Write a high-quality answer")
+
+
+def test_the_probes_stage_tests_every_probe_with_every_scorer(finished_run):
+    work = finished_run
+    summary = pd.read_csv(work / "results/probes/probes.csv", keep_default_na=False, na_values=[""])
+    assert set(summary["scorer"]) == {"bm25", "dense", "firstp"}
+    assert set(summary["probe"]) == {"answer_importance", "position_first_last", "position_sweep", "literal",
+                                     "brevity", "repetition", "foil"}
+    assert (summary["n"] == 8).all()
+    # BM25 is order-invariant: reordering sentences ties every pair, so the position probes have no test
+    bm25 = summary[(summary["scorer"] == "bm25") & summary["probe"].str.startswith("position")]
+    assert (bm25["ties"] == 8).all()
+    # FirstP reads 16 tokens of documents of 90-190 words: every pair is cut off
+    assert (summary.loc[summary["scorer"] == "firstp", "truncated_pairs"] == 8).all()
+    for name in ("sweep", "heatmap", "summary"):
+        assert (work / "results/probes/figures" / f"{name}.png").stat().st_size > 0
+    table = (work / "results/probes/probes.md").read_text()
+    assert all(label in table for label in ("| bm25 |", "| dense |", "| FirstP |"))  # a checkpoint: its model's label
 
 
 def test_changing_one_learning_rate_reruns_only_that_model(finished_run):

@@ -51,7 +51,8 @@ def vocabulary_fingerprint(tokenizer) -> str:
     return hashlib.sha256(json.dumps(items, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
 
 
-def _encode(tokenizer, texts: list[str]) -> list[list[int]]:
+def encode_documents(tokenizer, texts: list[str]) -> list[list[int]]:
+    """Token ids of document texts as a store holds them: no special tokens, not truncated."""
     if not texts:  # the tokenizer fails on an empty batch
         return []
     # Only input_ids: attention masks and type ids would triple the Python objects built per token.
@@ -77,7 +78,7 @@ def build_token_store(docs: str | os.PathLike, out_dir: str | os.PathLike, token
         with open(staging / TOKENS, "wb") as out:
             documents = tqdm(iter_documents(docs), desc="tokenising", unit="doc", mininterval=10, disable=not progress)
             for block in batched(documents, batch_size):
-                for (doc_id, _), ids in zip(block, _encode(tokenizer, [text for _, text in block])):
+                for (doc_id, _), ids in zip(block, encode_documents(tokenizer, [text for _, text in block])):
                     kept = np.asarray(ids[:cap] if cap else ids, dtype=np.int32)
                     out.write(kept.tobytes())
                     doc_ids.append(doc_id)

@@ -25,6 +25,15 @@ log = logging.getLogger(__name__)
 
 
 @torch.inference_mode()
+def score_batch(ranker: ChunkRanker, chunker, pairs: list[tuple], device: torch.device, dtype) -> list[float]:
+    """The ranker's scores of one batch of (query token ids, document token ids) pairs, laid out by `chunker`
+    (`ranker.featurizer(tokenizer)`); the backbone runs under autocast `dtype` (None: fp32)."""
+    batch = chunker.batch(pairs)
+    with autocast(device, dtype):
+        return ranker(batch.to(device)).float().cpu().tolist()  # .cpu() waits for the device
+
+
+@torch.inference_mode()
 def rerank(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenStore,
            candidates: dict[str, dict[str, float]], batch_size: int = 32, device: str = "auto",
            precision: str = "auto", progress: bool = True,
@@ -55,9 +64,7 @@ def rerank(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: Token
         part = order[start:start + batch_size]
         pairs = [(query_ids[pair_queries[i]], store.ids(numbers[i], limit)) for i in part]
         started = time.perf_counter()
-        batch = chunker.batch(pairs)
-        with autocast(torch_device, dtype):
-            scores = ranker(batch.to(torch_device)).float().cpu().tolist()  # .cpu() waits for the device
+        scores = score_batch(ranker, chunker, pairs, torch_device, dtype)
         scoring += time.perf_counter() - started
         for i, score in zip(part, scores):
             run[pair_queries[i]][pair_docs[i]] = score

@@ -1,6 +1,7 @@
-"""Dense encoder: a Hugging Face model that turns queries and passages into unit vectors.
+"""Dense encoder: a Hugging Face model that turns queries and passages into vectors.
 
-Vectors are L2-normalised float32, so an inner product is a cosine similarity.
+Vectors are L2-normalised float32 by default, so an inner product is a cosine similarity; `normalize: false`
+keeps the pooled vectors as the model makes them, for models scored by a raw dot product (the bias probes).
 Texts are sorted by length into batches padded to the longest in the batch, and
 returned in the caller's order: a text gets the same vector whatever its batch.
 The network itself (plain backbone and pooling, ANCE head, or a sentence-transformers
@@ -41,10 +42,11 @@ class EncoderSettings:
     device: str = "auto"
     trust_remote_code: bool = False
     head: str = "none"
+    normalize: bool = True  # L2-normalise (cosine); false: the raw pooled vector (dot product)
 
     # Fields that change the vectors; an index must be queried with an encoder agreeing on all of them.
     VECTOR_FIELDS = ("model", "pooling", "head", "query_prefix", "passage_prefix", "max_query_tokens",
-                     "max_passage_tokens")
+                     "max_passage_tokens", "normalize")
 
     def __post_init__(self):
         if self.pooling not in POOLINGS:
@@ -57,6 +59,8 @@ class EncoderSettings:
         for key in ("max_query_tokens", "max_passage_tokens", "batch_size"):
             if not isinstance(getattr(self, key), int) or getattr(self, key) < 1:
                 raise InputError(f"encoder settings: {key} must be a positive integer, got {getattr(self, key)!r}")
+        if not isinstance(self.normalize, bool):
+            raise InputError(f"encoder settings: normalize must be true or false, got {self.normalize!r}")
 
     @classmethod
     def from_config(cls, section: Mapping) -> "EncoderSettings":
@@ -67,15 +71,17 @@ class EncoderSettings:
 
 
 class DenseEncoder:
-    """Encodes queries and passages into L2-normalised float32 vectors (one row per text)."""
+    """Encodes queries and passages into float32 vectors (one row per text), L2-normalised unless
+    `normalize=False`."""
 
     def __init__(self, model: str, pooling: str = "cls", query_prefix: str = "", passage_prefix: str = "",
                  max_query_tokens: int = 64, max_passage_tokens: int = 512, batch_size: int = 64,
-                 device: str = "auto", trust_remote_code: bool = False, head: str = "none"):
+                 device: str = "auto", trust_remote_code: bool = False, head: str = "none", normalize: bool = True):
         self.settings = EncoderSettings(model=model, pooling=pooling, query_prefix=query_prefix,
                                         passage_prefix=passage_prefix, max_query_tokens=max_query_tokens,
                                         max_passage_tokens=max_passage_tokens, batch_size=batch_size,
-                                        device=device, trust_remote_code=trust_remote_code, head=head)
+                                        device=device, trust_remote_code=trust_remote_code, head=head,
+                                        normalize=normalize)
         self.device = pick_device(device)
         # fp16 on CUDA only: on CPU, reduced precision is slow on most processors and changes the vectors.
         self.autocast_dtype = torch.float16 if self.device.type == "cuda" else None
@@ -132,8 +138,10 @@ class DenseEncoder:
     def _encode_batch(self, token_ids: list[list[int]]) -> np.ndarray:
         input_ids, attention_mask = self._pad(token_ids)
         with torch.inference_mode(), autocast(self.device, self.autocast_dtype):
-            vectors = self.model(input_ids, attention_mask)
-        return torch.nn.functional.normalize(vectors.float(), dim=-1).cpu().numpy()
+            vectors = self.model(input_ids, attention_mask).float()
+        if self.settings.normalize:
+            vectors = torch.nn.functional.normalize(vectors, dim=-1)
+        return vectors.cpu().numpy()
 
     def _pad(self, token_ids: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
         longest = max(len(ids) for ids in token_ids)

@@ -3,7 +3,8 @@
 Which network runs depends on the model and the encoder's `head` setting:
 
 - a sentence-transformers model (its directory has a modules.json): its own modules run in order
-  (Transformer, Pooling, then any Dense, LayerNorm or Normalize), so a projection it defines is not dropped.
+  (Transformer, Pooling, then any Dense, LayerNorm or Normalize), so a projection it defines is not dropped;
+  with `normalize: false` its Normalize module is left out, so the vectors are the raw pooled ones.
   Its Pooling must agree with the `pooling` setting, so that the settings an index records say what made it;
 - `head: ance`: an ANCE checkpoint, whose CLS vector goes through its projection and LayerNorm
   (`posbias.retrieval.ance`);
@@ -80,13 +81,16 @@ class SentenceTransformerModules(torch.nn.Module):
 
 def _sentence_transformer(settings: "EncoderSettings", path: str) -> EncoderNetwork:
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+    from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
 
     name = settings.model
     if settings.head != "none":
         raise InputError(f"encoder settings: head {settings.head!r} is for plain checkpoints; {name!r} is a "
                          "sentence-transformers model, which brings its own modules (set head: none)")
     model = SentenceTransformer(path, device="cpu", trust_remote_code=settings.trust_remote_code)
+    if not settings.normalize:  # the encoder's setting says whether vectors are unit length, not the model's files
+        for key in [key for key, module in model.named_children() if isinstance(module, Normalize)]:
+            del model._modules[key]
     modules = list(model)
     if not isinstance(modules[0], Transformer):
         raise InputError(f"encoder {name!r}: a sentence-transformers model must start with a Transformer "

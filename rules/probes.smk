@@ -1,0 +1,85 @@
+# Bias probes (Fayyaz et al. 2025, "Collapse of Dense Retrievers"): pairs of Re-DocRED documents that differ in one
+# property (the evidence first or last, short or long, the head's name literal or not, repeated or not, the answer
+# present or not, a foil against the evidence). One job builds every probe's pairs; one job per scorer (a dense
+# encoder, BM25, or a trained ranker's checkpoint) scores them all, so a model loads once; one job runs the paired
+# tests, corrected together, and draws the table and figures.
+
+if PROBES and "synthetic" in PROBES["redocred"]:
+
+    rule probes_synthetic:
+        output:
+            PROBE_SYNTHETIC,
+        params:
+            synthetic=canonical(PROBES["redocred"]["synthetic"]),
+        threads: 1
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/probes/synthetic.log",
+        script:
+            "../scripts/probes_synthetic.py"
+
+
+if PROBES:
+
+    rule probes_build:
+        input:
+            [entry["path"] for group in probe_redocred_files().values() for entry in group],
+        output:
+            pairs=[probe_pairs(p) for p in PROBE_NAMES],
+            heatmap="results/probes/pairs/heatmap.jsonl",
+            query_table="results/probes/pairs/query_table.json",
+        params:
+            section=canonical({**PROBES, "redocred": probe_redocred_files()}),
+            probes=PROBE_NAMES,
+        threads: 1
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/probes/build.log",
+        script:
+            "../scripts/probes_build.py"
+
+    rule probes_score:
+        input:
+            unpack(probe_score_inputs),
+        output:
+            scores="results/probes/scores/{scorer}.parquet",
+            heatmap="results/probes/scores/{scorer}.heatmap.parquet",
+        params:
+            scorer=lambda wc: CFG.probe_scorer(wc.scorer),
+            probes=PROBE_NAMES,
+        wildcard_constraints:
+            scorer=alternatives(PROBE_SCORERS),
+        threads: 1
+        benchmark:
+            "results/benchmarks/probes/{scorer}.tsv"
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/probes/score/{scorer}.log",
+        script:
+            "../scripts/probes_score.py"
+
+    rule probes_report:
+        localrule: True
+        input:
+            scores=[f"results/probes/scores/{s}.parquet" for s in PROBE_SCORERS],
+            heatmaps=[f"results/probes/scores/{s}.heatmap.parquet" for s in PROBE_SCORERS],
+            query_table="results/probes/pairs/query_table.json",
+        output:
+            **probe_report_outputs(),
+        params:
+            scorers=PROBE_SCORERS,
+            labels={s: CFG.probe_label(s) for s in PROBE_SCORERS},
+            correction=PROBES.get("correction"),
+            alpha=PROBES.get("alpha"),
+            heatmap=canonical(PROBES.get("heatmap", {})),
+            tables=PROBE_TABLE,
+            figures=PROBE_FIGURES,
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/probes/report.log",
+        script:
+            "../scripts/probes_report.py"

@@ -1,0 +1,7 @@
+"""Snakemake entry: every probe's document pairs, the heatmap's queries and the query table's counts."""
+from posbias.logs import job_log
+from posbias.steps.probes import build
+
+with job_log(snakemake.log[0]):
+    pairs = dict(zip(snakemake.params.probes, snakemake.output.pairs, strict=True))
+    build(snakemake.params.section, pairs, snakemake.output.heatmap, snakemake.output.query_table)

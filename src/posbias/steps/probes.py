@@ -1,0 +1,246 @@
+"""Pipeline steps of the bias probes (Fayyaz et al. 2025; spec: shared/specs/probes.md): build each probe's
+document pairs from Re-DocRED, score them with one scorer, and report the paired tests.
+
+Files between the steps:
+- `pairs/{probe}.jsonl`: one pair per line, `ProbePair.to_dict()` (or `LiteralPair.to_dict()`: a query per side);
+- `pairs/heatmap.jsonl`: every query of the table with its whole original document, its head's mention count
+  and the document's length in words (the repetition heatmap, spec §4.2);
+- `pairs/query_table.json`: what the query table kept and dropped, and each probe's candidate pool;
+- `scores/{scorer}.parquet`: per pair, `score_1` = M(query_1, document_1), `score_2`, and whether the scorer cut
+  either document off (`truncated_1`, `truncated_2`); `scores/{scorer}.heatmap.parquet`: per query, its score
+  against the whole document.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from posbias.errors import InputError
+from posbias.io import atomic_write
+
+log = logging.getLogger(__name__)
+
+HEATMAP = "heatmap"
+
+
+# --- build ------------------------------------------------------------------------------------------------------
+
+
+def probe_names() -> tuple[str, ...]:
+    """Every probe the stage can build, in the report's order."""
+    return tuple(_constructions())
+
+
+def _constructions() -> dict:
+    """Probe name -> (candidate pool, pair builder), each called with the query table and the `probes` section."""
+    from posbias.probes import answer, brevity, foil, literal, position, repetition
+
+    variants = lambda section: section.get("variants", {})  # noqa: E731
+    return {
+        answer.ANSWER_IMPORTANCE: (
+            lambda q, s: answer.answer_importance_candidates(q),
+            lambda q, s, n, seed: answer.answer_importance(q, n, seed, neutral=variants(s).get("neutral", "authors"))),
+        position.FIRST_LAST: (
+            lambda q, s: position.first_last_candidates(q),
+            lambda q, s, n, seed: position.first_last(q, n, seed)),
+        position.SWEEP: (
+            lambda q, s: position.sweep_candidates(q, s["sweep_positions"]),
+            lambda q, s, n, seed: position.sweep(q, n, seed, positions=s["sweep_positions"])),
+        literal.LITERAL: (
+            lambda q, s: literal.literal_candidates(q),
+            lambda q, s, n, seed: literal.literal(q, n, seed)),
+        brevity.BREVITY: (
+            lambda q, s: brevity.brevity_candidates(q, _seed(s, brevity.BREVITY)),
+            lambda q, s, n, seed: brevity.brevity(q, n, seed)),
+        repetition.REPETITION: (
+            lambda q, s: repetition.repetition_candidates(q, variants(s).get("repetition", "paper")),
+            lambda q, s, n, seed: repetition.repetition(q, n, seed, variant=variants(s).get("repetition", "paper"))),
+        foil.FOIL: (
+            lambda q, s: foil.foil_candidates(q, authors=variants(s).get("foil") == "authors"),
+            lambda q, s, n, seed: foil.foil(q, n, seed, authors=variants(s).get("foil") == "authors")),
+    }
+
+
+def _seed(section: Mapping, probe: str) -> int:
+    seeds = section.get("seeds", {})
+    return int(seeds.get(probe, seeds.get("default", 0)))
+
+
+def redocred_files(section: Mapping, synthetic_path: str) -> dict[str, list[dict]]:
+    """`probes.redocred` as the build step reads it: `files` and `dedup_files` as {path, split}; the synthetic
+    world is one test file at `synthetic_path`, with nothing to deduplicate against."""
+    if "synthetic" in section:
+        return {"files": [{"path": synthetic_path, "split": "test"}], "dedup_files": []}
+    return {"files": list(section["files"]), "dedup_files": list(section.get("dedup_files", []))}
+
+
+def read_corpus(files: Sequence[Mapping]) -> list:
+    """The documents of every `{path, split}` entry, in the order given."""
+    from posbias.probes.redocred import read_redocred
+
+    documents = []
+    for entry in files:
+        if not Path(entry["path"]).exists():
+            raise InputError(f"probes.redocred: {entry['path']} does not exist (a Re-DocRED *_revised.json file)")
+        documents += read_redocred(entry["path"], entry["split"])
+    return documents
+
+
+def build(section: Mapping, pairs_out: Mapping[str, str], heatmap_out: str, table_out: str) -> None:
+    """Write each probe's pairs (`pairs_out`: probe -> path), the heatmap's queries and the query table's counts."""
+    from posbias.probes.queries import query_table_with_counts
+
+    files, dedup = section["redocred"]["files"], section["redocred"].get("dedup_files", [])
+    queries, counts = query_table_with_counts(read_corpus(files), read_corpus(dedup))
+    log.info("query table: %s", counts.summary())
+    if not dedup:
+        log.info("no probes.redocred.dedup_files: the duplicate filter sees only the query files, so the pool is "
+                 "larger than the study's (it also filtered against Re-DocRED train and DocRED train_distant)")
+    constructions, pools = _constructions(), {}
+    for probe, out in pairs_out.items():
+        candidates, construct = constructions[probe]
+        pools[probe] = len(candidates(queries, section))
+        pairs = construct(queries, section, section["n"], _seed(section, probe))
+        _write_jsonl(out, [pair.to_dict() for pair in pairs])
+        log.info("%s: %d pairs from %d candidates", probe, len(pairs), pools[probe])
+    _write_jsonl(heatmap_out, [_heatmap_record(query) for query in queries])
+    report = {"query_table": counts.__dict__, "candidates": pools, "n": section["n"],
+              "dedup_files": [entry["path"] for entry in dedup]}
+    with atomic_write(table_out) as handle:
+        json.dump(report, handle, indent=2)
+        handle.write("\n")
+
+
+def _heatmap_record(query) -> dict:
+    document = query.document
+    return {"qid": query.qid, "query": query.query, "document": document.text, "head_count": len(query.head),
+            # the study's length: whitespace words of title + " " + text
+            "doc_words": len(f"{document.title} {document.text}".split())}
+
+
+def _write_jsonl(path: str, records: list[dict]) -> None:
+    with atomic_write(path) as handle:
+        for record in records:
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def read_jsonl(path: str) -> list[dict]:
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+# --- score ------------------------------------------------------------------------------------------------------
+
+
+def sides(record: Mapping) -> tuple[tuple[str, str], tuple[str, str]]:
+    """(query, document) of the pair's first and second side: one query for both, or one per side (literal)."""
+    query_1 = record.get("query_1", record.get("query"))
+    query_2 = record.get("query_2", record.get("query"))
+    if query_1 is None or query_2 is None:
+        raise InputError(f"probe pair {record.get('qid')!r} of {record.get('probe')!r}: no query")
+    return (query_1, record["document_1"]), (query_2, record["document_2"])
+
+
+def score(spec: Mapping, checkpoint: str | None, pairs: Mapping[str, str], heatmap: str | None,
+          out: str, heatmap_out: str | None, threads: int | None = None) -> None:
+    """Score every probe's pairs (`pairs`: probe -> pairs file) and, if asked, the heatmap's queries with the scorer
+    `spec` (a `probes.scorers` entry) describes, on `threads` CPU threads (default: torch's)."""
+    from posbias.probes.scorers import build_scorer
+
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
+    scorer = build_scorer(spec, checkpoint)
+    frames = []
+    for probe, path in pairs.items():
+        records = read_jsonl(path)
+        firsts, seconds = zip(*(sides(record) for record in records)) if records else ((), ())
+        scores = scorer.score([*firsts, *seconds])
+        truncated = scorer.truncated([d for _, d in (*firsts, *seconds)])
+        n = len(records)
+        frames.append(pd.DataFrame({
+            "probe": probe, "condition": [r.get("condition", "") for r in records], "qid": [r["qid"] for r in records],
+            "score_1": scores[:n], "score_2": scores[n:], "truncated_1": truncated[:n], "truncated_2": truncated[n:]}))
+        log.info("%s: scored %d pairs; %d with a document cut off", probe, n, int((truncated[:n] | truncated[n:]).sum()))
+    _write_parquet(pd.concat(frames, ignore_index=True), out)
+    if heatmap is not None and heatmap_out is not None:
+        records = read_jsonl(heatmap)
+        values = scorer.score([(r["query"], r["document"]) for r in records])
+        frame = pd.DataFrame({key: [r[key] for r in records] for key in ("qid", "head_count", "doc_words")})
+        _write_parquet(frame.assign(score=values), heatmap_out)
+
+
+def _write_parquet(frame: pd.DataFrame, path: str) -> None:
+    with atomic_write(path, "wb") as handle:
+        frame.to_parquet(handle, index=False)
+
+
+# --- report -----------------------------------------------------------------------------------------------------
+
+
+def report_paths(directory: str, probes: Sequence[str]) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """The probe table's files (tex, csv, md, html) and the figures' PNG and PDF (sweep, if the sweep runs; heatmap;
+    summary) under `directory`."""
+    tables = {fmt: f"{directory}/probes.{fmt}" for fmt in ("tex", "csv", "md", "html")}
+    names = [name for name in ("sweep", "heatmap", "summary") if name != "sweep" or "position_sweep" in probes]
+    return tables, {name: [f"{directory}/figures/{name}.{ext}" for ext in ("png", "pdf")] for name in names}
+
+
+TABLE, OTHER = "table", "sweep_and_literal"  # the two families p is corrected over
+
+
+def statistics(scores: Mapping[str, str], correction: str) -> pd.DataFrame:
+    """One row per (probe, condition, scorer) with the paired statistics of score_1 against score_2 and how many
+    pairs had a document the scorer cut off.
+
+    p is corrected (`correction`) within two families: the tests the probe table shows (one per probe and scorer),
+    and the rest (every sweep position, the other literal conditions), so that the table's markers do not depend on
+    how many sweep positions were run. The `family` column names each row's.
+    """
+    from posbias.probes.report import COLUMNS
+    from posbias.probes.stats import correct_together, probe_statistic
+
+    shown = {(column.probe, column.condition) for column in COLUMNS}
+    keys, found, cut = [], [], []
+    for scorer, path in scores.items():
+        frame = pd.read_parquet(path)
+        for (probe, condition), group in frame.groupby(["probe", "condition"], sort=False):
+            keys.append((probe, condition, scorer))
+            found.append(probe_statistic(group["score_1"].to_numpy(), group["score_2"].to_numpy()))
+            cut.append(int((group["truncated_1"] | group["truncated_2"]).sum()))
+    families = [TABLE if (probe, condition) in shown else OTHER for probe, condition, _ in keys]
+    for family in (TABLE, OTHER):
+        members = [i for i, name in enumerate(families) if name == family]
+        for i, corrected in zip(members, correct_together([found[i] for i in members], correction)):
+            found[i] = corrected
+    return pd.DataFrame([{"probe": p, "condition": c, "scorer": s, **stat.to_dict(), "family": family,
+                          "truncated_pairs": t}
+                         for (p, c, s), stat, family, t in zip(keys, found, families, cut)])
+
+
+def report(scores: Mapping[str, str], heatmaps: Mapping[str, str], query_table: str, labels: Mapping[str, str],
+           correction: str, alpha: float, heatmap: Mapping, tables: Mapping[str, str],
+           figures: Mapping[str, list[str]]) -> None:
+    """The probe table (`tables`: tex, csv, md, html) and figures (`figures`: sweep, heatmap, summary -> PNG and
+    PDF paths) from every scorer's scores."""
+    from posbias.probes import report as render
+
+    summary = statistics(scores, correction)
+    with open(query_table, encoding="utf-8") as handle:
+        log.info("query table and candidate pools: %s", handle.read().strip())
+    render.write_probe_table(summary, dict(labels), alpha, correction, dict(tables))
+    if "sweep" in figures:
+        render.sweep_figure(summary, dict(labels), figures["sweep"])
+    frame = pd.concat([pd.read_parquet(path).assign(scorer=scorer) for scorer, path in heatmaps.items()],
+                      ignore_index=True)
+    render.heatmap_figure(frame, dict(labels), figures["heatmap"], head_count_bins=heatmap["head_count_bins"],
+                          length_bins=heatmap["length_bins"])
+    render.summary_figure(summary, dict(labels), figures["summary"])
+    for row in summary[summary["family"] == TABLE].itertuples():
+        log.info("%s %s %s: t = %s, win rate %.2f", row.scorer, row.probe, row.condition, row.t, row.win_rate)

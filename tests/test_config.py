@@ -689,6 +689,39 @@ def test_language_model_checks_name_the_key(mutations, message):
     check_rejects(mutations, message)
 
 
+PROBE_ERRORS = [
+    pytest.param(put("probes.scorers.firstp.model", "nope"), r"^probes\.scorers\.firstp\.model: 'nope' is not a key",
+                 id="unknown-model"),
+    pytest.param(put("probes.scorers.firstp.model", "firstp_e5"),
+                 r"^probes\.scorers\.firstp\.model: 'firstp_e5' is never trained", id="zero-shot-model"),
+    pytest.param(put("probes.scorers.firstp.seed", 7), r"^probes\.scorers\.firstp\.seed: 7 is not a training seed",
+                 id="untrained-seed"),
+    pytest.param(put("probes.scorers.minilm.score", "l2"), r"^probes\.scorers\.minilm", id="unknown-score"),
+    pytest.param(put("probes.scorers.bm25.query_model", "x"), r"^probes\.scorers\.bm25\.query_model: unknown key",
+                 id="dense-key-on-bm25"),
+    pytest.param(put("probes.redocred.files", [{"path": "dev_revised.json", "split": "dev"}]),
+                 r"^probes\.redocred: .* is not valid under any of the given schemas", id="files-and-synthetic"),
+    pytest.param(put("probes.heatmap.length_bins", [90, 80, 200]), r"^probes\.heatmap\.length_bins: .* must increase",
+                 id="bins-decrease"),
+    pytest.param(put("probes.probes", ["position_first_last", "poison"]), r"^probes\.probes\[1\]: 'poison' is not one",
+                 id="unknown-probe"),
+]
+
+
+@pytest.mark.parametrize(("mutation", "message"), PROBE_ERRORS)
+def test_probe_checks_name_the_key(mutation, message):
+    check_rejects(mutation, message)
+
+
+def test_a_checkpoint_scorer_reads_its_models_first_seed_unless_told():
+    cfg = prepare(fresh())
+    assert cfg.probe_checkpoint("firstp") == "results/models/firstp/seed1" and cfg.probe_checkpoint("bm25") is None
+    assert cfg.probe_label("firstp") == "FirstP" and cfg.probe_label("minilm") == "MiniLM (dot)"
+    assert "label" not in cfg.probe_scorer("minilm") and cfg.probe_scorer("minilm")["max_tokens"] == 512
+    cfg = prepare(mutated(put("probes.scorers.firstp.seed", 2)))
+    assert cfg.probe_checkpoint("firstp") == "results/models/firstp/seed2"
+
+
 def test_missing_expansions_file_is_a_warning(tmp_path):
     (tmp_path / "present.jsonl").write_text("", encoding="utf-8")
     cfg = prepare(mutated(with_robust(), put("collections.robust.expansions", str(tmp_path / "absent.jsonl"))))

@@ -95,3 +95,20 @@ def test_the_pooled_trec_dl_column_stacks_the_three_years(paper_jobs):
 @pytest.mark.parametrize("paper", [*EXPERIMENTS, "study"])
 def test_every_ranker_of_the_study_is_scheduled(dry_runs, paper):
     assert "is not implemented yet" not in dry_runs[paper]
+
+
+def test_the_probes_config_builds_its_graph_from_the_users_redocred_files(tmp_path):
+    """config/paper/probes.yaml: one build job reads the four Re-DocRED files where the README says to put them,
+    one scoring job per scorer (the paper's six retrievers, BM25, two trained checkpoints), one report."""
+    write_config(tmp_path, default_config())
+    (tmp_path / "data" / "redocred").mkdir(parents=True)
+    for name in ("dev_revised", "test_revised", "train_revised", "train_distant"):
+        (tmp_path / "data" / "redocred" / f"{name}.json").write_text("[]")
+    output = run_snakemake(tmp_path, "-n", "results/collapse/probes/probes.tex",
+                           "--configfile", str(PAPER / "probes.yaml")).stdout
+    jobs = scheduled_jobs(output)
+    scorers = {w.split("scorer=")[1] for r, w in jobs if r == "probes_score"}
+    assert scorers == {"dragon_plus", "dragon_roberta", "contriever_msmarco", "contriever", "cocodr", "retromae",
+                       "bm25", "firstp", "maxp"}
+    assert {"probes_build", "probes_report"} <= {r for r, _ in jobs} and "probes_synthetic" not in {r for r, _ in jobs}
+    assert {w for r, w in jobs if r == "train"} == {f"model={m}, seed=1" for m in ("firstp", "maxp")}

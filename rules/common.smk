@@ -314,6 +314,22 @@ def probe_redocred_files():
     return redocred_files(PROBES["redocred"], PROBE_SYNTHETIC)
 
 
+def probe_build_inputs():
+    """The Re-DocRED files, and the poison's replacement file when it reads one."""
+    files = [entry["path"] for group in probe_redocred_files().values() for entry in group]
+    poison = PROBES.get("poison", {})
+    return files + ([poison["path"]] if "poison" in PROBE_NAMES and poison.get("source") == "file" else [])
+
+
+def probe_poison_llm():
+    """The poison's language model (its job params), when it asks one."""
+    poison = PROBES.get("poison", {})
+    return CFG.llm_model(poison["model"]) if "poison" in PROBE_NAMES and poison.get("source") == "llm" else None
+
+
+PROBE_REPLACEMENTS = ["results/probes/pairs/poison_replacements.jsonl"] if "poison" in PROBE_NAMES else []
+
+
 def probe_score_inputs(wildcards):
     inputs = {"pairs": [probe_pairs(p) for p in PROBE_NAMES], "heatmap": "results/probes/pairs/heatmap.jsonl"}
     checkpoint_dir = CFG.probe_checkpoint(wildcards.scorer)

@@ -24,14 +24,17 @@ if PROBES:
 
     rule probes_build:
         input:
-            [entry["path"] for group in probe_redocred_files().values() for entry in group],
+            probe_build_inputs(),
         output:
             pairs=[probe_pairs(p) for p in PROBE_NAMES],
             heatmap="results/probes/pairs/heatmap.jsonl",
             query_table="results/probes/pairs/query_table.json",
+            replacements=PROBE_REPLACEMENTS,
         params:
             section=canonical({**PROBES, "redocred": probe_redocred_files()}),
             probes=PROBE_NAMES,
+            llm=probe_poison_llm(),
+            cache=CFG.llm_cache,
         threads: 1
         conda:
             "../envs/posbias.yaml"

@@ -4,4 +4,6 @@ from posbias.steps.probes import build
 
 with job_log(snakemake.log[0]):
     pairs = dict(zip(snakemake.params.probes, snakemake.output.pairs, strict=True))
-    build(snakemake.params.section, pairs, snakemake.output.heatmap, snakemake.output.query_table)
+    replacements = snakemake.output.replacements[0] if snakemake.output.replacements else None
+    build(snakemake.params.section, pairs, snakemake.output.heatmap, snakemake.output.query_table, replacements,
+          snakemake.params.llm, snakemake.params.cache)

@@ -703,8 +703,13 @@ PROBE_ERRORS = [
                  r"^probes\.redocred: .* is not valid under any of the given schemas", id="files-and-synthetic"),
     pytest.param(put("probes.heatmap.length_bins", [90, 80, 200]), r"^probes\.heatmap\.length_bins: .* must increase",
                  id="bins-decrease"),
-    pytest.param(put("probes.probes", ["position_first_last", "poison"]), r"^probes\.probes\[1\]: 'poison' is not one",
+    pytest.param(put("probes.probes", ["position_first_last", "prior"]), r"^probes\.probes\[1\]: 'prior' is not one",
                  id="unknown-probe"),
+    pytest.param(drop("probes.poison"), r"^probes\.probes: poison needs probes\.poison", id="poison-without-source"),
+    pytest.param(put("probes.poison", {"source": "llm", "model": "gpt5"}),
+                 r"^probes\.poison\.model: 'gpt5' is not a key of llm\.models", id="poison-model"),
+    pytest.param(put("probes.poison", {"source": "file"}), r"^probes\.poison: 'path' is a required property",
+                 id="poison-file-without-path"),
 ]
 
 

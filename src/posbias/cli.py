@@ -547,8 +547,11 @@ def _probes(args) -> None:
 
             synthetic = section["redocred"]["synthetic"]
             write_synthetic_redocred(files["files"][0]["path"], synthetic["seed"], synthetic["n_documents"])
+        poison = section.get("poison", {}) if probes.POISON in names else {}
+        llm = config.llm_model(poison["model"]) if poison.get("source") == "llm" else None
         probes.build({**section, "redocred": files}, {p: str(Path(args.out) / f"{p}.jsonl") for p in names},
-                     str(Path(args.out) / "heatmap.jsonl"), str(Path(args.out) / "query_table.json"))
+                     str(Path(args.out) / "heatmap.jsonl"), str(Path(args.out) / "query_table.json"),
+                     str(Path(args.out) / "poison_replacements.jsonl") if poison else None, llm, config.llm_cache)
         return
     pairs = {p: Path(args.pairs) / f"{p}.jsonl" for p in names}
     missing = [str(path) for path in [*pairs.values(), Path(args.pairs) / "heatmap.jsonl"] if not path.exists()]

@@ -914,6 +914,11 @@ def check_probes(cfg: dict, warnings: list[str]) -> None:
         if "seed" in scorer and scorer["seed"] not in seeds:
             raise ConfigError(f"probes.scorers.{name}.seed: {scorer['seed']} is not a training seed of "
                               f"{scorer['model']!r} ({seeds})")
+    if "poison" in probes["probes"] and "poison" not in probes:
+        raise ConfigError("probes.probes: poison needs probes.poison (its replacements' source: llm, file or swap)")
+    if probes.get("poison", {}).get("source") == "llm":
+        _require(cfg.get("llm", {}).get("models", {}), probes["poison"]["model"], "probes.poison.model",
+                 "a key of llm.models")
     for key in ("head_count_bins", "length_bins"):
         bins = probes["heatmap"][key]
         if any(b >= a for a, b in zip(bins[1:], bins)):

@@ -15,6 +15,8 @@ TINY = yaml.safe_load((ROOT / "config" / "test" / "tiny.yaml").read_text())
 
 
 def write_config(tmp_path: Path, config: dict = TINY) -> Path:
+    """The config with its response cache (the poison's mock answers) under `tmp_path`."""
+    config = {**config, "llm": {**config["llm"], "cache": {"dir": str(tmp_path / "cache"), "mode": "read_write"}}}
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(config))
     return path
@@ -24,7 +26,8 @@ def test_build_score_and_report_each_alone(tmp_path):
     config = write_config(tmp_path)
     pairs, scores, report = tmp_path / "pairs", tmp_path / "scores", tmp_path / "report"
     assert main(["probes", "build", "--config", str(config), "--out", str(pairs)]) == 0
-    assert (pairs / "synthetic_revised.json").exists() and (pairs / "foil.jsonl").exists()
+    assert (pairs / "synthetic_revised.json").exists() and (pairs / "poison_replacements.jsonl").exists()
+    assert list((tmp_path / "cache").glob("echo-*.jsonl"))  # the poison asked the mock through the cache
     assert main(["probes", "score", "--config", str(config), "--scorer", "bm25", "--pairs", str(pairs),
                  "--out", str(scores)]) == 0
     assert main(["probes", "report", "--config", str(config), "--pairs", str(pairs), "--scores", str(scores),

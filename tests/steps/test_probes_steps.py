@@ -16,6 +16,7 @@ from posbias.probes.synthetic import write_synthetic_redocred
 from posbias.steps import probes
 
 SECTION = {"n": 8, "seeds": {"default": 0, "literal": 1}, "sweep_positions": 4, "variants": {},
+           "poison": {"source": "swap", "seed": 0},
            "heatmap": {"head_count_bins": [0, 1, 4, 5, 6], "length_bins": [90, 120, 140, 160, 190]}}
 
 
@@ -25,7 +26,7 @@ def built(tmp_path_factory) -> Path:
     write_synthetic_redocred(root / "test_revised.json", seed=0, n_documents=40)
     section = {**SECTION, "redocred": {"files": [{"path": str(root / "test_revised.json"), "split": "test"}]}}
     probes.build(section, {p: str(root / f"{p}.jsonl") for p in probes.probe_names()}, str(root / "heatmap.jsonl"),
-                 str(root / "query_table.json"))
+                 str(root / "query_table.json"), str(root / "poison_replacements.jsonl"))
     return root
 
 
@@ -43,6 +44,16 @@ def test_the_position_pairs_hold_the_same_sentences(built):
     for record in probes.read_jsonl(str(built / "position_first_last.jsonl")):
         assert sorted(record["document_1"].split()) == sorted(record["document_2"].split())
         assert record["document_1"] != record["document_2"]
+
+
+def test_the_poison_pairs_are_the_foils_with_a_poisoned_evidence_sentence_appended(built):
+    foil = {r["qid"]: r for r in probes.read_jsonl(str(built / "foil.jsonl"))}
+    replacements = {r["qid"]: r["replacement"] for r in probes.read_jsonl(str(built / "poison_replacements.jsonl"))}
+    assert set(replacements) == set(foil)
+    for record in probes.read_jsonl(str(built / "poison.jsonl")):
+        assert record["document_1"] == foil[record["qid"]]["document_1"]  # the evidence document
+        assert record["document_2"].startswith(foil[record["qid"]]["document_2"] + " ")
+        assert replacements[record["qid"]] in record["document_2"][len(foil[record["qid"]]["document_2"]):]
 
 
 def test_the_heatmap_lists_every_query_with_its_document(built):
@@ -84,7 +95,7 @@ def test_statistics_match_scipy_and_are_corrected_in_two_families(scored):
     table = summary[summary["family"] == probes.TABLE]
     assert set(zip(table["probe"], table["condition"])) == {
         ("answer_importance", ""), ("position_first_last", ""), ("literal", "SS-SL"), ("brevity", ""),
-        ("repetition", ""), ("foil", "")}
+        ("repetition", ""), ("foil", ""), ("poison", "")}
     defined = table[table["p"].notna()]
     np.testing.assert_allclose(defined["p_adjusted"], np.minimum(defined["p"] * len(defined), 1.0))
     other = summary[summary["family"] == probes.OTHER]
@@ -103,7 +114,8 @@ def test_report_writes_the_table_and_figures(built, scored, tmp_path):
         assert Path(path).stat().st_size > 0, path
     assert "| BM25 |" in Path(tables["md"]).read_text()
     csv = pd.read_csv(tables["csv"])
-    assert len(csv) == 6 + 8 and "truncated_pairs" in csv.columns
+    assert len(csv) == 7 + 8 and "truncated_pairs" in csv.columns
+    assert "Poison t" in Path(tables["md"]).read_text()
 
 
 def test_report_paths_leave_out_the_sweep_figure_when_the_sweep_does_not_run(tmp_path):

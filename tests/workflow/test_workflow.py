@@ -225,7 +225,11 @@ def test_the_probes_stage_tests_every_probe_with_every_scorer(finished_run):
     summary = pd.read_csv(work / "results/probes/probes.csv", keep_default_na=False, na_values=[""])
     assert set(summary["scorer"]) == {"bm25", "dense", "firstp"}
     assert set(summary["probe"]) == {"answer_importance", "position_first_last", "position_sweep", "literal",
-                                     "brevity", "repetition", "foil"}
+                                     "brevity", "repetition", "foil", "poison"}
+    # the poison's replacements came from the mock language model through the response cache
+    replacements = (work / "results/probes/pairs/poison_replacements.jsonl").read_text().splitlines()
+    assert len(replacements) == 8 and all("In the sentence:" in line for line in replacements)
+    assert list((work / "cache/llm").glob("*.jsonl"))
     assert (summary["n"] == 8).all()
     # BM25 is order-invariant: reordering sentences ties every pair, so the position probes have no test
     bm25 = summary[(summary["scorer"] == "bm25") & summary["probe"].str.startswith("position")]

@@ -26,14 +26,15 @@ from posbias.io import atomic_write
 log = logging.getLogger(__name__)
 
 HEATMAP = "heatmap"
+POISON = "poison"
 
 
 # --- build ------------------------------------------------------------------------------------------------------
 
 
 def probe_names() -> tuple[str, ...]:
-    """Every probe the stage can build, in the report's order."""
-    return tuple(_constructions())
+    """Every probe the stage can build, in the report's order (poison, off by default, last)."""
+    return (*_constructions(), POISON)
 
 
 def _constructions() -> dict:
@@ -91,8 +92,11 @@ def read_corpus(files: Sequence[Mapping]) -> list:
     return documents
 
 
-def build(section: Mapping, pairs_out: Mapping[str, str], heatmap_out: str, table_out: str) -> None:
-    """Write each probe's pairs (`pairs_out`: probe -> path), the heatmap's queries and the query table's counts."""
+def build(section: Mapping, pairs_out: Mapping[str, str], heatmap_out: str, table_out: str,
+          replacements_out: str | None = None, llm: Mapping | None = None, cache: Mapping | None = None) -> None:
+    """Write each probe's pairs (`pairs_out`: probe -> path), the heatmap's queries and the query table's counts;
+    with the poison probe, also the replacement entities it used (`replacements_out`), asked of the language model
+    `llm` through the response cache `cache` when `probes.poison.source` is llm."""
     from posbias.probes.queries import query_table_with_counts
 
     files, dedup = section["redocred"]["files"], section["redocred"].get("dedup_files", [])
@@ -103,9 +107,12 @@ def build(section: Mapping, pairs_out: Mapping[str, str], heatmap_out: str, tabl
                  "larger than the study's (it also filtered against Re-DocRED train and DocRED train_distant)")
     constructions, pools = _constructions(), {}
     for probe, out in pairs_out.items():
-        candidates, construct = constructions[probe]
-        pools[probe] = len(candidates(queries, section))
-        pairs = construct(queries, section, section["n"], _seed(section, probe))
+        if probe == POISON:
+            pools[probe], pairs = _poison_pairs(queries, section, replacements_out, llm, cache)
+        else:
+            candidates, construct = constructions[probe]
+            pools[probe] = len(candidates(queries, section))
+            pairs = construct(queries, section, section["n"], _seed(section, probe))
         _write_jsonl(out, [pair.to_dict() for pair in pairs])
         log.info("%s: %d pairs from %d candidates", probe, len(pairs), pools[probe])
     _write_jsonl(heatmap_out, [_heatmap_record(query) for query in queries])
@@ -114,6 +121,40 @@ def build(section: Mapping, pairs_out: Mapping[str, str], heatmap_out: str, tabl
     with atomic_write(table_out) as handle:
         json.dump(report, handle, indent=2)
         handle.write("\n")
+
+
+def _poison_pairs(queries, section: Mapping, replacements_out: str | None, llm: Mapping | None,
+                  cache: Mapping | None) -> tuple[int, list]:
+    """(the candidate pool, the pairs) of the poison probe: the foil's sample, poisoned with replacements from the
+    configured source, which are written to `replacements_out` so that a rerun asks nothing again."""
+    from posbias.probes import poison
+
+    settings, variants = section["poison"], section.get("variants", {})
+    foil_authors = variants.get("foil") == "authors"
+    sampled = poison.sampled_queries(queries, section["n"], _seed(section, "foil"), authors=foil_authors)
+    if settings["source"] == "file":
+        replacements = poison.read_replacements(settings["path"])
+    elif settings["source"] == "swap":
+        replacements = poison.swap_replacements(queries, sampled, settings.get("seed", 0))
+    else:
+        replacements = poison.llm_replacements(sampled, _asker(llm, cache, settings))
+    if replacements_out is not None:
+        poison.write_replacements(replacements_out, {q.qid: replacements.get(q.qid, "") for q in sampled})
+    pairs = poison.poison(queries, section["n"], _seed(section, "foil"), replacements,
+                          authors=variants.get("poison") == "authors", foil_authors=foil_authors)
+    return len(sampled), pairs
+
+
+def _asker(llm: Mapping | None, cache: Mapping | None, settings: Mapping):
+    """prompts -> answers of the poison's language model (greedy, `max_new_tokens`), through the response cache."""
+    from posbias.llm.generate import open_model
+    from posbias.llm.types import Decoding, Request
+
+    if llm is None or cache is None:
+        raise InputError("probes.poison: source llm needs its language model (probes.poison.model) and llm.cache")
+    model = open_model(llm, cache["dir"], cache["mode"], what=f"llm.models.{settings['model']}")
+    decoding = Decoding(max_new_tokens=settings.get("max_new_tokens", 16), stop=("\n",))
+    return lambda prompts: [c.text for c in model.generate([Request(prompt=p) for p in prompts], decoding)]
 
 
 def _heatmap_record(query) -> dict:

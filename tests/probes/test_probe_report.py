@@ -9,7 +9,7 @@ from posbias.probes import report
 from posbias.probes.report import (critical_value, heatmap_cells, heatmap_figure, literal_table, probe_table,
                                    sorted_summary, summary_figure, sweep_figure, write_probe_table)
 from posbias.probes.stats import correct_together, probe_statistic
-from posbias.reporting.figures import _save as save_figure
+from posbias.reporting.figures import save_figure
 from posbias.reporting.render import MISSING, Cell
 
 N = 40
@@ -157,9 +157,9 @@ def test_write_probe_table(summary, tmp_path):
 
 @pytest.fixture
 def captured(monkeypatch):
-    """The figure a function draws, kept open (report._save would close it)."""
+    """The figure a function draws, kept open (report.save_figure would close it)."""
     figures = []
-    monkeypatch.setattr(report, "_save", lambda fig, outputs: figures.append(fig))
+    monkeypatch.setattr(report, "save_figure", lambda fig, outputs: figures.append(fig))
     yield figures
     for fig in figures:
         report.plt.close(fig)

@@ -23,7 +23,7 @@ from matplotlib.patches import Patch
 from scipy import stats
 
 from posbias.probes.stats import ProbeStatistic
-from posbias.reporting.figures import _save, plt
+from posbias.reporting.figures import plt, save_figure
 from posbias.reporting.render import MISSING, Cell, html_page, html_table, latex_table, markdown_table
 from posbias.stats.corrections import describe
 from posbias.steps.report import write_outputs
@@ -244,7 +244,7 @@ def sweep_figure(summary: pd.DataFrame, labels: dict[str, str], outputs: list[st
     ax.set_title("Position sweep (negative: early-position bias)")
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize="x-small", loc="best")
-    _save(fig, outputs)
+    save_figure(fig, outputs)
 
 
 # --- the repetition x length heatmaps ----------------------------------------------------------------------------
@@ -315,7 +315,7 @@ def heatmap_figure(heatmap: pd.DataFrame, labels: dict[str, str], outputs: list[
     total = heatmap["qid"].nunique()
     fig.suptitle(f"Mean score by head mentions and length ({dropped} of {total} queries outside the bins left out)",
                  fontsize=10)
-    _save(fig, outputs)
+    save_figure(fig, outputs)
 
 
 # --- the five bias axes ------------------------------------------------------------------------------------------
@@ -347,4 +347,4 @@ def summary_figure(summary: pd.DataFrame, labels: dict[str, str], outputs: list[
     if scorers:
         handles = [Patch(color=colours[i % len(colours)], label=_label(labels, s)) for i, s in enumerate(scorers)]
         ax.legend(handles=handles, fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    _save(fig, outputs)
+    save_figure(fig, outputs)

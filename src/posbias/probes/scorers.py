@@ -131,11 +131,14 @@ class CheckpointScorer(ProbeScorer):
         self.chunker = self.ranker.featurizer(self.tokenizer)
         self.limit = self.ranker.geometry.max_doc_tokens
         self.batch_size = batch_size
+        self._ids: dict[str, list[int]] = {}  # token ids by document text: `score` and `truncated` share them
 
     def _document_ids(self, documents: Sequence[str]) -> list[list[int]]:
         from posbias.data.token_store import encode_documents
 
-        return encode_documents(self.tokenizer, list(documents))
+        new = [text for text in dict.fromkeys(documents) if text not in self._ids]
+        self._ids.update(zip(new, encode_documents(self.tokenizer, new)))
+        return [self._ids[text] for text in documents]
 
     def score(self, items: Sequence[Item]) -> np.ndarray:
         from posbias.rankers.inference import score_batch

@@ -14,7 +14,7 @@ import pandas as pd  # noqa: E402
 from posbias.io import atomic_write  # noqa: E402
 
 
-def _save(fig, outputs: list[str]) -> None:
+def save_figure(fig, outputs: list[str]) -> None:
     """Write the figure to each path in the format its extension names (png, pdf), then close it."""
     fig.tight_layout()
     for path in outputs:
@@ -41,7 +41,7 @@ def farrelevant_bars(per_seed: pd.DataFrame, labels: dict[str, str], random_syst
     ax.set_ylabel(metric)
     ax.set_title("FarRelevant (zero-shot)")
     ax.legend(loc="upper left", fontsize="small")
-    _save(fig, outputs)
+    save_figure(fig, outputs)
 
 
 def efficiency_scatter(points: pd.DataFrame, outputs: list[str]) -> None:
@@ -61,7 +61,7 @@ def efficiency_scatter(points: pd.DataFrame, outputs: list[str]) -> None:
     ax.set_xlabel("scoring time relative to the FirstP baseline")
     ax.set_ylabel("average gain over the FirstP baseline (%)")
     ax.set_title("Efficiency and effectiveness")
-    _save(fig, outputs)
+    save_figure(fig, outputs)
 
 
 def _curve_name(labels: dict[str, str], model: str, variant: str) -> str:
@@ -97,4 +97,4 @@ def position_curves(positions: pd.DataFrame, task: str, size: int, labels: dict[
     ax.set_ylim(-2, 102)
     ax.set_title(f"{'Multi-document QA' if task == 'qa' else 'Key-value retrieval'}, {size} {unit}")
     ax.legend(fontsize="x-small", loc="best")
-    _save(fig, outputs)
+    save_figure(fig, outputs)

@@ -9,7 +9,8 @@
 # Targets go before --configfile: Snakemake reads every word after it as another config file.
 #
 # Stages (one rules/*.smk each): data -> retrieval -> train -> rerank (cross_validation, finetune)
-# -> evaluate -> stats -> report; and Lost in the Middle (litm: data -> predictions -> scores -> tables, figures).
+# -> evaluate -> stats -> report; Lost in the Middle (litm: data -> predictions -> scores -> tables, figures); and the
+# bias probes (probes: Re-DocRED pairs -> one scoring job per scorer -> paired tests, table, figures; RAG poisoning).
 #
 #   snakemake --report results/report.zip                # tables and figures as an offline HTML report
 

@@ -337,8 +337,10 @@ def probe_score_inputs(wildcards):
 
 
 PROBE_TABLE, PROBE_FIGURES = report_paths(f"{OUT}/probes", PROBE_NAMES)
-PROBE_REPORTED = ([*PROBE_TABLE.values(), *(p for paths in PROBE_FIGURES.values() for p in paths)]
-                  if PROBES else [])
+PROBE_RAG = PROBES.get("rag")
+PROBE_RAG_TABLE = {fmt: f"{OUT}/probes/rag.{fmt}" for fmt in ("tex", "csv", "md", "html")} if PROBE_RAG else {}
+PROBE_REPORTED = ([*PROBE_TABLE.values(), *(p for paths in PROBE_FIGURES.values() for p in paths),
+                   *PROBE_RAG_TABLE.values()] if PROBES else [])
 
 
 def probe_report_outputs():

@@ -86,3 +86,30 @@ if PROBES:
             "logs/probes/report.log",
         script:
             "../scripts/probes_report.py"
+
+
+if PROBE_RAG:
+
+    rule probes_rag:
+        input:
+            poison=probe_pairs("poison"),
+            foil=probe_pairs("foil"),
+            replacements=PROBE_REPLACEMENTS,
+        output:
+            answers="results/probes/rag/answers.parquet",
+            **{fmt: report(path, caption="../report/probes_rag.rst", category="Bias probes") if fmt == "html" else path
+               for fmt, path in PROBE_RAG_TABLE.items()},
+        params:
+            settings=canonical(PROBE_RAG),
+            readers={name: CFG.llm_model(name) for name in PROBE_RAG["readers"]},
+            judge=CFG.llm_model(PROBE_RAG["judge"]),
+            cache=CFG.llm_cache,
+            labels={name: CFG.llm_label(name) for name in PROBE_RAG["readers"]},
+            tables=PROBE_RAG_TABLE,
+        threads: 1
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/probes/rag.log",
+        script:
+            "../scripts/probes_rag.py"

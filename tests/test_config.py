@@ -710,6 +710,10 @@ PROBE_ERRORS = [
                  r"^probes\.poison\.model: 'gpt5' is not a key of llm\.models", id="poison-model"),
     pytest.param(put("probes.poison", {"source": "file"}), r"^probes\.poison: 'path' is a required property",
                  id="poison-file-without-path"),
+    pytest.param(put("probes.rag", {"readers": ["nope"], "judge": "smollm2"}),
+                 r"^probes\.rag\.readers: 'nope' is not a key of llm\.models", id="rag-reader"),
+    pytest.param((put("probes.rag", {"readers": ["smollm2"], "judge": "smollm2"}), put("probes.probes", ["foil"])),
+                 r"^probes\.rag: RAG poisoning reads the poison probe's documents", id="rag-without-poison"),
 ]
 
 

@@ -19,6 +19,7 @@
     posbias probes build --config config.yaml --out probes/pairs
     posbias probes score --config config.yaml --scorer minilm --pairs probes/pairs --out probes/scores
     posbias probes report --config config.yaml --pairs probes/pairs --scores probes/scores --out probes/report
+    posbias probes rag --config my_probes.yaml --pairs probes/pairs --out probes/rag
     posbias evaluate --qrels qrels.txt --run out.run --metric RR@10 --metric nDCG@10
     posbias compare --qrels qrels.txt --run a.run --run b.run --metric RR@10 [--json]
 
@@ -334,6 +335,11 @@ def main(argv: list[str] | None = None) -> int:
     _reads(report, "--pairs", "directory", required=True, help="the pairs files (for query_table.json)")
     _reads(report, "--scores", "directory", required=True, help="the scores (posbias probes score)")
     report.add_argument("--out", required=True, help="directory of probes.{tex,csv,md,html} and figures/")
+    rag = steps.add_parser("rag", help="RAG poisoning: the config's probes.rag readers answer the poison probe's "
+                                       "questions, its judge decides (through the response cache)")
+    rag.add_argument("--config", default="config.yaml")
+    _reads(rag, "--pairs", "directory", required=True, help="the pairs files, with poison (posbias probes build)")
+    rag.add_argument("--out", required=True, help="directory of answers.parquet and rag.{tex,csv,md,html}")
 
     args = parser.parse_args(argv)
     # Combinations argparse cannot express, refused the way it refuses the rest (usage, exit status 2).
@@ -557,6 +563,9 @@ def _probes(args) -> None:
     missing = [str(path) for path in [*pairs.values(), Path(args.pairs) / "heatmap.jsonl"] if not path.exists()]
     if missing:
         raise InputError(f"--pairs {args.pairs}: no {Path(missing[0]).name} (write it with posbias probes build)")
+    if args.probes_command == "rag":
+        _probes_rag(args, config, section)
+        return
     scorers = section["scorers"]
     if args.probes_command == "score":
         if args.scorer not in scorers:
@@ -579,6 +588,24 @@ def _probes(args) -> None:
                   {s: str(Path(args.scores) / f"{s}.heatmap.parquet") for s in found},
                   str(Path(args.pairs) / "query_table.json"), {s: config.probe_label(s) for s in found},
                   section["correction"], section["alpha"], section["heatmap"], tables, figures)
+
+
+def _probes_rag(args, config, section: dict) -> None:
+    from posbias.steps import probes
+
+    settings = section.get("rag")
+    if not settings:
+        raise InputError(f"{args.config}: no probes.rag section (its readers and judge)")
+    replacements = Path(args.pairs) / "poison_replacements.jsonl"
+    if not replacements.exists():
+        raise InputError(f"--pairs {args.pairs}: no poison_replacements.jsonl (list poison under probes.probes and "
+                         f"run posbias probes build)")
+    out = Path(args.out)
+    probes.rag(settings, str(Path(args.pairs) / "poison.jsonl"), str(Path(args.pairs) / "foil.jsonl"),
+               str(replacements), {name: config.llm_model(name) for name in settings["readers"]},
+               config.llm_model(settings["judge"]), config.llm_cache, str(out / "answers.parquet"),
+               {fmt: str(out / f"rag.{fmt}") for fmt in ("tex", "csv", "md", "html")},
+               {name: config.llm_label(name) for name in settings["readers"]})
 
 
 def _needs(args, flag: str, why: str) -> None:

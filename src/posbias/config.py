@@ -919,6 +919,14 @@ def check_probes(cfg: dict, warnings: list[str]) -> None:
     if probes.get("poison", {}).get("source") == "llm":
         _require(cfg.get("llm", {}).get("models", {}), probes["poison"]["model"], "probes.poison.model",
                  "a key of llm.models")
+    if "rag" in probes:
+        if "poison" not in probes["probes"]:
+            raise ConfigError("probes.rag: RAG poisoning reads the poison probe's documents; list poison under "
+                              "probes.probes")
+        known = cfg.get("llm", {}).get("models", {})
+        for name in probes["rag"]["readers"]:
+            _require(known, name, "probes.rag.readers", "a key of llm.models")
+        _require(known, probes["rag"]["judge"], "probes.rag.judge", "a key of llm.models")
     for key in ("head_count_bins", "length_bins"):
         bins = probes["heatmap"][key]
         if any(b >= a for a, b in zip(bins[1:], bins)):

@@ -27,7 +27,6 @@ def test_build_score_and_report_each_alone(tmp_path):
     pairs, scores, report = tmp_path / "pairs", tmp_path / "scores", tmp_path / "report"
     assert main(["probes", "build", "--config", str(config), "--out", str(pairs)]) == 0
     assert (pairs / "synthetic_revised.json").exists() and (pairs / "poison_replacements.jsonl").exists()
-    assert list((tmp_path / "cache").glob("echo-*.jsonl"))  # the poison asked the mock through the cache
     assert main(["probes", "score", "--config", str(config), "--scorer", "bm25", "--pairs", str(pairs),
                  "--out", str(scores)]) == 0
     assert main(["probes", "report", "--config", str(config), "--pairs", str(pairs), "--scores", str(scores),
@@ -35,6 +34,10 @@ def test_build_score_and_report_each_alone(tmp_path):
     summary = pd.read_csv(report / "probes.csv")
     assert set(summary["scorer"]) == {"bm25"} and (summary["n"] == 8).all()  # only the scorer that was scored
     assert (report / "figures" / "sweep.png").stat().st_size > 0
+    assert main(["probes", "rag", "--config", str(config), "--pairs", str(pairs), "--out", str(tmp_path / "rag")]) == 0
+    assert set(pd.read_csv(tmp_path / "rag" / "rag.csv")["condition"]) == {"poison_doc", "foil_doc", "evidence_doc",
+                                                                           "no_doc"}
+    assert list((tmp_path / "cache").glob("echo-*.jsonl"))  # the readers and the judge answered through the cache
 
 
 def test_an_unknown_scorer_is_named_with_the_known_ones(tmp_path, input_error):

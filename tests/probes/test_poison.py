@@ -58,9 +58,10 @@ def test_the_poison_document_appends_the_poisoned_sentence_to_the_foil(queries, 
 def test_queries_without_a_usable_replacement_are_left_out(queries, sampled, caplog):
     replacements = {q.qid: "Other" for q in sampled[2:]}
     replacements[sampled[2].qid] = sampled[2].tail_longest  # the answer itself poisons nothing
+    replacements[sampled[3].qid] = f"the town of {sampled[3].tail_longest}"  # nor a phrase that names it
     pairs = poison.poison(queries, 8, 0, replacements)
-    assert [p.qid for p in pairs] == [q.qid for q in sampled[3:]]
-    assert "3 of 8 queries left out" in caplog.text
+    assert [p.qid for p in pairs] == [q.qid for q in sampled[4:]]
+    assert "4 of 8 queries left out" in caplog.text
 
 
 def test_swap_draws_a_name_of_the_tails_type_from_another_document(queries, sampled):

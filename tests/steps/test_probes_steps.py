@@ -121,3 +121,13 @@ def test_report_writes_the_table_and_figures(built, scored, tmp_path):
 def test_report_paths_leave_out_the_sweep_figure_when_the_sweep_does_not_run(tmp_path):
     _, figures = probes.report_paths(str(tmp_path), ["brevity"])
     assert set(figures) == {"heatmap", "summary"}
+
+
+def test_a_poison_without_usable_replacements_is_an_error_naming_the_key(built, tmp_path):
+    (tmp_path / "given.jsonl").write_text("")  # no replacement for any query
+    section = {**SECTION, "poison": {"source": "file", "path": str(tmp_path / "given.jsonl")},
+               "redocred": {"files": [{"path": str(built / "test_revised.json"), "split": "test"}]}}
+    with pytest.raises(InputError, match=r"probes.poison: only 0 of 8 replacements from source 'file' are usable"):
+        probes.build(section, {"poison": str(tmp_path / "poison.jsonl")}, str(tmp_path / "heatmap.jsonl"),
+                     str(tmp_path / "query_table.json"), str(tmp_path / "replacements.jsonl"))
+    assert not (tmp_path / "poison.jsonl").exists() and not (tmp_path / "replacements.jsonl").exists()

@@ -226,10 +226,16 @@ def test_the_probes_stage_tests_every_probe_with_every_scorer(finished_run):
     assert set(summary["scorer"]) == {"bm25", "dense", "firstp"}
     assert set(summary["probe"]) == {"answer_importance", "position_first_last", "position_sweep", "literal",
                                      "brevity", "repetition", "foil", "poison"}
-    # the poison's replacements came from the mock language model through the response cache
     replacements = (work / "results/probes/pairs/poison_replacements.jsonl").read_text().splitlines()
-    assert len(replacements) == 8 and all("In the sentence:" in line for line in replacements)
-    assert list((work / "cache/llm").glob("*.jsonl"))
+    assert len(replacements) == 8
+    assert list((work / "cache/llm").glob("echo-*.jsonl"))  # RAG asked the mock through the response cache
+    # RAG poisoning: the echoing reader answered every question in every condition; the echoing judge never says YES
+    rag = pd.read_csv(work / "results/probes/rag.csv")
+    assert set(rag["condition"]) == {"poison_doc", "foil_doc", "evidence_doc", "no_doc"}
+    assert (rag["n"] == 8).all() and (rag["accuracy"] == 0).all()
+    answers = pd.read_parquet(work / "results/probes/rag/answers.parquet")
+    no_doc = answers[answers["condition"] == "no_doc"]["answer"]
+    assert len(answers) == 32 and no_doc.str.startswith("Answer the question. Only give me the answer").all()
     assert (summary["n"] == 8).all()
     # BM25 is order-invariant: reordering sentences ties every pair, so the position probes have no test
     bm25 = summary[(summary["scorer"] == "bm25") & summary["probe"].str.startswith("position")]

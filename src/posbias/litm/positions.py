@@ -16,8 +16,9 @@ import math
 
 import numpy as np
 import pandas as pd
-from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
+
+from posbias.stats.paired import exact_mcnemar
 
 GROUP = ["model", "task", "variant", "size"]
 REQUIRED = [*GROUP, "gold_index", "example_id", "correct"]
@@ -77,12 +78,8 @@ def _group_rows(keys: dict, group: pd.DataFrame, alpha: float) -> list[dict]:
 
 def _mcnemar(here: pd.Series, best: pd.Series) -> dict:
     """The exact McNemar test over the questions answered at both positions."""
-    both = here.notna() & best.notna()
-    here, best = here[both].astype(bool), best[both].astype(bool)
-    only_here, only_best = int((here & ~best).sum()), int((~here & best).sum())
-    table = [[int((here & best).sum()), only_here], [only_best, int((~here & ~best).sum())]]
-    p = float(mcnemar(table, exact=True).pvalue) if len(here) else math.nan
-    return {"n_paired": int(len(here)), "only_here": only_here, "only_best": only_best, "mcnemar_p": p}
+    n_paired, only_here, only_best, p = exact_mcnemar(here, best)
+    return {"n_paired": n_paired, "only_here": only_here, "only_best": only_best, "mcnemar_p": p}
 
 
 def gap_table(positions: pd.DataFrame) -> pd.DataFrame:

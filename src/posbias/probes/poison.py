@@ -66,22 +66,22 @@ def poisoned_sentence(query: ProbeQuery, replacement: str, authors: bool = False
 def poison(queries: list[ProbeQuery], n: int, seed: int, replacements: Mapping[str, str],
            authors: bool = False, foil_authors: bool = False) -> list[ProbePair]:
     """The foil's pairs (its sample: `n`, `seed`, `foil_authors`) with document_2 poisoned; a query without a usable
-    replacement (missing, empty, the tail itself) or whose evidence sentence does not name the tail is left out,
-    and the log counts them."""
+    replacement (missing, empty, or naming the answer itself, as a small model that repeats the sentence does) or
+    whose evidence sentence does not name the tail is left out, and the log counts them."""
     by_qid = {q.qid: q for q in queries}
     pairs, skipped = [], []
     for pair in foil(queries, n, seed, authors=foil_authors):
         query = by_qid[pair.qid]
         replacement = replacements.get(pair.qid, "")
         sentence = poisoned_sentence(query, replacement, authors) if replacement else ""
-        if not replacement or replacement in query.tail_names or sentence == query.document.sentence(
-                evidence_sentence_id(query)):
+        if not replacement or any(name in replacement for name in query.tail_names) or sentence == \
+                query.document.sentence(evidence_sentence_id(query)):
             skipped.append(pair.qid)
             continue
         separator = "" if authors else " "
         pairs.append(ProbePair(POISON, pair.qid, pair.query, pair.document_1, pair.document_2 + separator + sentence))
     if skipped:
-        log.warning("poison: %d of %d queries left out (no replacement, the tail itself, or an evidence sentence "
+        log.warning("poison: %d of %d queries left out (no replacement, one naming the answer, or an evidence sentence "
                     "that does not name the tail), e.g. %s", len(skipped), len(skipped) + len(pairs), skipped[:3])
     return pairs
 
@@ -131,9 +131,18 @@ def read_replacements(path: str | Path) -> dict[str, str]:
     return found
 
 
-def write_replacements(path: str | Path, replacements: Mapping[str, str]) -> None:
+def write_replacements(path: str | Path, replacements: Mapping[str, str],
+                       sampled: Sequence[ProbeQuery] = ()) -> None:
+    """One JSON line per query: qid and replacement, and for each of `sampled` its gold answer (the tail's longest
+    name) and evidence sentence, which RAG's judge reads."""
     from posbias.io import atomic_write
 
+    known = {query.qid: query for query in sampled}
     with atomic_write(str(path)) as handle:
         for qid, replacement in replacements.items():
-            handle.write(json.dumps({"qid": qid, "replacement": replacement}, ensure_ascii=False) + "\n")
+            record = {"qid": qid, "replacement": replacement}
+            if qid in known:
+                query = known[qid]
+                record.update(gold=query.tail_longest,
+                              evidence=query.document.sentence(evidence_sentence_id(query)))
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")

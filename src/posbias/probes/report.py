@@ -206,6 +206,41 @@ def write_probe_table(summary: pd.DataFrame, labels: dict[str, str], alpha: floa
     write_outputs(outputs, sorted_summary(summary), latex, markdown_table(header, body, caption), html_page(*tables))
 
 
+# --- RAG poisoning -----------------------------------------------------------------------------------------------
+
+RAG_HEADERS = {"poison_doc": "poisoned doc.", "foil_doc": "foil doc.", "evidence_doc": "evidence doc.",
+               "no_doc": "no doc."}
+RAG_TABLE_LABEL = "tab:probes-rag"
+
+
+def rag_table(table: pd.DataFrame, labels: dict[str, str], alpha: float = 0.05) -> tuple[list[str], list, str]:
+    """Accuracy (%) of each reader (rows) in each condition (columns) with its 95% Wilson interval; a marker where
+    the exact McNemar test against no document gives p < alpha."""
+    conditions = [c for c in RAG_HEADERS if c in set(table["condition"])]
+    header = ["Reader", *(RAG_HEADERS[c] for c in conditions)]
+    body = []
+    for reader, rows in table.groupby("reader", sort=False):
+        cells = [_label(labels, reader)]
+        for condition in conditions:
+            row = rows[rows["condition"] == condition].iloc[0]
+            significant = math.isfinite(row.get("mcnemar_p", math.nan)) and row["mcnemar_p"] < alpha
+            cells.append(Cell(f"{100 * row['accuracy']:.1f}", superscript=MARK if significant else "",
+                              after=f" [{100 * row['ci_low']:.0f}, {100 * row['ci_high']:.0f}]"))
+        body.append(cells)
+    n = int(table["n"].max()) if len(table) else 0
+    caption = (f"RAG poisoning (Fayyaz et al., 2025): share of the {n} poison-probe questions a reader answers "
+               "correctly (the judge model finds the gold answer in its answer) from the poisoned document, the "
+               "foil, the evidence document, or with no document; 95% Wilson intervals in brackets. "
+               f"{MARK}: differs from no document (exact McNemar test, p < {alpha}).")
+    return header, body, caption
+
+
+def write_rag_table(table: pd.DataFrame, labels: dict[str, str], outputs: dict, alpha: float = 0.05) -> None:
+    header, body, caption = rag_table(table, labels, alpha)
+    write_outputs(outputs, table, latex_table(header, body, caption, RAG_TABLE_LABEL),
+                  markdown_table(header, body, caption), html_page(html_table(header, body, caption)))
+
+
 # --- the position sweep ------------------------------------------------------------------------------------------
 
 

@@ -33,6 +33,19 @@ def json_number(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def exact_mcnemar(first: pd.Series, second: pd.Series) -> tuple[int, int, int, float]:
+    """The exact McNemar test of two correct/incorrect series over the same questions (index), on the questions
+    both answered: (n paired, right only in `first`, right only in `second`, two-sided p; NaN with no pair)."""
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    both = first.notna() & second.notna()
+    first, second = first[both].astype(bool), second[both].astype(bool)
+    only_first, only_second = int((first & ~second).sum()), int((~first & second).sum())
+    table = [[int((first & second).sum()), only_first], [only_second, int((~first & ~second).sum())]]
+    p = float(mcnemar(table, exact=True).pvalue) if len(first) else math.nan
+    return int(len(first)), only_first, only_second, p
+
+
 def t_test(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     """Two-sided paired t-test of x against y: (t, p).
 

@@ -138,23 +138,51 @@ def _poison_pairs(queries, section: Mapping, replacements_out: str | None, llm: 
         replacements = poison.swap_replacements(queries, sampled, settings.get("seed", 0))
     else:
         replacements = poison.llm_replacements(sampled, _asker(llm, cache, settings))
-    if replacements_out is not None:
-        poison.write_replacements(replacements_out, {q.qid: replacements.get(q.qid, "") for q in sampled})
     pairs = poison.poison(queries, section["n"], _seed(section, "foil"), replacements,
                           authors=variants.get("poison") == "authors", foil_authors=foil_authors)
+    if len(pairs) < 2:  # a paired test needs two
+        raise InputError(f"probes.poison: only {len(pairs)} of {len(sampled)} replacements from source "
+                         f"{settings['source']!r} are usable (each must be non-empty and must not name the answer)")
+    if replacements_out is not None:
+        poison.write_replacements(replacements_out, {q.qid: replacements.get(q.qid, "") for q in sampled}, sampled)
     return len(sampled), pairs
 
 
 def _asker(llm: Mapping | None, cache: Mapping | None, settings: Mapping):
     """prompts -> answers of the poison's language model (greedy, `max_new_tokens`), through the response cache."""
+    if llm is None or cache is None:
+        raise InputError("probes.poison: source llm needs its language model (probes.poison.model) and llm.cache")
+    return asker(llm, cache, settings["model"], settings.get("max_new_tokens", 16), stop=("\n",))
+
+
+def asker(llm: Mapping, cache: Mapping, name: str, max_new_tokens: int, stop: tuple[str, ...] = ()):
+    """prompts -> answers of the language model `llm` (`llm.models.<name>`), greedy, through the response cache."""
     from posbias.llm.generate import open_model
     from posbias.llm.types import Decoding, Request
 
-    if llm is None or cache is None:
-        raise InputError("probes.poison: source llm needs its language model (probes.poison.model) and llm.cache")
-    model = open_model(llm, cache["dir"], cache["mode"], what=f"llm.models.{settings['model']}")
-    decoding = Decoding(max_new_tokens=settings.get("max_new_tokens", 16), stop=("\n",))
+    model = open_model(llm, cache["dir"], cache["mode"], what=f"llm.models.{name}")
+    decoding = Decoding(max_new_tokens=max_new_tokens, stop=stop)
     return lambda prompts: [c.text for c in model.generate([Request(prompt=p) for p in prompts], decoding)]
+
+
+def rag(settings: Mapping, poison_pairs: str, foil_pairs: str, replacements: str, readers: Mapping[str, Mapping],
+        judge: Mapping, cache: Mapping, answers_out: str, tables: Mapping[str, str], labels: Mapping[str, str]) -> None:
+    """RAG poisoning (`posbias.probes.rag`): every reader (`readers`: llm.models key -> spec) answers the poison
+    probe's questions from each document and without one; the `judge` model (`settings["judge"]`) says which
+    answers hold the gold answer; the answers go to `answers_out`, the accuracy table to `tables`."""
+    from posbias.probes import rag as rag_probe
+    from posbias.probes.report import write_rag_table
+
+    items = rag_probe.items(read_jsonl(poison_pairs), read_jsonl(foil_pairs),
+                            {r["qid"]: r for r in read_jsonl(replacements)})
+    budget = settings.get("max_new_tokens", 64)
+    asks = {name: asker(spec, cache, name, budget) for name, spec in readers.items()}
+    judged = rag_probe.answer_and_judge(items, asks, asker(judge, cache, settings["judge"], 8))
+    _write_parquet(judged, answers_out)
+    table = rag_probe.accuracy_table(judged)
+    for row in table.itertuples():
+        log.info("%s %s: accuracy %.3f of %d", row.reader, row.condition, row.accuracy, row.n)
+    write_rag_table(table, dict(labels), dict(tables))
 
 
 def _heatmap_record(query) -> dict:
@@ -208,7 +236,8 @@ def score(spec: Mapping, checkpoint: str | None, pairs: Mapping[str, str], heatm
         frames.append(pd.DataFrame({
             "probe": probe, "condition": [r.get("condition", "") for r in records], "qid": [r["qid"] for r in records],
             "score_1": scores[:n], "score_2": scores[n:], "truncated_1": truncated[:n], "truncated_2": truncated[n:]}))
-        log.info("%s: scored %d pairs; %d with a document cut off", probe, n, int((truncated[:n] | truncated[n:]).sum()))
+        cut = int((truncated[:n] | truncated[n:]).sum())
+        log.info("%s: scored %d pairs; %d with a document cut off", probe, n, cut)
     _write_parquet(pd.concat(frames, ignore_index=True), out)
     if heatmap is not None and heatmap_out is not None:
         records = read_jsonl(heatmap)

@@ -1,0 +1,8 @@
+"""Snakemake entry: RAG poisoning, readers answering the poison probe's questions, judged by a language model."""
+from posbias.logs import job_log
+from posbias.steps.probes import rag
+
+with job_log(snakemake.log[0]):
+    params = snakemake.params
+    rag(params.settings, snakemake.input.poison, snakemake.input.foil, snakemake.input.replacements[0],
+        params.readers, params.judge, params.cache, snakemake.output.answers, params.tables, params.labels)

@@ -298,7 +298,7 @@ def litm_report_outputs():
 
 # --- bias probes (rules/probes.smk) ---------------------------------------------------------------
 
-from posbias.steps.probes import redocred_files, report_paths
+from posbias.steps.probes import redocred_files, report_paths, table_paths
 
 PROBES = CFG.data.get("probes") or {}
 PROBE_NAMES = PROBES.get("probes", [])
@@ -338,7 +338,7 @@ def probe_score_inputs(wildcards):
 
 PROBE_TABLE, PROBE_FIGURES = report_paths(f"{OUT}/probes", PROBE_NAMES)
 PROBE_RAG = PROBES.get("rag")
-PROBE_RAG_TABLE = {fmt: f"{OUT}/probes/rag.{fmt}" for fmt in ("tex", "csv", "md", "html")} if PROBE_RAG else {}
+PROBE_RAG_TABLE = table_paths(f"{OUT}/probes", "rag") if PROBE_RAG else {}
 PROBE_REPORTED = ([*PROBE_TABLE.values(), *(p for paths in PROBE_FIGURES.values() for p in paths),
                    *PROBE_RAG_TABLE.values()] if PROBES else [])
 

@@ -604,7 +604,7 @@ def _probes_rag(args, config, section: dict) -> None:
     probes.rag(settings, str(Path(args.pairs) / "poison.jsonl"), str(Path(args.pairs) / "foil.jsonl"),
                str(replacements), {name: config.llm_model(name) for name in settings["readers"]},
                config.llm_model(settings["judge"]), config.llm_cache, str(out / "answers.parquet"),
-               {fmt: str(out / f"rag.{fmt}") for fmt in ("tex", "csv", "md", "html")},
+               probes.table_paths(args.out, "rag"),
                {name: config.llm_label(name) for name in settings["readers"]})
 
 

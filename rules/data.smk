@@ -13,6 +13,7 @@ if "generator" in config:
             passages="results/data/synthetic-passages/docs.jsonl",
             passage_queries="results/data/synthetic-passages/queries/farrelevant.tsv",
             passage_qrels="results/data/synthetic-passages/qrels/farrelevant.txt",
+            passage_negatives="results/data/synthetic-passages/negatives.jsonl",
             docs="results/data/synthetic/docs.jsonl",
         params:
             settings=canonical(config["generator"]["settings"]),
@@ -32,6 +33,7 @@ if "generator" in config and "farrelevant" in config:
             passages="results/data/synthetic-passages/docs.jsonl",
             queries="results/data/synthetic-passages/queries/farrelevant.tsv",
             qrels="results/data/synthetic-passages/qrels/farrelevant.txt",
+            negatives="results/data/synthetic-passages/negatives.jsonl",
         output:
             queries=expand("results/data/farrelevant/queries/{qs}.tsv", qs=FAR_QUERYSETS),
             qrels=expand("results/data/farrelevant/qrels/{qs}.txt", qs=FAR_QUERYSETS),

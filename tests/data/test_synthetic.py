@@ -1,4 +1,5 @@
 import dataclasses
+import re
 
 import pytest
 
@@ -97,3 +98,24 @@ def test_hard_negatives_hold_the_query_words_only_far_apart():
                 checked += 1
     n_queries = SETTINGS.n_train_queries + SETTINGS.n_dev_queries + SETTINGS.n_test_queries
     assert checked == n_queries * SETTINGS.hard_negatives
+
+
+def test_farrelevant_hard_negatives_are_drawn_last_and_hold_the_query_words():
+    without = generate(SETTINGS, whitespace)
+    assert without.passage_negatives == []
+    collection = generate(dataclasses.replace(SETTINGS, farrelevant_hard_negatives=3), whitespace)
+    # drawn after everything else: the rest of the collection is unchanged
+    assert [d.text for d in collection.documents] == [d.text for d in without.documents]
+    assert collection.passages == without.passages
+    assert len(collection.passage_negatives) == 3 * SETTINGS.n_farrelevant_queries
+    relevant = {qid: collection.passages[int(pid[1:])]["text"] for qid, judged in collection.passage_qrels.items()
+                for pid in judged}
+    for negative in collection.passage_negatives:
+        query = collection.passage_queries[negative["qid"]]
+        (relation, entity), = {(r.name, m.group(1)) for r in RELATION_BY_NAME.values() for q in r.questions
+                               if (m := re.fullmatch(re.escape(q).replace(r"\{e\}", "(\\S+)"), query))}
+        assert entity in negative["text"].replace(".", " ").split()  # the entity, and the relation stated for
+        stated = [re.escape(t).replace(r"\{e\}", "(\\S+)").replace(r"\{v\}", ".+?")
+                  for t in RELATION_BY_NAME[relation].literal]  # other entities, in the question's words
+        assert any(m.group(1) != entity for t in stated for m in re.finditer(t, negative["text"]))
+        assert relevant[negative["qid"]] not in negative["text"]  # but never the answer

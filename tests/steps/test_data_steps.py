@@ -37,3 +37,20 @@ def test_generate_then_build_farrelevant(tmp_path, capsys):
         assert int(start) > 16 and count(text) <= 48
         assert " ".join(text.split()[int(start):]).startswith(relevant)
         assert text.count(relevant) == 1
+
+
+def test_farrelevant_hard_negatives_join_its_corpus_unjudged(tmp_path):
+    generate_synthetic({**SETTINGS, "farrelevant_hard_negatives": 2}, "whitespace", str(tmp_path / "syn"),
+                       str(tmp_path / "pas"))
+    negatives = read_documents(tmp_path / "pas" / "negatives.jsonl")
+    assert len(negatives) == 2 * 30
+    far = tmp_path / "far"
+    build_farrelevant(str(tmp_path / "pas" / "docs.jsonl"), str(tmp_path / "pas" / "queries" / "farrelevant.tsv"),
+                      str(tmp_path / "pas" / "qrels" / "farrelevant.txt"),
+                      {"seed": 1, "n_queries": 10, "first_window": 16, "max_doc_tokens": 48}, "whitespace",
+                      str(far), "farrelevant", negatives=str(tmp_path / "pas" / "negatives.jsonl"))
+    far_docs = read_documents(far / "docs.jsonl")
+    judged = {doc for per_query in read_qrels(far / "qrels" / "farrelevant.txt").values() for doc in per_query}
+    assert len(far_docs) == 30 + 60
+    assert {doc: text for doc, text in far_docs.items() if doc in negatives} == negatives
+    assert not judged & set(negatives)

@@ -64,6 +64,10 @@ class GeneratorSettings:
     # Pool mentions name the entities of the first N FarRelevant queries (the test set), so that
     # BM25 candidate lists hold many documents that mention the query's entity; 0 = any entity.
     pool_mention_entities: int = 0
+    # Hard-negative documents per FarRelevant query (as `hard_negatives` builds for the other query sets): they
+    # join the FarRelevant corpus unjudged, so BM25's candidate lists hold documents with every query word far
+    # apart, as the real FarRelevant's 0.5M MS MARCO documents do. 0 = none (the corpus is the relevant documents).
+    farrelevant_hard_negatives: int = 0
 
     @classmethod
     def from_config(cls, section: dict) -> "GeneratorSettings":
@@ -98,6 +102,7 @@ class SyntheticCollection:
     passages: list[dict]  # FarRelevant passage collection: {"id", "text"}
     passage_queries: dict[str, str]
     passage_qrels: dict[str, dict[str, int]]
+    passage_negatives: list[dict]  # FarRelevant hard-negative documents: {"id", "qid", "text"}
 
 
 class _World:
@@ -239,27 +244,26 @@ class _Builder:
         return self._add(passages), start
 
     def hard_negatives(self, entity, relation) -> list[str]:
-        """Documents that use every query word, but never within one window of each other.
+        """Documents that use every query word, but never within one window of each other (see
+        `_hard_negative`); they join the collection and their ids are returned."""
+        return [self._add(self._hard_negative(entity, relation, i)) for i in range(self.s.hard_negatives)]
 
-        An entity zone (mentions of the entity, its other facts) and a relation zone
-        (the queried relation stated for other entities, in the question's words) sit
-        at least `first_window` tokens of filler apart, in random order. BM25 sees all
-        query terms, the entity often repeated, so these documents outrank the answer;
-        what tells them apart is proximity, which a passage-level ranker can see.
-        Documents alternate between entity-heavy and relation-heavy.
+    def _hard_negative(self, entity, relation, i: int) -> list[Passage]:
+        """An entity zone (mentions of the entity, its other facts) and a relation zone (the queried
+        relation stated for other entities, in the question's words), at least `first_window` tokens
+        of filler apart, in random order. BM25 sees all query terms, the entity often repeated, so
+        these documents outrank the answer; what tells them apart is proximity, which a passage-level
+        ranker can see. The i-th document is entity-heavy when i is even, relation-heavy otherwise.
         """
-        doc_ids = []
-        for i in range(self.s.hard_negatives):
-            n_entity, n_relation = (2, 1) if i % 2 == 0 else (1, 2)
-            entity_zone = [self._about_entity(entity) for _ in range(n_entity)]
-            relation_zone = [self._on_relation(relation) for _ in range(n_relation)]
-            gap, gap_tokens = [], 0
-            while gap_tokens < self.s.first_window:
-                gap.append(Passage(filler_sentence(self.rng)))
-                gap_tokens += self.length(gap[-1].text)
-            first, last = (entity_zone, relation_zone) if self.rng.random() < 0.5 else (relation_zone, entity_zone)
-            doc_ids.append(self._add(first + gap + last))
-        return doc_ids
+        n_entity, n_relation = (2, 1) if i % 2 == 0 else (1, 2)
+        entity_zone = [self._about_entity(entity) for _ in range(n_entity)]
+        relation_zone = [self._on_relation(relation) for _ in range(n_relation)]
+        gap, gap_tokens = [], 0
+        while gap_tokens < self.s.first_window:
+            gap.append(Passage(filler_sentence(self.rng)))
+            gap_tokens += self.length(gap[-1].text)
+        first, last = (entity_zone, relation_zone) if self.rng.random() < 0.5 else (relation_zone, entity_zone)
+        return first + gap + last
 
     def build(self) -> SyntheticCollection:
         queries: dict[str, dict[str, str]] = {}
@@ -282,8 +286,10 @@ class _Builder:
                 negatives[name][qid] = self.hard_negatives(entity, relation)
                 qrels[name][qid] = judged
         passages, passage_queries, passage_qrels = self._passage_collection()
+        # Drawn last, so that a collection without them is the same as before they existed.
+        far_negatives = self._farrelevant_negatives()
         return SyntheticCollection(self.documents, queries, qrels, starts, negatives,
-                                   passages, passage_queries, passage_qrels)
+                                   passages, passage_queries, passage_qrels, far_negatives)
 
     def _graded(self, entity, relation, answer_doc) -> dict[str, int]:
         """TREC-DL-like judgments: several documents per query, three grades."""
@@ -317,6 +323,15 @@ class _Builder:
                 passage = Passage(filler_sentence(self.rng))
             passages.append({"id": f"P{len(passages):06d}", "text": passage.text})
         return passages, passage_queries, passage_qrels
+
+    def _farrelevant_negatives(self) -> list[dict]:
+        """`farrelevant_hard_negatives` hard-negative documents per FarRelevant query (unjudged)."""
+        documents = []
+        for i, (entity, relation) in enumerate(self.query_pairs["farrelevant"]):
+            for j in range(self.s.farrelevant_hard_negatives):
+                text = " ".join(p.text for p in self._hard_negative(entity, relation, j))
+                documents.append({"id": f"N{len(documents):06d}", "qid": f"far{i:04d}", "text": text})
+        return documents
 
 
 def generate(settings: GeneratorSettings, length: Callable[[str], int],

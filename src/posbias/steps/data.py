@@ -41,6 +41,7 @@ def generate_synthetic(settings: dict, tokenizer: str, out_dir: str, passages_di
     write_documents(pas / "docs.jsonl", collection.passages)
     write_queries(pas / "queries" / "farrelevant.tsv", collection.passage_queries)
     write_qrels(pas / "qrels" / "farrelevant.txt", collection.passage_qrels)
+    write_documents(pas / "negatives.jsonl", collection.passage_negatives)
     # The document file last: it is the output downstream rules key on.
     write_documents(out / "docs.jsonl", ({"id": d.doc_id, "text": d.text} for d in collection.documents))
     log.info("wrote %d documents, queries %s, and %d FarRelevant passages", len(collection.documents),
@@ -48,13 +49,15 @@ def generate_synthetic(settings: dict, tokenizer: str, out_dir: str, passages_di
 
 
 def build_farrelevant(passages: str, queries: str, qrels: str, settings: dict, tokenizer: str,
-                      out_dir: str, queryset: str, train_queryset: str | None = None) -> None:
+                      out_dir: str, queryset: str, train_queryset: str | None = None,
+                      negatives: str | None = None) -> None:
     """Build FarRelevant documents (one per query) from a passage collection.
 
     As in the study, documents are built for every query of the passage collection
     (they make up the corpus the first stage searches). The first
     `settings["n_queries"]` queries form the test set `queryset`; with `train_queryset`,
     the next `settings["n_train_queries"]` form a training set (Table 4's fine-tuned setting).
+    `negatives` (JSONL of documents) join the corpus unjudged: the embedded generator's hard negatives.
     """
     texts = read_documents(passages)
     query_texts = read_queries(queries)
@@ -91,10 +94,11 @@ def build_farrelevant(passages: str, queries: str, qrels: str, settings: dict, t
         write_queries(out / "queries" / f"{name}.tsv", {q: query_texts[q] for q in qids})
         write_qrels(out / "qrels" / f"{name}.txt", {q: doc_qrels[q] for q in qids})
         write_positions(out / "positions" / f"{name}.tsv", {q: starts[q] for q in qids})
-    write_documents(out / "docs.jsonl", documents)
-    log.info("built %d FarRelevant documents (%s); relevant passages start at token %d..%d", len(documents),
-             ", ".join(f"{len(q)} {n} queries" for n, q in splits.items()), min(starts.values()),
-             max(starts.values()))
+    extra = [{"id": doc_id, "text": text} for doc_id, text in read_documents(negatives).items()] if negatives else []
+    write_documents(out / "docs.jsonl", documents + extra)
+    log.info("built %d FarRelevant documents (%s) and added %d unjudged ones; relevant passages start at "
+             "token %d..%d", len(documents), ", ".join(f"{len(q)} {n} queries" for n, q in splits.items()),
+             len(extra), min(starts.values()), max(starts.values()))
 
 
 # --- collections read from a source --------------------------------------------------------------

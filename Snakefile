@@ -42,6 +42,7 @@ report: "report/workflow.rst"
 
 include: "rules/common.smk"
 include: "rules/data.smk"
+include: "rules/farrelevant.smk"
 include: "rules/retrieval.smk"
 include: "rules/train.smk"
 include: "rules/rerank.smk"
@@ -52,6 +53,8 @@ include: "rules/stats.smk"
 include: "rules/report.smk"
 include: "rules/litm.smk"
 include: "rules/probes.smk"
+include: "rules/positions.smk"
+include: "rules/sweep.smk"
 
 
 rule all:
@@ -59,6 +62,8 @@ rule all:
         REPORTED,
         LITM_REPORTED,
         PROBE_REPORTED,
+        POSITIONS_REPORTED,
+        SWEEP_REPORTED,
         # seeds trained but left out of the tables (models.<name>.excluded_seeds): their loss curves are kept
         [f"results/models/{m}/seed{s}" for m, s in CFG.excluded_checkpoints],
     default_target: True

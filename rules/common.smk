@@ -38,8 +38,11 @@ def alternatives(names_):
     return "|".join(re.escape(n) for n in names_) or "(?!)"
 
 
+DEBIASED = CFG.debiased_collections  # de-biased copies of the training collection: name -> {base, n_splits, seed}
+
+
 wildcard_constraints:
-    collection=alternatives([*GENERATED_COLLECTIONS, *COLLECTIONS]),
+    collection=alternatives([*GENERATED_COLLECTIONS, *COLLECTIONS, *DEBIASED]),
     queryset=alternatives(QUERYSETS),
     model=alternatives(MODELS),
     retriever=alternatives([*RETRIEVERS, names.GIVEN]),
@@ -66,7 +69,10 @@ def source_docs_of(collection):
 
 
 def docs_of(collection):
-    """The documents the rankers read: truncated when the collection asks for it."""
+    """The documents the rankers read: truncated when the collection asks for it, de-biased for a de-biased copy
+    (which the token store then caps at the rankers' budget)."""
+    if collection in DEBIASED:
+        return f"results/data/{collection}/docs.jsonl"
     if collection in COLLECTIONS and "truncate" in COLLECTIONS[collection]:
         return f"results/data/{collection}/docs.truncated.jsonl"
     return source_docs_of(collection)
@@ -230,6 +236,7 @@ EFFICIENCY_RUNS = efficiency_runs()
 EFFICIENCY_FIGURES = [f"{OUT}/figures/efficiency.png", f"{OUT}/figures/efficiency.pdf"] if EFFICIENCY_RUNS else []
 REPORTED = [
     *(f"{OUT}/{t}.tex" for t in CFG.baseline_tables),
+    *(f"{OUT}/{t}.tex" for t in [*CFG.debias_tables, *CFG.ablation_tables]),
     *([f"{OUT}/table4.tex"] if "table4" in TABLES else []),
     *FIGURES,
     *EFFICIENCY_FIGURES,
@@ -351,3 +358,90 @@ def probe_report_outputs():
         outputs[f"{name}_png"] = report(png, caption=f"../report/probes_{name}.rst", category="Bias probes")
         outputs[f"{name}_pdf"] = pdf
     return outputs
+
+
+# --- first relevant positions (rules/positions.smk) -----------------------------------------------
+
+from posbias.steps.positions import report_paths as positions_report_paths
+
+POSITIONS = CFG.data.get("positions") or {}
+POSITION_SETS = POSITIONS.get("sets", {})
+SPARSE_SETS = [name for name, spec in POSITION_SETS.items() if spec["kind"] == "sparse"]
+DENSE_SETS = [name for name, spec in POSITION_SETS.items() if spec["kind"] == "dense"]
+GENERATOR_PASSAGES = "results/data/synthetic/passages"  # the embedded generator's answering passages
+POSITION_TABLE, POSITION_FIGURES, POSITION_AGREEMENT = positions_report_paths(f"{OUT}/positions")
+POSITIONS_REPORTED = ([*POSITION_TABLE.values(), *(p for paths in POSITION_FIGURES.values() for p in paths),
+                       POSITION_AGREEMENT] if POSITIONS else [])
+
+
+def position_set_inputs(wildcards):
+    """A set's documents, queries and qrels; its relevant passages (sparse: what is matched; dense: what a mock
+    oracle judge reads); the passage query set's queries; and the Lucene index the passages search (sparse)."""
+    spec = POSITION_SETS[wildcards.pset]
+    queryset = spec["queryset"]
+    inputs = {"docs": source_docs_of(collection_of(queryset)), "queries": queries_of(queryset),
+              "qrels": qrels_of(queryset)}
+    passages = spec.get("passages")
+    if passages == "generator":
+        inputs.update(passages=f"{GENERATOR_PASSAGES}/docs.jsonl",
+                      passage_qrels=f"{GENERATOR_PASSAGES}/qrels/{queryset}.txt")
+    elif passages:
+        inputs.update(passages=source_docs_of(collection_of(passages)), passage_qrels=qrels_of(passages),
+                      passage_queries=queries_of(passages))
+    if spec["kind"] == "sparse" and POSITIONS["matching"]["bm25_depth"]:
+        inputs["index"] = lucene_index_of(collection_of(queryset))
+    return inputs
+
+
+def position_judge(name):
+    """The llm.models key that judges a dense set's chunks."""
+    return POSITION_SETS[name].get("judge", POSITIONS["dense"].get("judge"))
+
+
+def position_truth():
+    """Set -> the generator's known answer offsets, for sets on the embedded collection."""
+    return {name: f"{GENERATOR_PASSAGES}/positions/{spec['queryset']}.tsv" for name, spec in POSITION_SETS.items()
+            if "generator" in CFG.data and collection_of(spec["queryset"]) == "synthetic"}
+
+
+def position_figure1():
+    return POSITIONS.get("figure1") or list(POSITIONS.get("groups", {}))[:3]
+
+
+def position_report_outputs():
+    """The table, figures and agreement CSV; the HTML table and PNG figures go into the Snakemake report."""
+    outputs = {fmt: report(path, caption="../report/positions_table.rst", category="First relevant position")
+               if fmt == "html" else path for fmt, path in POSITION_TABLE.items()}
+    for name, (png, pdf) in POSITION_FIGURES.items():
+        outputs[f"{name}_png"] = report(png, caption=f"../report/positions_{name}.rst",
+                                        category="First relevant position")
+        outputs[f"{name}_pdf"] = pdf
+    outputs["agreement"] = POSITION_AGREEMENT
+    return outputs
+
+
+# --- position sweep and position breakdown (rules/sweep.smk) ------------------------------------------
+
+SWEEP = CFG.data.get("sweep") or {}
+SWEEP_QUERYSET = CFG.sweep_queryset
+SWEEP_MODELS = CFG.sweep_models  # empty unless the sweep query set is reranked
+SWEEP_TABLE = {fmt: f"{OUT}/sweep.{fmt}" for fmt in ("tex", "csv", "md", "html")} if SWEEP_MODELS else {}
+SWEEP_FIGURE = [f"{OUT}/figures/sweep.png", f"{OUT}/figures/sweep.pdf"] if SWEEP_MODELS else []
+BREAKDOWN = TABLES.get("position_breakdown")
+BREAKDOWN_TABLE = {fmt: f"{OUT}/position_breakdown.{fmt}" for fmt in ("tex", "csv", "md", "html")} if BREAKDOWN else {}
+SWEEP_REPORTED = [*SWEEP_TABLE.values(), *SWEEP_FIGURE, *BREAKDOWN_TABLE.values()]
+
+
+def sweep_source_inputs():
+    """The source query set's files the sweep builder reads (documents as the source wrote them: the builder
+    finds the relevant passage in them), and the passage collection they were built from."""
+    source = SWEEP["source"]
+    return dict(queries=queries_of(source), qrels=qrels_of(source), docs=source_docs_of(collection_of(source)),
+                positions=CFG.positions_file(source), candidates=candidates_of(source),
+                passages=SWEEP["passages"]["docs"], passage_qrels=SWEEP["passages"]["qrels"])
+
+
+def sweep_outputs(queryset):
+    """The sweep collection's files; the candidate run is the query set's `candidates` (config.sweep_candidates)."""
+    return dict(docs="results/data/sweep/docs.jsonl", queries=queries_of(queryset), qrels=qrels_of(queryset),
+                positions=CFG.positions_file(queryset), candidates=QUERYSETS[queryset].candidates)

@@ -14,6 +14,10 @@ if "generator" in config:
             passage_queries="results/data/synthetic-passages/queries/farrelevant.tsv",
             passage_qrels="results/data/synthetic-passages/qrels/farrelevant.txt",
             passage_negatives="results/data/synthetic-passages/negatives.jsonl",
+            # each query's answering passages, their qrels and known offsets (rules/positions.smk)
+            answer_passages="results/data/synthetic/passages/docs.jsonl",
+            answer_qrels=expand("results/data/synthetic/passages/qrels/{qs}.txt", qs=SYNTHETIC_QUERYSETS),
+            answer_positions=expand("results/data/synthetic/passages/positions/{qs}.tsv", qs=SYNTHETIC_QUERYSETS),
             docs="results/data/synthetic/docs.jsonl",
         params:
             settings=canonical(config["generator"]["settings"]),
@@ -26,7 +30,7 @@ if "generator" in config:
             "../scripts/generate_synthetic.py"
 
 
-if "generator" in config and "farrelevant" in config:
+if "generator" in config and "farrelevant" in config and CFG.far_source["kind"] == "synthetic":
 
     rule build_farrelevant:
         input:
@@ -116,6 +120,26 @@ rule truncate_documents:
         "logs/data/truncate_documents/{collection}.log",
     script:
         "../scripts/truncate_documents.py"
+
+
+# De-biased training documents (the study's RQ3): the whole source documents of the training collection, each cut
+# at random word boundaries and reordered, for the models with `debias` (one copy per n_splits and seed).
+rule debias_documents:
+    input:
+        docs=lambda wc: source_docs_of(DEBIASED[wc.collection]["base"]),
+    output:
+        docs="results/data/{collection}/docs.jsonl",
+    params:
+        n_splits=lambda wc: DEBIASED[wc.collection]["n_splits"],
+        seed=lambda wc: DEBIASED[wc.collection]["seed"],
+    wildcard_constraints:
+        collection=alternatives(DEBIASED),
+    conda:
+        "../envs/posbias.yaml"
+    log:
+        "logs/data/debias_documents/{collection}.log",
+    script:
+        "../scripts/debias_documents.py"
 
 
 # The rankers' token ids: each collection tokenised once per ranker tokenizer into a store that

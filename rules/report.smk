@@ -27,6 +27,48 @@ for _table in CFG.baseline_tables:
             "../scripts/baseline_table.py"
 
 
+for _table in CFG.debias_tables:
+
+    rule:
+        name:
+            f"{_table}"
+        localrule: True
+        input:
+            averaged=expand(f"{OUT}/eval/{{qs}}/seed_averaged.parquet", qs=CFG.table_querysets(_table)),
+        output:
+            **table_outputs(_table, "debias_table"),
+        params:
+            **{k: v for k, v in CFG.table_params(_table).items() if k != "external"},
+            label=f"tab:{_table}",
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            f"logs/report/{_table}.log",
+        script:
+            "../scripts/debias_table.py"
+
+
+for _table in CFG.ablation_tables:
+
+    rule:
+        name:
+            f"{_table}"
+        localrule: True
+        input:
+            averaged=expand(f"{OUT}/eval/{{qs}}/seed_averaged.parquet", qs=CFG.table_querysets(_table)),
+        output:
+            **table_outputs(_table, "ablation_table"),
+        params:
+            **{k: v for k, v in CFG.table_params(_table).items() if k != "external"},
+            label=f"tab:{_table}",
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            f"logs/report/{_table}.log",
+        script:
+            "../scripts/ablation_table.py"
+
+
 if "table4" in TABLES:
 
     rule table4:
@@ -50,6 +92,9 @@ if "table4" in TABLES:
         localrule: True
         input:
             per_seed=f"{OUT}/eval/{FAR_QUERYSET}/per_seed.parquet",
+            # the fine-tuned bars beside the zero-shot ones (the study's Figure 2), when the config fine-tunes
+            **({"finetuned": f"{OUT}/eval-finetuned/{FAR_QUERYSET}/per_seed.parquet"}
+               if FAR_QUERYSET in FINETUNED_QUERYSETS else {}),
         output:
             png=report(FIGURES[0], caption="../report/farrelevant_figure.rst", category="Figures"),
             pdf=FIGURES[1],

@@ -5,7 +5,7 @@
 
 rule train:
     input:
-        tokens=lambda wc: tokens_of(collection_of(CFG.train_queryset), wc.model),
+        tokens=lambda wc: tokens_of(CFG.training_collection(wc.model), wc.model),  # de-biased models: a copy
         queries=queries_of(CFG.train_queryset),
         qrels=qrels_of(CFG.train_queryset),
         candidates=candidates_of(CFG.train_queryset),

@@ -948,3 +948,41 @@ def test_an_experiment_may_not_take_the_name_of_a_shared_results_directory():
 def test_table11_without_models_counts_every_model():
     cfg = prepare(mutated(put("tables.table11", {})))
     assert cfg.tables["table11"]["models"] == sorted(m for m in DEFAULT["models"] if "rankgpt" not in m)
+
+
+def test_a_debiased_model_trains_on_its_own_copy_of_the_training_collection():
+    cfg = prepare(fresh())
+    assert cfg.debiased_collections == {"synthetic-debiased-k1-seed0": {"base": "synthetic", "n_splits": 1, "seed": 0}}
+    assert cfg.training_collection("maxp_debiased") == "synthetic-debiased-k1-seed0"
+    assert cfg.training_collection("maxp") == "synthetic"
+    params = cfg.table_params("table2")["models"]
+    assert params["maxp_debiased"]["debiased_from"] == "maxp" and "debiased_from" not in params["maxp"]
+    assert cfg.models["maxp_debiased"].args == cfg.models["maxp"].args and cfg.models["maxp_debiased"].ranker == "maxp"
+    changed = prepare(mutated(put("models.maxp.args.stride", 12)))  # the original's change reaches its de-biased twin
+    assert changed.models["maxp_debiased"].args["stride"] == 12
+    shuffled_twice = prepare(mutated(put("models.longp_debiased.debias", {"original": "longp", "n_splits": 3})))
+    assert sorted(shuffled_twice.debiased_collections) == ["synthetic-debiased-k1-seed0",
+                                                           "synthetic-debiased-k3-seed0"]
+
+
+@pytest.mark.parametrize("mutation, message", [
+    (put("models.maxp_debiased.debias.original", "nope"),
+     r"^models\.maxp_debiased\.debias\.original: 'nope' is not a configured model"),
+    (put("models.maxp_debiased.lr", 1.0e-3),
+     r"^models\.maxp_debiased: \['lr'\] belong to its original \(models\.maxp\); a de-biased model gives only"),
+    (put("models.maxp_debiased.debias.original", "longp_debiased"),
+     r"^models\.maxp_debiased\.debias\.original: 'longp_debiased' is itself de-biased"),
+    (put("tables.table2.models", ["maxp"]), r"^tables\.table2\.models: 'maxp' has no models\.maxp\.debias"),
+])
+def test_a_debiased_model_must_be_its_original_trained_on_other_documents(mutation, message):
+    check_rejects((mutation,), message)
+
+
+def test_published_rows_must_name_the_tables_columns_and_an_ablation_its_reference():
+    row = {"label": "Li et al. 2024", "source": "their Table 3", "values": {"dev RR@10": 0.4, "DL 2019": 0.6}}
+    check_rejects((put("tables.table1.reference_rows", [row]),),
+                  r"^tables\.table1\.reference_rows\[0\]\.values: \['DL 2019'\] are not headers of tables\.table1")
+    ablation = {"models": ["maxp", "parade_attn"], "reference": "firstp",
+                "columns": [{"queryset": "dev", "metric": "RR@10"}]}
+    check_rejects((put("tables.table6", ablation),), r"^tables\.table6\.reference: 'firstp' is not among tables\.table6")
+    assert prepare(mutated(put("tables.table6", {**ablation, "reference": "maxp"}))).ablation_tables == ["table6"]

@@ -177,6 +177,11 @@ def main(argv: list[str] | None = None) -> int:
     far.add_argument("--out", required=True)
     far.add_argument("--queryset", default="farrelevant")
 
+    far_source = commands.add_parser("farrelevant-source", help="build FarRelevant from MS MARCO passages "
+                                     "(ir_datasets) or import it, as the config's farrelevant.source says")
+    far_source.add_argument("--config", required=True)
+    far_source.add_argument("--out", required=True, help="directory for docs.jsonl, queries/, qrels/, positions/")
+
     fetch = commands.add_parser("fetch", help="write a configured collection's documents, or a query set")
     fetch.add_argument("--config", required=True)
     what = fetch.add_mutually_exclusive_group(required=True)
@@ -395,6 +400,17 @@ def _dispatch(args) -> int:
         build_farrelevant(args.passages, args.queries, args.qrels,
                           {k: v for k, v in settings.items() if k not in ("tokenizer", "train_queryset")},
                           settings["tokenizer"], args.out, args.queryset, settings.get("train_queryset"))
+    elif args.command == "farrelevant-source":
+        from posbias.steps.farrelevant import build_farrelevant_source
+
+        cfg = _load_config_object(args.config)
+        settings = _section(cfg.data, "farrelevant", args.config)
+        if cfg.far_source["kind"] == "synthetic":
+            raise InputError(f"{args.config}: farrelevant.source is synthetic; use `posbias farrelevant`")
+        # as the workflow's build_farrelevant_source job
+        build_farrelevant_source(cfg.far_source, {k: v for k, v in settings.items()
+                                                  if k not in ("tokenizer", "train_queryset", "source")},
+                                 settings["tokenizer"], args.out, cfg.far_queryset, settings.get("train_queryset"))
     elif args.command == "fetch":
         from posbias.steps import data
 

@@ -34,9 +34,15 @@ from posbias.rankers import catalog
 from posbias.reporting.columns import FINE_TUNED, column_header
 
 SCHEMA_PATH = Path(__file__).with_name("config.schema.yaml")
-GENERATED_COLLECTIONS = ("synthetic", "farrelevant")  # written by the embedded generator and FarRelevant builder
+GENERATED_COLLECTIONS = ("synthetic", "farrelevant", "sweep")  # by the generator, FarRelevant and sweep builders
+SWEEP_COLLECTION = "sweep"  # the position sweep's collection (posbias.sweep; rules/sweep.smk)
+# What the sweep reads by default: the embedded generator's passage collection, FarRelevant's source.
+GENERATED_PASSAGES = {"docs": "results/data/synthetic-passages/docs.jsonl",
+                      "qrels": "results/data/synthetic-passages/qrels/farrelevant.txt"}
 SYNTHETIC_QUERYSETS = ("train", "dev", "test")  # what the embedded generator writes
-BASELINE_TABLE_NAMES = ("table1", "table7", "table8")  # one layout, different columns
+BASELINE_TABLE_NAMES = ("table1", "table5", "table7", "table8")  # one layout, different columns
+DEBIAS_TABLE_NAMES = ("table2", "table3")  # de-biased models against the same models trained on original documents
+ABLATION_TABLE_NAMES = ("table6",)  # variants of one model against one of them
 ZERO_SHOT_SEED = 0  # the one "seed" of a zero-shot model's runs (results/runs/<queryset>/<model>/seed0.run)
 
 
@@ -221,6 +227,7 @@ class Model:
     own_seeds: tuple[int, ...] | None = None  # `models.<name>.seeds`, instead of training.seeds
     excluded_seeds: tuple[int, ...] = ()  # trained, but left out of the tables
     querysets: tuple[str, ...] | None = None  # `models.<name>.querysets`: the only ones it reranks (None: all)
+    debias: dict | None = None  # `models.<name>.debias`: trained on de-biased documents (original, n_splits, seed)
 
     @classmethod
     def from_spec(cls, name: str, spec: Mapping) -> "Model":
@@ -230,7 +237,8 @@ class Model:
                    zero_shot=bool(spec.get("zero_shot", False)),
                    own_seeds=tuple(spec["seeds"]) if "seeds" in spec else None,
                    excluded_seeds=tuple(spec.get("excluded_seeds", ())),
-                   querysets=tuple(spec["querysets"]) if "querysets" in spec else None)
+                   querysets=tuple(spec["querysets"]) if "querysets" in spec else None,
+                   debias=dict(spec["debias"]) if "debias" in spec else None)
 
     @property
     def listwise(self) -> bool:
@@ -254,6 +262,11 @@ class Model:
     def learning_rates(self) -> dict:
         """The learning rates a training job receives (`posbias.training.recipe.TrainingSettings`)."""
         return learning_rates(self.__dict__)
+
+
+def debiased_name(collection: str, n_splits: int, seed: int) -> str:
+    """The name of a collection's de-biased copy (its directory under results/data and results/tokens)."""
+    return f"{collection}-debiased-k{n_splits}-seed{seed}"
 
 
 def learning_rates(model: Mapping) -> dict:
@@ -308,6 +321,7 @@ class Config:
         self.finetuned_querysets: list[str] = list(self.finetuning["querysets"]) if self.finetuning else []
         self.outcome_querysets: list[str] = list(self.tables.get("outcomes", {}).get("querysets", []))
         self.far_train_queryset: str | None = data.get("farrelevant", {}).get("train_queryset")
+        self.far_source: dict = far_source(data)  # kind synthetic: built by rules/data.smk, else rules/farrelevant.smk
         self.experiment: str | None = data.get("experiment")
 
     # names
@@ -380,10 +394,48 @@ class Config:
         return [t for t in BASELINE_TABLE_NAMES if t in self.tables]
 
     @property
+    def debias_tables(self) -> list[str]:
+        return [t for t in DEBIAS_TABLE_NAMES if t in self.tables]
+
+    @property
+    def ablation_tables(self) -> list[str]:
+        return [t for t in ABLATION_TABLE_NAMES if t in self.tables]
+
+    @property
     def far_queryset(self) -> str:
         """The FarRelevant test query set (at most one besides farrelevant.train_queryset)."""
         return next((n for n, q in self.querysets.items() if q.collection == "farrelevant"
                      and n != self.far_train_queryset), "farrelevant")
+
+    # the position sweep and the position breakdown (posbias.sweep)
+    @property
+    def sweep_queryset(self) -> str | None:
+        """The query set of the sweep collection, when a `sweep` section builds one."""
+        return next((n for n, q in self.querysets.items() if q.collection == SWEEP_COLLECTION), None)
+
+    @property
+    def sweep_models(self) -> list[str]:
+        """The sweep report's models: `sweep.models`, else every model that reranks the sweep query set."""
+        qs = self.sweep_queryset
+        if qs is None or qs not in self.rerank_querysets:
+            return []
+        shown = self.data["sweep"].get("models") or [m for m in self.models if self.models[m].reranks(qs)]
+        first = [m for m in self.tables["table1"]["models"] if m in shown]  # Table 1's order, then the rest
+        return first + [m for m in shown if m not in first]
+
+    def positions_file(self, queryset: str) -> str:
+        """The true positions a generated collection writes for a query set (qid, start token, ...)."""
+        return f"results/data/{self.querysets[queryset].collection}/positions/{queryset}.tsv"
+
+    @property
+    def position_breakdown_models(self) -> list[str]:
+        """The breakdown's rows: `tables.position_breakdown.models`, else Table 1's models that rerank its query
+        set."""
+        spec = self.tables.get("position_breakdown")
+        if not spec:
+            return []
+        return list(spec.get("models") or [m for m in self.tables["table1"]["models"]
+                                           if self.models[m].reranks(spec["queryset"])])
 
     @property
     def results_dir(self) -> str:
@@ -404,6 +456,25 @@ class Config:
             entry["cap"] = max(entry["cap"], model.args["max_doc_tokens"])
             entry["trust_remote_code"] |= bool(model.args.get("trust_remote_code"))
         return stores
+
+    # de-biased training (the study's RQ3)
+    @cached_property
+    def debiased_collections(self) -> dict[str, dict]:
+        """The de-biased copies of the training collection that models train on (`models.<name>.debias`):
+        name -> {base, n_splits, seed}; one copy per distinct (n_splits, seed)."""
+        base = self.querysets[self.train_queryset].collection
+        copies = {}
+        for model in self.models.values():
+            if model.debias:
+                n_splits, seed = model.debias.get("n_splits", 1), model.debias.get("seed", 0)
+                copies[debiased_name(base, n_splits, seed)] = {"base": base, "n_splits": n_splits, "seed": seed}
+        return copies
+
+    def training_collection(self, model: str) -> str:
+        """The collection whose documents a model trains on: the training query set's, or its de-biased copy."""
+        base = self.querysets[self.train_queryset].collection
+        debias = self.models[model].debias
+        return debiased_name(base, debias.get("n_splits", 1), debias.get("seed", 0)) if debias else base
 
     def tokenizer_of(self, model: str) -> str:
         """The key of the token store a model reads."""
@@ -457,7 +528,8 @@ class Config:
             "spec": spec,
             "models": {m: {"label": self.models[m].label, "baseline": self.models[m].baseline,
                            "zero_shot": self.models[m].zero_shot, "excluded_seeds": list(self.models[m].excluded_seeds),
-                           "not_run": sorted(q for q in shown if not self.evaluates(m, q))}
+                           "not_run": sorted(q for q in shown if not self.evaluates(m, q)),
+                           **({"debiased_from": self.models[m].debias["original"]} if self.models[m].debias else {})}
                        for m in self._table_systems(spec)},
             "external": {n: {"label": s["label"], "baseline": s.get("baseline"), "querysets": sorted(s["runs"])}
                          for n, s in self.external_runs.items() if set(s["runs"]) & shown},
@@ -467,9 +539,11 @@ class Config:
         })
 
     def _table_systems(self, spec: Mapping) -> list[str]:
-        """The models a table shows or compares with: its rows, their baselines and Table 4's references."""
+        """The models a table shows or compares with: its rows, their baselines, Table 4's references and the
+        originals of de-biased models."""
         shown = [m for m in [*spec["models"], *spec.get("second_reference", [])] if m in self.models]
-        return sorted({*shown, *(self.models[m].baseline for m in shown)})
+        originals = [self.models[m].debias["original"] for m in shown if self.models[m].debias]
+        return sorted({*shown, *originals, *(self.models[m].baseline for m in [*shown, *originals])})
 
     # language models
     @property
@@ -528,9 +602,13 @@ class Config:
 
 def prepare(data: Mapping) -> Config:
     """Validate, fill defaults, make listwise models zero-shot and cross-check; see the module docstring."""
-    data = validate(dict(data))
+    data = dict(data)
+    if isinstance(data.get("models"), dict):  # the originals first, so that their errors name them, not a twin
+        validate({**data, "models": {n: m for n, m in data["models"].items() if not _is_debiased(m)}})
+    data = validate(_with_debiased_models(data))
     warnings: list[str] = []
     _listwise_models_are_zero_shot(data)
+    _derive_sweep(data)
     for table in (*BASELINE_TABLE_NAMES, "table11"):  # a table without `models` shows every configured model
         if table in data["tables"]:  # (sorted: the order of the models section must not move rows or rerun the job)
             shown = [m for m, spec in data["models"].items()  # Table 11 counts parameters: a listwise ranker has none
@@ -541,11 +619,69 @@ def prepare(data: Mapping) -> Config:
     return Config(data, warnings)
 
 
+DEBIASED_OWN_KEYS = ("label", "debias", "excluded_seeds")  # the rest of a de-biased model's block is its original's
+
+
+def _is_debiased(spec) -> bool:
+    return isinstance(spec, dict) and isinstance(spec.get("debias"), dict)
+
+
+def _with_debiased_models(cfg: dict) -> dict:
+    """A de-biased model is its original trained on other documents: its block gives only its label, `debias` and
+    maybe `excluded_seeds`, and takes everything else (ranker, args, learning rates, recipe, seeds, baseline) from
+    `debias.original`."""
+    models = cfg.get("models")
+    if not isinstance(models, dict) or not any(_is_debiased(m) for m in models.values()):
+        return cfg
+    models = dict(models)
+    for name, spec in models.items():
+        if not _is_debiased(spec):
+            continue
+        original = spec["debias"].get("original")
+        if not isinstance(models.get(original), dict):
+            raise ConfigError(f"models.{name}.debias.original: {original!r} is not a configured model")
+        if _is_debiased(models[original]):
+            raise ConfigError(f"models.{name}.debias.original: {original!r} is itself de-biased")
+        extra = sorted(set(spec) - set(DEBIASED_OWN_KEYS))
+        if extra:
+            raise ConfigError(f"models.{name}: {extra} belong to its original (models.{original}); a de-biased model "
+                              f"gives only {list(DEBIASED_OWN_KEYS)}")
+        inherited = {k: copy.deepcopy(v) for k, v in models[original].items() if k not in DEBIASED_OWN_KEYS}
+        models[name] = {**inherited, **spec}
+    return {**cfg, "models": models}
+
+
 def _listwise_models_are_zero_shot(cfg: dict) -> None:
     """A listwise ranker (RankGPT) is never trained: it is zero-shot whether or not the config says so."""
     for name, spec in cfg["models"].items():
         if spec["ranker"] in catalog.LISTWISE:
             spec["zero_shot"] = True
+
+
+def sweep_candidates(queryset: str) -> str:
+    """The candidate run the sweep builder writes for its query set (that query set's `candidates`)."""
+    return f"results/data/{SWEEP_COLLECTION}/candidates/{queryset}.run"
+
+
+SWEEP_DEFAULTS = {"tokenizer": "tokenizer", "first_window": "first_window", "doc_tokens": "max_doc_tokens"}
+
+
+def _derive_sweep(cfg: dict) -> None:
+    """The sweep query set reranks the builder's candidate run; the `sweep` section's tokenizer, first window and
+    document length default to the `farrelevant` section's, its passages to the embedded generator's."""
+    for name, spec in cfg["querysets"].items():
+        if spec.get("collection") == SWEEP_COLLECTION:
+            if spec.setdefault("candidates", sweep_candidates(name)) != sweep_candidates(name):
+                raise ConfigError(f"querysets.{name}.candidates: the sweep collection's candidates are its "
+                                  f"builder's run ({sweep_candidates(name)})")
+    sweep, far = cfg.get("sweep"), cfg.get("farrelevant", {})
+    if sweep is None:
+        return
+    for key, default in SWEEP_DEFAULTS.items():  # where they are missing, check_sweep says so
+        if key not in sweep and default in far:
+            sweep[key] = far[default]
+    if "passages" not in sweep and "generator" in cfg:
+        sweep["passages"] = dict(GENERATED_PASSAGES)
 
 
 def _require(known: Iterable[str], value: str, key: str, what: str) -> None:
@@ -593,11 +729,36 @@ def check_collections(cfg: dict, warnings: list[str]) -> None:
         raise ConfigError(f"querysets: only one query set (besides farrelevant.train_queryset) may use the "
                           f"farrelevant collection, got {far}")
     used = {s.get("collection") for s in cfg["querysets"].values()}
-    # FarRelevant documents are built from the generator's passage collection.
-    for section, needed_by in (("generator", {"synthetic", "farrelevant"}), ("farrelevant", {"farrelevant"})):
+    # FarRelevant documents are built from the generator's passage collection, unless farrelevant.source says
+    # otherwise (MS MARCO passages, or the published collection).
+    far_from_generator = far_source(cfg)["kind"] == "synthetic"
+    for section, needed_by in (("generator", {"synthetic", *(["farrelevant"] if far_from_generator else [])}),
+                               ("farrelevant", {"farrelevant"})):
         if used & needed_by and section not in cfg:
             raise ConfigError(f"{section}: required because a query set uses the {sorted(used & needed_by)} "
                               f"collection")
+    check_farrelevant_source(cfg)
+
+
+def far_source(cfg: dict) -> dict:
+    """`farrelevant.source`; without one, FarRelevant is built from the generator's passages."""
+    return cfg.get("farrelevant", {}).get("source", {"kind": "synthetic"})
+
+
+def check_farrelevant_source(cfg: dict) -> None:
+    far = cfg.get("farrelevant")
+    if not far:
+        return
+    source = far_source(cfg)
+    if source["kind"] == "local" and far.get("train_queryset") and "train" not in source:
+        raise ConfigError("farrelevant.source.train: required for a local source when farrelevant.train_queryset "
+                          "names a training query set")
+    if source.get("per") == "qrel":  # outcome tables need exactly one relevant document per query
+        far_sets = {n for n, s in cfg["querysets"].items() if s.get("collection") == "farrelevant"}
+        clash = sorted(far_sets & set(cfg.get("tables", {}).get("outcomes", {}).get("querysets", [])))
+        if clash:
+            raise ConfigError(f"tables.outcomes.querysets: {clash} can have several relevant documents per query "
+                              f"with farrelevant.source.per: qrel")
 
 
 def check_pools(cfg: dict, warnings: list[str]) -> None:
@@ -742,11 +903,29 @@ def check_models(cfg: dict, warnings: list[str]) -> None:
                           f"(table rows would be ambiguous)")
 
 
+def check_debias(cfg: dict, warnings: list[str]) -> None:
+    """A de-biased model is its original's ranker and args trained on other documents; the tables pair them."""
+    models = cfg["models"]
+    for name, model in models.items():
+        if "debias" not in model:
+            continue
+        key, original = f"models.{name}.debias", model["debias"]["original"]
+        if model.get("zero_shot"):
+            raise ConfigError(f"{key}: de-biasing changes training documents, so its original {original!r} must be "
+                              f"trained (not zero_shot)")
+    for table in DEBIAS_TABLE_NAMES:
+        spec = cfg["tables"].get(table)
+        for m in (spec or {}).get("models", []):
+            _require(models, m, f"tables.{table}.models", "a configured model")
+            if "debias" not in models[m]:
+                raise ConfigError(f"tables.{table}.models: {m!r} has no models.{m}.debias")
+
+
 def check_tables(cfg: dict, warnings: list[str]) -> None:
     models, querysets, tables = cfg["models"], cfg["querysets"], cfg["tables"]
     evaluated = [*cfg["rerank"]["querysets"], *(n for n, s in querysets.items() if "pool" in s)]
     finetuned = (cfg.get("finetuning") or {}).get("querysets", [])
-    for table in ("table1", "table4", *BASELINE_TABLE_NAMES[1:]):
+    for table in ("table1", "table4", *BASELINE_TABLE_NAMES[1:], *DEBIAS_TABLE_NAMES, *ABLATION_TABLE_NAMES):
         spec = tables.get(table)
         if spec is None:
             continue
@@ -755,7 +934,7 @@ def check_tables(cfg: dict, warnings: list[str]) -> None:
         for m in spec["models"]:
             _require(models, m, f"tables.{table}.models", "a configured model")
             baseline = models[m]["baseline"]
-            if table != "table4" and baseline not in spec["models"]:
+            if table in BASELINE_TABLE_NAMES and baseline not in spec["models"]:
                 raise ConfigError(f"tables.{table}.models: {m!r} needs its baseline {baseline!r} in the table")
         headers = []
         for i, column in enumerate(spec["columns"]):
@@ -772,6 +951,15 @@ def check_tables(cfg: dict, warnings: list[str]) -> None:
             headers.append(header)
         if "retriever_label" in spec and spec["retriever_label"] in {models[m]["label"] for m in spec["models"]}:
             raise ConfigError(f"tables.{table}.retriever_label: {spec['retriever_label']!r} is also a model's label")
+        for i, row in enumerate(spec.get("reference_rows", [])):
+            unknown = sorted(set(row["values"]) - set(headers))
+            if unknown:
+                raise ConfigError(f"tables.{table}.reference_rows[{i}].values: {unknown} are not headers of "
+                                  f"tables.{table}.columns")
+    for table in ABLATION_TABLE_NAMES:
+        if table in tables:
+            _require(tables[table]["models"], tables[table]["reference"], f"tables.{table}.reference",
+                     f"among tables.{table}.models")
     spec4 = tables.get("table4")
     if spec4:
         _require(spec4["models"], spec4["reference"], "tables.table4.reference", "among tables.table4.models")
@@ -853,7 +1041,7 @@ def check_recipes(cfg: dict, warnings: list[str]) -> None:
 # What the workflow writes directly under results/ (shared by every experiment in the tree).
 RESULTS_DIRECTORIES = ("data", "tokens", "index", "candidates", "models", "models-finetuned", "runs", "runs-cv",
                        "runs-finetuned", "eval", "eval-finetuned", "eval-cutoff", "eval-first-stage", "stats",
-                       "benchmarks", "figures")
+                       "benchmarks", "figures", "positions")
 
 
 def check_language_models(cfg: dict, warnings: list[str]) -> None:
@@ -933,6 +1121,113 @@ def check_probes(cfg: dict, warnings: list[str]) -> None:
             raise ConfigError(f"probes.heatmap.{key}: {bins} must increase")
 
 
+def _reranks(model: Mapping, queryset: str) -> bool:
+    return queryset in model.get("querysets", [queryset])
+
+
+def check_sweep(cfg: dict, warnings: list[str]) -> None:
+    """One sweep query set at most, built from a FarRelevant query set, reranked whole and scored by RR."""
+    swept = [n for n, s in cfg["querysets"].items() if s.get("collection") == SWEEP_COLLECTION]
+    sweep = cfg.get("sweep")
+    if len(swept) > 1:
+        raise ConfigError(f"querysets: only one query set may use the sweep collection, got {swept}")
+    if swept and sweep is None:
+        raise ConfigError(f"sweep: required because query set {swept[0]!r} uses the sweep collection")
+    if sweep is None:
+        return
+    for key, default in SWEEP_DEFAULTS.items():
+        if key not in sweep:
+            raise ConfigError(f"sweep.{key}: required (there is no farrelevant.{default} to default to)")
+    if "passages" not in sweep:
+        raise ConfigError("sweep.passages: required (no embedded generator whose passages it could default to)")
+    if not swept:
+        warnings.append("sweep: no query set uses the sweep collection (collection: sweep), so nothing is swept")
+        return
+    name, source = swept[0], sweep["source"]
+    spec = cfg["querysets"][name]
+    _require(_plain_querysets(cfg), source, "sweep.source", "a (not pooled) key of querysets")
+    if cfg["querysets"][source]["collection"] != "farrelevant":
+        raise ConfigError(f"sweep.source: {source!r} is not a query set of the farrelevant collection (the sweep "
+                          f"moves the one relevant passage of FarRelevant documents)")
+    far = cfg.get("farrelevant", {})
+    if source != far.get("train_queryset") and sweep["n_queries"] > far.get("n_queries", sweep["n_queries"]):
+        raise ConfigError(f"sweep.n_queries: {sweep['n_queries']} is more than the {far['n_queries']} queries of "
+                          f"{source!r} (farrelevant.n_queries)")
+    if "RR" not in spec["metrics"]:
+        raise ConfigError(f"querysets.{name}.metrics: needs RR (the sweep report reads the relevant document's "
+                          f"rank as 1/RR)")
+    if sweep["first_window"] >= sweep["doc_tokens"]:
+        raise ConfigError(f"sweep.first_window: {sweep['first_window']} is not below sweep.doc_tokens "
+                          f"({sweep['doc_tokens']}); no position would lie beyond it")
+    if name not in cfg["rerank"]["querysets"]:
+        warnings.append(f"rerank.querysets: the sweep query set {name!r} is not reranked, so there is no sweep report")
+    for m in sweep.get("models", []):
+        _require(cfg["models"], m, "sweep.models", "a configured model")
+        if not _reranks(cfg["models"][m], name):
+            raise ConfigError(f"sweep.models: {m!r} does not rerank {name!r} (models.{m}.querysets)")
+
+
+def check_position_breakdown(cfg: dict, warnings: list[str]) -> None:
+    """The breakdown reads a reranked query set's metric and a positions file for it."""
+    spec = cfg["tables"].get("position_breakdown")
+    if not spec:
+        return
+    key, qs = "tables.position_breakdown", spec["queryset"]
+    _require(cfg["rerank"]["querysets"], qs, f"{key}.queryset", "in rerank.querysets")
+    if spec["metric"] not in cfg["querysets"][qs]["metrics"]:
+        raise ConfigError(f"{key}.metric: {spec['metric']!r} is not in querysets.{qs}.metrics")
+    if any(b <= a for a, b in zip(spec["bins"], spec["bins"][1:])):
+        raise ConfigError(f"{key}.bins: {spec['bins']} must increase")
+    if "positions" not in spec and cfg["querysets"][qs]["collection"] not in GENERATED_COLLECTIONS:
+        raise ConfigError(f"{key}.positions: required for {qs!r} (only generated collections write positions)")
+    for m in spec.get("models", []):
+        _require(cfg["models"], m, f"{key}.models", "a configured model")
+        if not _reranks(cfg["models"][m], qs):
+            raise ConfigError(f"{key}.models: {m!r} does not rerank {qs!r} (models.{m}.querysets)")
+
+
+def check_positions(cfg: dict, warnings: list[str]) -> None:
+    """The first-relevant-position analysis: its sets name query sets with documents, passages and judges that
+    exist; its groups name its sets; Figure 1 names groups."""
+    section = cfg.get("positions")
+    if not section:
+        return
+    querysets, models = cfg["querysets"], cfg.get("llm", {}).get("models", {})
+    for name, spec in section["sets"].items():
+        where = f"positions.sets.{name}"
+        _require(querysets, spec["queryset"], f"{where}.queryset", "a key of querysets")
+        if "collection" not in querysets[spec["queryset"]]:
+            raise ConfigError(f"{where}.queryset: {spec['queryset']!r} is pooled; name one of its members")
+        passages = spec.get("passages")
+        if passages == "generator":
+            if "generator" not in cfg or querysets[spec["queryset"]]["collection"] != "synthetic":
+                raise ConfigError(f"{where}.passages: generator passages exist only for the embedded collection's "
+                                  f"query sets (collection synthetic, with `generator`)")
+        elif passages is not None:
+            _require(querysets, passages, f"{where}.passages", "generator or a key of querysets")
+            if "collection" not in querysets[passages]:
+                raise ConfigError(f"{where}.passages: {passages!r} is pooled; name the passage query set itself")
+        if spec["kind"] == "dense":
+            judge = spec.get("judge", section["dense"].get("judge"))
+            if judge is None:
+                raise ConfigError(f"{where}.judge: a dense set needs a judge (or positions.dense.judge)")
+            _require(models, judge, f"{where}.judge" if "judge" in spec else "positions.dense.judge",
+                     "a key of llm.models")
+            if models[judge]["backend"] == "mock" and models[judge]["model"] == "oracle" and passages is None:
+                raise ConfigError(f"{where}.passages: the mock oracle judge answers from the relevant passages; "
+                                  f"set passages: generator")
+    depth, retriever = section["matching"]["bm25_depth"], section["matching"]["retriever"]
+    if depth and any(s["kind"] == "sparse" for s in section["sets"].values()):
+        _require(cfg["retrievers"], retriever, "positions.matching.retriever", "a key of retrievers")
+        if cfg["retrievers"][retriever]["kind"] != "bm25":
+            raise ConfigError(f"positions.matching.retriever: {retriever!r} is not a bm25 retriever")
+    for group, spec in section["groups"].items():
+        for name in spec["sets"]:
+            _require(section["sets"], name, f"positions.groups.{group}.sets", "a key of positions.sets")
+    for group in section.get("figure1", []):
+        _require(section["groups"], group, "positions.figure1", "a key of positions.groups")
+
+
 def check_experiment(cfg: dict, warnings: list[str]) -> None:
     if cfg.get("experiment") in RESULTS_DIRECTORIES:
         raise ConfigError(f"experiment: {cfg['experiment']!r} is a directory the workflow writes under results/; "
@@ -940,5 +1235,6 @@ def check_experiment(cfg: dict, warnings: list[str]) -> None:
 
 
 CHECKS = (check_experiment, check_collections, check_pools, check_retrievers, check_training, check_models,
-          check_model_arguments, check_tables,
-          check_external_runs, check_backbone_positions, check_recipes, check_language_models, check_probes)
+          check_debias, check_model_arguments, check_tables,
+          check_external_runs, check_backbone_positions, check_recipes, check_language_models, check_probes,
+          check_sweep, check_position_breakdown, check_positions)

@@ -54,3 +54,22 @@ def test_farrelevant_hard_negatives_join_its_corpus_unjudged(tmp_path):
     assert len(far_docs) == 30 + 60
     assert {doc: text for doc, text in far_docs.items() if doc in negatives} == negatives
     assert not judged & set(negatives)
+
+
+def test_the_debiased_copy_reorders_every_document_and_keeps_ids_titles_and_words(tmp_path):
+    from posbias.io import document_records, write_documents
+    from posbias.steps.data import debias_collection
+
+    docs = [{"id": f"d{i}", "title": f"Title {i}", "text": " ".join(f"w{i}_{j}" for j in range(30))}
+            for i in range(5)]
+    write_documents(tmp_path / "docs.jsonl", docs)
+    debias_collection(str(tmp_path / "docs.jsonl"), str(tmp_path / "out.jsonl"), n_splits=1, seed=0)
+    out = list(document_records(tmp_path / "out.jsonl"))
+    assert [d["id"] for d in out] == [d["id"] for d in docs] and [d["title"] for d in out] == [d["title"] for d in docs]
+    for before, after in zip(docs, out):
+        assert after["text"] != before["text"] and sorted(after["text"].split()) == sorted(before["text"].split())
+        first = before["text"].split()[0]
+        rotated = after["text"].split()
+        # one cut, the parts swapped: the text read from the old first word on wraps around to the end
+        k = rotated.index(first)
+        assert rotated[k:] + rotated[:k] == before["text"].split()

@@ -11,7 +11,8 @@ import pytest
 
 from posbias.data.statistics import write_statistics
 from posbias.io import write_qrels
-from posbias.steps.report import baseline_table, dataset_tables, first_stage_table, outcome_table, table4
+from posbias.steps.report import (ablation_table, baseline_table, dataset_tables, debias_table, first_stage_table,
+                                  outcome_table, table4)
 
 QUERYSET = "msmarco_dev"  # an underscore, as real query set names have
 MODELS = {
@@ -52,11 +53,19 @@ def write_every_table(tmp_path) -> list:
     spec = {"models": ["firstp", "maxp", "sump"], "retriever_label": "BM25_{k1} ~ 0.9^x",
             "columns": [{"queryset": QUERYSET, "metric": "RR@10"},
                         {"queryset": QUERYSET, "metric": "nDCG@10", "header": "nDCG@10 & #1 {x}"},
-                        {"queryset": "dl_19", "metric": "nDCG@10"}]}
+                        {"queryset": "dl_19", "metric": "nDCG@10"}],
+            "reference_rows": [{"label": "Zhang_et al. & co", "source": "Tab. 5 #2", "values": {"dl_19 nDCG@10": 0.5}}]}
     external = {"their_run": {"label": r"Their_run \back", "baseline": "firstp", "querysets": [QUERYSET]}}
     querysets = {QUERYSET: {"alpha": 0.05}, "dl_19": {"alpha": 0.01}}
     baseline_table([str(averaged)], spec, MODELS, external, querysets, 3, STATISTICS, "tab:table_1",
                    outputs(tmp_path, "table1"))
+
+    ablation_table([str(averaged)], {"models": ["firstp", "maxp"], "reference": "firstp", "caption": "k_1 & chunks",
+                                     "columns": spec["columns"]}, MODELS, querysets, 3, STATISTICS, "tab:table_6",
+                   outputs(tmp_path, "table6"))
+    debiased = {**MODELS, "sump": {**MODELS["sump"], "debiased_from": "maxp"}}
+    debias_table([str(averaged)], {"models": ["sump"], "columns": spec["columns"]}, debiased, querysets, 3,
+                 STATISTICS, "tab:table_2", outputs(tmp_path, "table2"))
 
     finetuned = tmp_path / "finetuned.parquet"
     per_query(["retriever", "random", *MODELS]).to_parquet(finetuned)
@@ -134,7 +143,7 @@ def test_the_check_finds_unescaped_characters():
 def test_every_table_escapes_labels_headers_and_captions(tmp_path):
     written = write_every_table(tmp_path)
     assert [p.name for p in written] == ["first_stage.tex", "outcomes.tex", "table1.tex", "table10.tex",
-                                         "table4.tex", "table9.tex"]
+                                         "table2.tex", "table4.tex", "table6.tex", "table9.tex"]
     for path in written:
         assert problems(path.read_text()) == [], path.name
     table1 = (tmp_path / "table1.tex").read_text()
@@ -237,3 +246,54 @@ def test_captions_name_the_excluded_seeds_and_the_zero_shot_rows(tmp_path):
     assert "never trained, one run each: E5 (N/A where fine-tuned)" in text
     assert "Seeds trained but left out (excluded_seeds; their loss curves are in the checkpoints): MaxP: 2, 5." in text
     assert next(line for line in text.splitlines() if line.startswith("| E5 ")).split(" | ")[2] == "N/A"
+
+
+def test_the_debiasing_table_shows_each_model_under_its_original_with_the_gain_over_it(tmp_path):
+    averaged = tmp_path / "averaged.parquet"
+    per_query(["retriever", "maxp", "sump"]).to_parquet(averaged)
+    models = {"maxp": {"label": "MaxP", "baseline": "firstp"},
+              "sump": {"label": "MaxP (de-biased)", "baseline": "firstp", "debiased_from": "maxp"}}
+    debias_table([str(averaged)], {"models": ["sump"], "columns": [{"queryset": QUERYSET, "metric": "RR@10"}]},
+                 models, {QUERYSET: {"alpha": 0.05}}, 2, STATISTICS, "tab:table2", outputs(tmp_path, "table2"))
+    frame = pd.read_csv(tmp_path / "table2.csv")
+    assert list(frame["system"]) == ["retriever", "maxp", "sump"]
+    mean = per_query(["retriever", "maxp", "sump"]).query("metric == 'RR@10'").groupby("system")["value"].mean()
+    debiased = frame.set_index("system").loc["sump"]
+    assert debiased["gain_over"] == "maxp" and debiased["vs_a"] == "maxp"
+    assert debiased["gain"] == pytest.approx(mean["sump"] / mean["maxp"] - 1)
+    assert debiased["p_a"] < 0.05  # MaxP ranks the answer first or second, the other far lower
+    assert "under the same model trained on the original documents" in (tmp_path / "table2.md").read_text()
+
+
+def test_published_rows_show_their_typed_values_and_take_no_part_in_gains_or_tests(tmp_path):
+    averaged = tmp_path / "averaged.parquet"
+    per_query(["retriever", "firstp", "maxp"]).to_parquet(averaged)
+    spec = {"models": ["firstp", "maxp"], "retriever_label": "BM25",
+            "columns": [{"queryset": QUERYSET, "metric": "RR@10", "header": "dev"},
+                        {"queryset": QUERYSET, "metric": "nDCG@10", "header": "DL"}],
+            "reference_rows": [{"label": "Li et al. 2024", "source": "their Table 3", "values": {"DL": 0.612}}]}
+    baseline_table([str(averaged)], spec, {m: MODELS[m] for m in ("firstp", "maxp")}, {}, {QUERYSET: {"alpha": 0.05}},
+                   1, STATISTICS, "tab:table5", outputs(tmp_path, "table5"))
+    frame = pd.read_csv(tmp_path / "table5.csv")
+    published = frame[frame["published"]]
+    assert list(published["label"]) == ["Li et al. 2024 (published)"] * 2
+    assert published.set_index("column")["value"]["DL"] == 0.612 and published["value"].isna().sum() == 1
+    assert published["gain"].isna().all() and published["marks"].fillna("").eq("").all()
+    assert int(frame[~frame["published"]]["p_a"].notna().sum()) == 2  # maxp against firstp, in both columns
+    markdown = (tmp_path / "table5.md").read_text()
+    assert "| Li et al. 2024 (published) | – | 0.612 | - |" in markdown  # a dash where nothing was typed in
+    assert "typed into the config from their sources (Li et al. 2024: their Table 3), not computed here" in markdown
+
+
+def test_the_ablation_table_computes_gains_and_tests_against_its_reference_variant(tmp_path):
+    averaged = tmp_path / "averaged.parquet"
+    per_query(["retriever", "firstp", "maxp", "sump"]).to_parquet(averaged)
+    spec = {"models": ["maxp", "firstp", "sump"], "reference": "maxp", "caption": "PARADE Attn with k chunks",
+            "columns": [{"queryset": QUERYSET, "metric": "RR@10"}]}
+    ablation_table([str(averaged)], spec, MODELS, {QUERYSET: {"alpha": 0.05}}, 3, STATISTICS, "tab:table6",
+                   outputs(tmp_path, "table6"))
+    frame = pd.read_csv(tmp_path / "table6.csv").set_index("system")
+    assert list(frame.index) == ["retriever", "maxp", "firstp", "sump"]
+    assert frame.loc["maxp", "gain_over"] != frame.loc["maxp", "gain_over"]  # NaN: the reference has no gain
+    assert (frame.loc[["firstp", "sump"], "vs_a"] == "maxp").all() and (frame.loc[["firstp", "sump"], "gain"] < 0).all()
+    assert (tmp_path / "table6.md").read_text().count("PARADE Attn with k chunks. Per-query values") == 1

@@ -112,3 +112,86 @@ def test_the_probes_config_builds_its_graph_from_the_users_redocred_files(tmp_pa
                        "bm25", "firstp", "maxp"}
     assert {"probes_build", "probes_report"} <= {r for r, _ in jobs} and "probes_synthetic" not in {r for r, _ in jobs}
     assert {w for r, w in jobs if r == "train"} == {f"model={m}, seed=1" for m in ("firstp", "maxp")}
+
+
+def test_the_farrelevant_config_builds_table4_and_figure2_from_ms_marco_passages(tmp_path):
+    """config/paper/farrelevant.yaml: one job builds FarRelevant from MS MARCO passages (ir_datasets is read in
+    that job, never while the graph is built), BM25 takes the top 100 for its test and training queries, every
+    MS MARCO checkpoint reranks zero-shot and is fine-tuned, and Table 4 and Figure 2 (both settings) follow."""
+    write_config(tmp_path, default_config())
+    output = run_snakemake(tmp_path, "-n", "--configfile", str(PAPER / "farrelevant.yaml")).stdout
+    jobs = scheduled_jobs(output)
+    rules = [r for r, _ in jobs]
+    assert rules.count("build_farrelevant_source") == 1
+    assert not {"build_farrelevant", "generate_synthetic"} & set(rules)
+    retrieved = {w for r, w in jobs if r == "bm25_retrieve"}
+    assert {f"retriever=bm25, queryset={qs}, depth=100" for qs in ("farrelevant", "farrelevant_train")} <= retrieved
+    assert rules.count("train") == rules.count("finetune") == IMPLEMENTED_PAPER_MODELS * 3
+    assert {w.split("model=")[1] for r, w in jobs if r == "rerank_listwise"} >= {"longp_rankgpt", "longp_rankgpt_claude"}
+    figure = next(line for line in output.split("rule farrelevant_figure:")[1].splitlines() if "input:" in line)
+    assert "eval/farrelevant/per_seed.parquet" in figure and "eval-finetuned/farrelevant/per_seed.parquet" in figure
+    assert "results/farrelevant/table4.tex" in output
+    # the checkpoints are the MS MARCO experiments' own: the same train jobs with the same params
+    far, v1 = load_config(PAPER / "farrelevant.yaml"), load_config(PAPER / "msmarco_v1.yaml")
+    assert far.trained_models == v1.trained_models
+    assert all(far.training_params(m) == v1.training_params(m) and far.model_params(m) == v1.model_params(m)
+               for m in v1.trained_models)
+    assert far.far_source["kind"] == "ir_datasets" and far.data["farrelevant"]["n_queries"] == 1000
+
+
+@pytest.fixture(scope="module")
+def extra_dry_runs(tmp_path_factory) -> dict[str, list[tuple[str, str]]]:
+    """The jobs `snakemake -n` schedules for the de-biasing and chunk-ablation configs."""
+    workdir = tmp_path_factory.mktemp("extra")
+    write_config(workdir, default_config())
+    return {paper: scheduled_jobs(run_snakemake(workdir, "-n", "--configfile", str(PAPER / f"{paper}.yaml")).stdout)
+            for paper in ("debias", "chunks")}
+
+
+def test_the_debiasing_config_trains_each_model_twice_and_the_twin_on_a_debiased_copy(extra_dry_runs):
+    jobs = extra_dry_runs["debias"]
+    trained = {w.split(",")[0].split("model=")[1] for r, w in jobs if r == "train"}
+    originals = {"maxp_electra_8109", "parade_attn_electra_8109", "parade_transf_rand_electra_8109", "cedr_knrm_8109"}
+    assert trained == {*originals, *(f"{m}_debiased" for m in originals), "firstp_8109", "firstp_electra_8109"}
+    assert sum(r == "train" for r, _ in jobs) == 3 * len(trained)
+    assert [w for r, w in jobs if r == "debias_documents"] == ["collection=msmarco_v1_8109-debiased-k1-seed0"]
+    assert {"table2", "table3"} <= {r for r, _ in jobs}
+    fetched = {w for r, w in jobs if r == "fetch_documents"}
+    assert fetched == {f"collection={c}" for c in ("msmarco_v1_8109", "needle", "passkey", "msmarco_passage", "nq")}
+    assert "build_farrelevant_source" in {r for r, _ in jobs}
+
+
+def test_the_chunk_ablation_trains_parade_attn_with_one_to_six_chunks_on_a_longer_copy(extra_dry_runs):
+    jobs = extra_dry_runs["chunks"]
+    trained = {w.split(",")[0].split("model=")[1] for r, w in jobs if r == "train"}
+    assert trained == {"firstp_2862", *(f"parade_attn_k{k}" for k in range(1, 7))}
+    assert {w for r, w in jobs if r == "truncate_documents"} == {"collection=msmarco_v1_2862"}
+    assert "table6" in {r for r, _ in jobs}
+    cfg = load_config(PAPER / "chunks.yaml")
+    assert [cfg.models[f"parade_attn_k{k}"].args["max_doc_tokens"] for k in range(1, 7)] == [477 * k for k in range(1, 7)]
+
+
+def test_table5_types_in_the_prior_art_only_as_published_rows():
+    spec = load_config(PAPER / "study.yaml").tables["table5"]
+    headers = {c["header"] for c in spec["columns"]}
+    assert spec["reference_rows"] and all(set(r["values"]) <= headers for r in spec["reference_rows"])
+    assert all(r["source"] for r in spec["reference_rows"])
+
+
+def test_the_debiasing_config_builds_farrelevant_as_the_farrelevant_config_does():
+    """One FarRelevant build in a shared results tree: the two sections must stay identical."""
+    assert (load_config(PAPER / "debias.yaml").data["farrelevant"]
+            == load_config(PAPER / "farrelevant.yaml").data["farrelevant"])
+
+
+def test_the_positions_config_matches_ms_marco_and_judges_the_dense_sets(tmp_path):
+    """config/paper/positions.yaml (appendix B.4): sparse matching for MS MARCO dev and a train sample, LLM chunk
+    judging for TREC DL 2019-2021 and Robust04 descriptions, one report with Figures 1 and 7."""
+    write_config(tmp_path, default_config())
+    jobs = scheduled_jobs(run_snakemake(tmp_path, "-n", "results/first_relevant/positions/positions.tex",
+                                        "--configfile", str(PAPER / "positions.yaml")).stdout)
+    rules = {r for r, _ in jobs}
+    assert {"positions_sparse", "positions_dense", "positions_report"} <= rules
+    assert {w.split("=")[1] for r, w in jobs if r == "positions_sparse"} == {"msmarco_train", "msmarco_dev"}
+    assert {w.split("=")[1] for r, w in jobs if r == "positions_dense"} == {"dl19", "dl20", "dl21", "robust04_desc"}
+    assert "train" not in rules  # positions read judgments and documents, never a model

@@ -115,7 +115,7 @@ def test_default_config_builds_the_full_graph(tmp_path):
                                     "efficiency_figure", "litm_synthetic_qa", "litm_build_qa", "litm_build_kv",
                                     "litm_predict_qa", "litm_predict_kv", "litm_score_qa", "litm_score_kv",
                                     "litm_report", "probes_synthetic", "probes_build", "probes_score",
-                                    "probes_report"}
+                                    "probes_report", "build_sweep", "sweep_report", "position_breakdown"}
     assert {w for r, w in jobs if r == "probes_score"} == {f"scorer={s}" for s in config["probes"]["scorers"]}
     # rerank.jobs: per_checkpoint: each checkpoint reranks its three query sets and is fine-tuned in one job
     assert {w for r, w in jobs if r == "rerank_checkpoint"} == trained and not {"rerank", "finetune"} & {
@@ -195,6 +195,12 @@ def test_end_to_end_writes_tables_runs_and_logs(finished_run):
     assert (outcomes[["n_neither", "n_only_a", "n_only_b", "n_both"]].sum(axis=1) == outcomes["n_queries"]).all()
     queries = pd.read_csv(work / "results" / "table10.csv").set_index("queryset")
     assert queries.loc["dev", "n_queries"] == 8 and queries.loc["farrelevant_train", "n_queries"] == 4
+    # the position sweep: 2 queries x 3 positions reranked by the trained models (RankGPT skips it)
+    sweep = pd.read_csv(work / "results" / "sweep.csv")
+    assert set(sweep["model"]) == {"firstp", "maxp", "parade_attn"} and set(sweep["n_queries"]) == {2}
+    assert list(sweep[sweep["model"] == "firstp"]["position"]) == [0, 1, 2]
+    assert (work / "results" / "figures" / "sweep.png").stat().st_size > 0
+    assert "(n = " in (work / "results" / "position_breakdown.md").read_text()
 
 
 def test_lost_in_the_middle_with_the_mock_u_curve_gives_its_exact_accuracies(finished_run):
@@ -261,7 +267,8 @@ def test_changing_one_learning_rate_reruns_only_that_model(finished_run):
     rules = {rule for rule, _ in jobs}
     assert rules == {"train", "rerank", "evaluate", "combine_seeds", "finetune",
                      "evaluate_finetuned", "combine_finetuned_seeds", "evaluate_cutoff", "combine_cutoff_seeds",
-                     "table1", "table7", "table4", "farrelevant_figure", "outcome_table", "efficiency_figure"}
+                     "table1", "table7", "table4", "farrelevant_figure", "outcome_table", "efficiency_figure",
+                     "sweep_report", "position_breakdown"}
     for rule, wildcards in jobs:
         if rule in ("train", "rerank", "evaluate", "finetune", "evaluate_finetuned",
                     "evaluate_cutoff"):
@@ -277,7 +284,8 @@ def test_statistics_settings_rebuild_only_the_tables_from_persisted_values(finis
     other.write_text(yaml.safe_dump(changed, sort_keys=False))
     jobs = scheduled_jobs(run_snakemake(work, "-n", *TARGETS, "--configfile", str(other)).stdout)
     # the outcome table has a correction of its own (tables.outcomes.correction): left alone
-    assert {rule for rule, _ in jobs} == {"table1", "table7", "table4", "first_stage_table", "efficiency_figure"}
+    assert {rule for rule, _ in jobs} == {"table1", "table7", "table4", "first_stage_table", "efficiency_figure",
+                                          "sweep_report", "position_breakdown"}
 
 
 def test_an_external_run_is_evaluated_and_placed_in_the_tables(finished_run, tmp_path):
@@ -298,7 +306,8 @@ def test_an_external_run_is_evaluated_and_placed_in_the_tables(finished_run, tmp
     other.write_text(yaml.safe_dump(config, sort_keys=False))
     jobs = scheduled_jobs(run_snakemake(work, "-n", *TARGETS, "--configfile", str(other)).stdout)
     # the outcome table compares our models only: it is left alone
-    assert {rule for rule, _ in jobs} == {"evaluate", "combine_seeds", "table1", "table7", "efficiency_figure"}
+    assert {rule for rule, _ in jobs} == {"evaluate", "combine_seeds", "table1", "table7", "efficiency_figure",
+                                          "position_breakdown"}
     run_snakemake(work, "-j", "2", *TARGETS, "--configfile", str(other))
     table1 = pd.read_csv(work / "results" / "table1.csv").set_index(["system", "queryset"])
     n_dev = table1.loc[("firstp", "dev"), "n_queries"]
@@ -392,7 +401,7 @@ def test_report_zip_holds_the_tables_and_figures(finished_run):
     run_snakemake(finished_run, "--report", "results/report.zip")
     names = zipfile.ZipFile(finished_run / "results" / "report.zip").namelist()
     for name in ("table1.html", "table4.html", "table7.html", "outcomes.html", "table9.html", "farrelevant.png",
-                 "efficiency.png"):
+                 "efficiency.png", "sweep.html", "sweep.png", "position_breakdown.html"):
         assert any(n.endswith("/" + name) for n in names), (name, names)
     page = zipfile.ZipFile(finished_run / "results" / "report.zip").read("report/report.html").decode()
     assert "<script src=\"http" not in page and "<link href=\"http" not in page  # nothing fetched: works offline

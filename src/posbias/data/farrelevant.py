@@ -14,8 +14,14 @@ the relevant passage:
 4. shuffle the relevant passage in among those K2 passages and append them to
    the prefix.
 
+With `target_draw="before_prefix"` step 2 comes first, as the study writes it: the
+target is drawn uniformly between first_window + C_t and the cap before the prefix
+is drawn, and a target the prefix already overshoots leaves no room for further
+passages (K2 = 0). The default draws it after the prefix, so the budget is never
+negative; the two differ slightly in the length distribution.
+
 The builder is independent of where passages come from: the embedded
-generator feeds it synthetic passages, a later source feeds MS MARCO Passages.
+generator feeds it synthetic passages, `farrelevant_sources` MS MARCO passages.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from typing import Callable, Sequence
 from posbias.errors import InputError
 
 MAX_DRAWS = 10_000
+TARGET_DRAWS = ("after_prefix", "before_prefix")
 
 
 @dataclass(frozen=True)
@@ -48,17 +55,27 @@ def build_document(
     rng: random.Random,
     first_window: int,
     max_tokens: int,
+    target_draw: str = "after_prefix",
 ) -> FarRelevantDocument:
-    """Build one FarRelevant document around `relevant` from the non-relevant `pool`."""
+    """Build one FarRelevant document around `relevant` from the non-relevant `pool`.
+
+    `pool` items and `relevant` only pass through `length` and `rng.choice`: a caller may pass keys
+    (indices into its own texts) and join the texts itself.
+    """
+    if target_draw not in TARGET_DRAWS:
+        raise ValueError(f"target_draw must be one of {TARGET_DRAWS}, not {target_draw!r}")
     relevant_len = length(relevant)
     if first_window + 1 + relevant_len > max_tokens:
         raise InputError(
             f"relevant passage of {relevant_len} tokens cannot start after token "
             f"{first_window} in a document of at most {max_tokens} tokens"
         )
+    if target_draw == "before_prefix":
+        target = rng.randint(first_window + relevant_len, max_tokens)
     prefix, prefix_len = _draw_prefix(pool, length, rng, first_window, max_tokens - relevant_len)
-    target = rng.randint(prefix_len + relevant_len, max_tokens)
-    budget = target - prefix_len - relevant_len
+    if target_draw == "after_prefix":
+        target = rng.randint(prefix_len + relevant_len, max_tokens)
+    budget = target - prefix_len - relevant_len  # negative (no further passage) only before_prefix
     suffix, suffix_lens = [], []
     for _ in range(MAX_DRAWS):
         passage = rng.choice(pool)

@@ -24,7 +24,7 @@ variant that the CPU-sized default does not use).
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 from posbias.data.vocabulary import (
@@ -103,6 +103,9 @@ class SyntheticCollection:
     passage_queries: dict[str, str]
     passage_qrels: dict[str, dict[str, int]]
     passage_negatives: list[dict]  # FarRelevant hard-negative documents: {"id", "qid", "text"}
+    # query set -> {qid: [{"doc_id", "text", "start"}]}: every passage of a judged document that answers the query,
+    # with its token offset there (read off the documents after they are drawn: no extra random draws)
+    answer_passages: dict[str, dict[str, list[dict]]] = field(default_factory=dict)
 
 
 class _World:
@@ -288,8 +291,12 @@ class _Builder:
         passages, passage_queries, passage_qrels = self._passage_collection()
         # Drawn last, so that a collection without them is the same as before they existed.
         far_negatives = self._farrelevant_negatives()
+        by_id = {document.doc_id: document for document in self.documents}
+        answering = {name: {f"{name}{i:04d}": _answer_spans(by_id, qrels[name][f"{name}{i:04d}"], entity, relation,
+                                                            self.length)
+                            for i, (entity, relation) in enumerate(self.query_pairs[name])} for name in QUERY_SETS}
         return SyntheticCollection(self.documents, queries, qrels, starts, negatives,
-                                   passages, passage_queries, passage_qrels, far_negatives)
+                                   passages, passage_queries, passage_qrels, far_negatives, answering)
 
     def _graded(self, entity, relation, answer_doc) -> dict[str, int]:
         """TREC-DL-like judgments: several documents per query, three grades."""
@@ -332,6 +339,19 @@ class _Builder:
                 text = " ".join(p.text for p in self._hard_negative(entity, relation, j))
                 documents.append({"id": f"N{len(documents):06d}", "qid": f"far{i:04d}", "text": text})
         return documents
+
+
+def _answer_spans(by_id: dict[str, Document], judged: dict[str, int], entity: str, relation: str,
+                  length: Callable[[str], int]) -> list[dict]:
+    """The passages of the judged documents that state (entity, relation), with their token offsets there."""
+    spans = []
+    for doc_id in judged:
+        offset = 0
+        for passage in by_id[doc_id].passages:
+            if passage.answers and (passage.entity, passage.relation) == (entity, relation):
+                spans.append({"doc_id": doc_id, "text": passage.text, "start": offset})
+            offset += length(passage.text)
+    return spans
 
 
 def generate(settings: GeneratorSettings, length: Callable[[str], int],

@@ -51,12 +51,19 @@ def rerank(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: Token
     store.check_tokenizer(tokenizer, ranker.geometry.max_doc_tokens)
     qids = sorted(candidates)
     query_ids = dict(zip(qids, chunker.tokenize_queries([queries[q] for q in qids])))
-    pair_queries = [q for q in qids for _ in candidates[q]]
-    pair_docs = [d for q in qids for d in candidates[q]]
+    # A (query text, document) pair is scored once however many queries share it (a position sweep asks the same
+    # question of the same distractors at every position); the first query with that text stands for the rest.
+    by_text = {}
+    for q in qids:
+        by_text.setdefault(queries[q], q)
+    wanted = [(q, d) for q in qids for d in candidates[q]]
+    scored = sorted({(by_text[queries[q]], d) for q, d in wanted})
+    pair_queries = [q for q, _ in scored]
+    pair_docs = [d for _, d in scored]
     numbers = store.numbers(pair_docs, what=f"candidate documents of {source}")
     lengths = np.minimum(store.counts[numbers], ranker.geometry.max_doc_tokens)
     order = sorted(range(len(pair_docs)), key=lambda i: (lengths[i], pair_queries[i], pair_docs[i]))
-    run: dict[str, dict[str, float]] = {q: {} for q in qids}
+    pair_scores: dict[tuple[str, str], float] = {}
     limit = ranker.geometry.max_doc_tokens
     scoring = 0.0  # seconds of featurisation and forward passes, token ids already read (Figure 3)
     for start in tqdm(range(0, len(order), batch_size), desc=f"reranking with {ranker.registry_name}",
@@ -67,9 +74,13 @@ def rerank(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: Token
         scores = score_batch(ranker, chunker, pairs, torch_device, dtype)
         scoring += time.perf_counter() - started
         for i, score in zip(part, scores):
-            run[pair_queries[i]][pair_docs[i]] = score
-    info = {"device": str(torch_device), "autocast": dtype_name(dtype), "pairs": len(order),
-            "scoring_seconds": round(scoring, 4)}
-    log.info("reranked %d pairs of %d queries with %s on %s (backbone autocast %s, head fp32)", len(order),
-             len(qids), ranker.registry_name, torch_device, info["autocast"])
+            pair_scores[pair_queries[i], pair_docs[i]] = score
+    run: dict[str, dict[str, float]] = {q: {} for q in qids}
+    for q, d in wanted:
+        run[q][d] = pair_scores[by_text[queries[q]], d]
+    info = {"device": str(torch_device), "autocast": dtype_name(dtype), "pairs": len(wanted),
+            "scoring_seconds": round(scoring, 4), **({"scored_pairs": len(order)} if len(order) < len(wanted) else {})}
+    log.info("reranked %d pairs of %d queries with %s on %s (backbone autocast %s, head fp32)%s", len(wanted),
+             len(qids), ranker.registry_name, torch_device, info["autocast"],
+             f"; {len(order)} distinct (query text, document) pairs scored" if len(order) < len(wanted) else "")
     return run, info

@@ -25,23 +25,41 @@ def save_figure(fig, outputs: list[str]) -> None:
 
 
 def farrelevant_bars(per_seed: pd.DataFrame, labels: dict[str, str], random_system: str,
-                     metric: str, outputs: list[str]) -> None:
-    """Bar per model (mean over seeds of the per-seed mean, with min-max whiskers) and
-    a horizontal line at the random-shuffle baseline."""
-    seed_means = per_seed.groupby(["system", "seed"])["value"].mean().reset_index()
-    summary = seed_means.groupby("system")["value"].agg(["mean", "min", "max"])
-    random_level = summary.loc[random_system, "mean"]
-    systems = [s for s in labels if s in summary.index and s != random_system]
-    fig, ax = plt.subplots(figsize=(1.0 + 0.8 * len(systems), 3.2))
-    means = summary.loc[systems, "mean"]
-    errors = [means - summary.loc[systems, "min"], summary.loc[systems, "max"] - means]
-    ax.bar(range(len(systems)), means, yerr=errors, capsize=3, color="#4878a8")
+                     metric: str, outputs: list[str], finetuned: pd.DataFrame | None = None) -> None:
+    """The study's Figure 2: per model, a bar for the zero-shot value and, with `finetuned`, one beside it for the
+    fine-tuned value (each the mean over seeds of the per-seed mean, with min-max whiskers; "N/A" where a model is
+    never fine-tuned), and a horizontal line at the random-shuffle baseline."""
+    settings = [("zero-shot", _seed_summary(per_seed), "#4878a8")]
+    if finetuned is not None:
+        settings.append(("fine-tuned", _seed_summary(finetuned), "#dd8452"))
+    zero_shot = settings[0][1]
+    random_level = zero_shot.loc[random_system, "mean"]
+    systems = [s for s in labels if s in zero_shot.index and s != random_system]
+    width = 0.8 / len(settings)
+    fig, ax = plt.subplots(figsize=(1.0 + (0.5 + 0.3 * len(settings)) * len(systems), 3.2))
+    for i, (name, summary, colour) in enumerate(settings):
+        x = [k + (i - (len(settings) - 1) / 2) * width for k in range(len(systems))]
+        present = [s in summary.index for s in systems]
+        shown = [s for s, p in zip(systems, present) if p]
+        means = summary.loc[shown, "mean"]
+        errors = [means - summary.loc[shown, "min"], summary.loc[shown, "max"] - means]
+        ax.bar([xk for xk, p in zip(x, present) if p], means, width=width, yerr=errors, capsize=2, color=colour,
+               label=name)
+        for xk, p in zip(x, present):
+            if not p:  # zero-shot models (E5, RankGPT) are never fine-tuned: Table 4's N/A
+                ax.annotate("N/A", (xk, 0), ha="center", va="bottom", fontsize="xx-small", rotation=90)
     ax.axhline(random_level, color="#c44e52", linestyle="--", label=f"random shuffle ({random_level:.3f})")
     ax.set_xticks(range(len(systems)), [labels[s] for s in systems], rotation=30, ha="right")
     ax.set_ylabel(metric)
-    ax.set_title("FarRelevant (zero-shot)")
+    ax.set_title("FarRelevant" + (": zero-shot and fine-tuned" if finetuned is not None else " (zero-shot)"))
     ax.legend(loc="upper left", fontsize="small")
     save_figure(fig, outputs)
+
+
+def _seed_summary(per_seed: pd.DataFrame) -> pd.DataFrame:
+    """Per system: mean, min and max over seeds of the per-seed mean."""
+    seed_means = per_seed.groupby(["system", "seed"])["value"].mean().reset_index()
+    return seed_means.groupby("system")["value"].agg(["mean", "min", "max"])
 
 
 def efficiency_scatter(points: pd.DataFrame, outputs: list[str]) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Hashable, Iterable
+from typing import Hashable, Iterable, Mapping
 
 import pandas as pd
 
@@ -60,6 +60,9 @@ class Row:
     # Query sets the system does not rerank (`models.<name>.querysets`: the study ran RankGPT on neither MS MARCO
     # dev nor Robust04 titles): its cells there are a dash, and no test involves them.
     not_run: frozenset[str] = frozenset()
+    # A published row (`reference_rows` of a table's config): its values typed in by column header, never computed
+    # here, shown as they are and left out of every gain and test.
+    published: Mapping[str, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,13 @@ def build_table(per_query: pd.DataFrame, rows: list[Row], columns: list[Column],
     not_run = {(row.system, queryset) for row in rows for queryset in row.not_run}
     for row in rows:
         for column in columns:
+            if row.published is not None:
+                value = row.published.get(column.header, math.nan)
+                records.append({"system": row.system, "label": row.label, "queryset": column.queryset,
+                                "metric": column.metric, "setting": column.setting, "column": column.header,
+                                "alpha": column.alpha, "n_queries": 0, "value": float(value), "gain": math.nan,
+                                "gain_over": "", "marks": "", "not_applicable": False, "published": True})
+                continue
             absent = (row.system, column.queryset) in not_run
             if absent or (row.system, column.setting) in inapplicable:
                 records.append({"system": row.system, "label": row.label, "queryset": column.queryset,
@@ -180,6 +190,8 @@ def build_table(per_query: pd.DataFrame, rows: list[Row], columns: list[Column],
         if adjusted[key] < record["alpha"]:
             record["marks"] += letter
     table = pd.DataFrame.from_records(records)
+    if "published" in table:
+        table["published"] = table["published"].fillna(False).astype(bool)
     table.attrs["n_tests"] = len(p_values)
     return table
 

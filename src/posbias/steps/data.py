@@ -13,10 +13,11 @@ from posbias.backbones import load_tokenizer, token_counter
 from posbias.data import farrelevant
 from posbias.data.synthetic import GeneratorSettings, generate
 from posbias.data.vocabulary import vocabulary_entity_words
+from posbias.positions.truth import write_answer_passages
 from posbias.data.sources import SourceError
 from posbias.errors import InputError
-from posbias.io import (atomic_write, read_documents, read_folds, read_qrels, read_queries, write_documents, write_folds,
-                        write_qrels, write_queries)
+from posbias.io import (atomic_write, document_records, read_documents, read_folds, read_qrels, read_queries,
+                        write_documents, write_folds, write_qrels, write_queries)
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,8 @@ def generate_synthetic(settings: dict, tokenizer: str, out_dir: str, passages_di
     write_queries(pas / "queries" / "farrelevant.tsv", collection.passage_queries)
     write_qrels(pas / "qrels" / "farrelevant.txt", collection.passage_qrels)
     write_documents(pas / "negatives.jsonl", collection.passage_negatives)
+    # The answering passages and their offsets, for the first-relevant-position analysis (posbias.positions)
+    write_answer_passages(out / "passages", collection.answer_passages)
     # The document file last: it is the output downstream rules key on.
     write_documents(out / "docs.jsonl", ({"id": d.doc_id, "text": d.text} for d in collection.documents))
     log.info("wrote %d documents, queries %s, and %d FarRelevant passages", len(collection.documents),
@@ -152,6 +155,16 @@ def truncate_documents(docs: str, out: str, tokenizer: str, max_tokens: int) -> 
     from posbias.data.truncation import truncate_documents as truncate
 
     truncate(docs, out, tokenizer, max_tokens)
+
+
+def debias_collection(docs: str, out: str, n_splits: int, seed: int) -> None:
+    """The de-biased copy of a collection (`posbias.data.debias`), streamed: every document, whole, reordered."""
+    from posbias.data.debias import debias_documents
+
+    records = tqdm(document_records(docs), desc="de-biasing", unit="doc", mininterval=10)
+    count = write_documents(out, debias_documents(records, seed, n_splits))
+    log.info("de-biased %d documents of %s (%d split%s per document, seed %d)", count, docs, n_splits,
+             "s" * (n_splits != 1), seed)
 
 
 def tokenize_documents(docs: str, out_dir: str, tokenizer: str, cap: int | None, trust_remote_code: bool = False,

@@ -1,6 +1,6 @@
-"""Pipeline steps of reporting: the baseline-centred tables (1, 7, 8), Table 4, the outcome breakdown,
-the first-stage table, the dataset statistics (Tables 9 and 10), the parameter counts (Table 11) and
-the FarRelevant figure.
+"""Pipeline steps of reporting: the baseline-centred tables (1, 7, 8), the de-biasing tables (2, 3), Table 4,
+the outcome breakdown, the first-stage table, the dataset statistics (Tables 9 and 10), the parameter counts
+(Table 11) and the FarRelevant figure.
 
 Every table reads persisted files only (per-query Parquet, statistics JSON), so it is rebuilt in
 seconds after a change to its layout or to the statistics settings, without re-evaluating any run.
@@ -105,13 +105,69 @@ def baseline_table(averaged: list[str], spec: dict, models: dict, external: dict
     rows += [Row(m, models[m]["label"], gain_over=models[m]["baseline"], tests={"a": models[m]["baseline"]},
                  not_run=_not_run(models[m])) for m in spec["models"] if m not in baselines]
     rows += _external_rows(external, columns)
+    rows += _published_rows(spec)
     table = build_table(per_query, rows, columns, significance, name=label)
     zero_shot = _zero_shot_labels(models, spec["models"])
     zero_shot_text = f" Zero-shot rankers ({', '.join(zero_shot)}) are never trained: one run each." if zero_shot else ""
     caption = (f"Rankers against their FirstP baselines. Per-query values are averaged over {_seeds(n_seeds)} "
                f"before testing; relative gains are over the FirstP baseline with the same backbone; "
                f"superscript a: significant difference from that baseline.{zero_shot_text}"
-               f"{_not_run_note(models, spec['models'])}{_selection_note(models, spec['models'])} "
+               f"{_not_run_note(models, spec['models'])}{_selection_note(models, spec['models'])}"
+               f"{_published_note(spec)} {significance_note(table, columns, significance)}")
+    _write_table(table, columns, caption, label, outputs)
+
+
+def _published_rows(spec: dict) -> list[Row]:
+    """`reference_rows`: published numbers typed into the config, shown below the computed rows."""
+    return [Row(f"published:{i}", f"{row['label']} (published)", published=row["values"])
+            for i, row in enumerate(spec.get("reference_rows", []))]
+
+
+def _published_note(spec: dict) -> str:
+    rows = spec.get("reference_rows", [])
+    if not rows:
+        return ""
+    sources = "; ".join(f"{row['label']}: {row['source']}" for row in rows)
+    return (f" Rows marked (published) are numbers typed into the config from their sources ({sources}), not "
+            f"computed here; they take no part in gains or tests.")
+
+
+def debias_table(averaged: list[str], spec: dict, models: dict, querysets: dict, n_seeds: int, statistics: dict,
+                 label: str, outputs: dict) -> None:
+    """Tables 2 and 3: each de-biased model under the same model trained on the original documents, with its gain
+    over it and a test against it (superscript a)."""
+    per_query = _read_values(averaged)
+    columns = _columns(spec["columns"], querysets)
+    significance = Significance.from_config(statistics)
+    rows = [Row(RETRIEVER, "BM25 (retriever)")]
+    for m in spec["models"]:
+        original = models[m]["debiased_from"]
+        rows.append(Row(original, models[original]["label"], not_run=_not_run(models[original])))
+        rows.append(Row(m, models[m]["label"], gain_over=original, tests={"a": original}, not_run=_not_run(models[m])))
+    table = build_table(per_query, rows, columns, significance, name=label)
+    caption = (f"De-biased training: each model trained on documents cut at random word boundaries and reordered, "
+               f"under the same model trained on the original documents; both read the original documents at test "
+               f"time. Per-query values are averaged over {_seeds(n_seeds)} before testing; relative gains are over "
+               f"the original model; superscript a: significant difference from it."
+               f"{_not_run_note(models, spec['models'])} {significance_note(table, columns, significance)}")
+    _write_table(table, columns, caption, label, outputs)
+
+
+def ablation_table(averaged: list[str], spec: dict, models: dict, querysets: dict, n_seeds: int, statistics: dict,
+                   label: str, outputs: dict) -> None:
+    """Table 6: variants of one model (PARADE Attn with 1 to 6 chunks) against one of them, `spec["reference"]`:
+    relative gains over it and a test against it (superscript a)."""
+    per_query = _read_values(averaged)
+    columns = _columns(spec["columns"], querysets)
+    significance = Significance.from_config(statistics)
+    reference = spec["reference"]
+    rows = [Row(RETRIEVER, "BM25 (retriever)")]
+    rows += [Row(m, models[m]["label"], gain_over=None if m == reference else reference,
+                 tests={} if m == reference else {"a": reference}, not_run=_not_run(models[m])) for m in spec["models"]]
+    table = build_table(per_query, rows, columns, significance, name=label)
+    caption = (f"{spec.get('caption', 'Ablation')}. Per-query values are averaged over {_seeds(n_seeds)} before "
+               f"testing; relative gains are over {models[reference]['label']}; superscript a: significant "
+               f"difference from it.{_not_run_note(models, spec['models'])} "
                f"{significance_note(table, columns, significance)}")
     _write_table(table, columns, caption, label, outputs)
 
@@ -153,12 +209,15 @@ def table4(averaged: list[str], finetuned: list[str], spec: dict, models: dict, 
     _write_table(table, columns, caption, TABLE4_LABEL, outputs)
 
 
-def farrelevant_figure(per_seed: str, models: list[str], labels: dict, metric: str, outputs: list[str]) -> None:
+def farrelevant_figure(per_seed: str, models: list[str], labels: dict, metric: str, outputs: list[str],
+                       finetuned: str | None = None) -> None:
+    """Figure 2: zero-shot (and, given the fine-tuned runs' `per_seed`, fine-tuned) values with the random line."""
     from posbias.reporting.figures import farrelevant_bars  # matplotlib: only the figure job pays its import
 
-    frame = pd.read_parquet(per_seed)
-    frame = frame[frame["metric"] == metric]
-    farrelevant_bars(frame, {m: labels[m] for m in models}, RANDOM, metric, outputs)
+    frames = [pd.read_parquet(path) for path in (per_seed, *([finetuned] if finetuned else []))]
+    frames = [frame[frame["metric"] == metric] for frame in frames]
+    farrelevant_bars(frames[0], {m: labels[m] for m in models}, RANDOM, metric, outputs,
+                     finetuned=frames[1] if finetuned else None)
 
 
 def first_stage_table(values: list[str], spec: dict, querysets: dict, statistics: dict, outputs: dict) -> None:

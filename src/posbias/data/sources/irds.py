@@ -60,6 +60,12 @@ def _file_of(handler: Any, kind: str) -> str:
         return "its files under IR_DATASETS_HOME"
 
 
+def file_of(dataset_id: str, kind: str) -> str:
+    """The local file behind a dataset's `docs`, `queries` or `qrels`, for messages about their content."""
+    dataset = load(dataset_id)
+    return _file_of(getattr(dataset, f"{kind}_handler")(), kind)
+
+
 def _guarded(records: Iterable, dataset_id: str, kind: str, handler: Any) -> Iterator:
     """Re-raise a parse error of ir_datasets as a SourceError naming the dataset, file and record."""
     number = 0

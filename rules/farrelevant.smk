@@ -1,0 +1,39 @@
+# FarRelevant from a real source (farrelevant.source): built from a passage collection through ir_datasets (the
+# study's MS MARCO FarRelevant, shared/specs/longdoc.md section 4) or imported as the authors published it. It
+# writes what rules/data.smk's build_farrelevant writes for the embedded collection (source kind synthetic).
+
+
+def farrelevant_source_inputs():
+    """A local import's files, so that replacing one rebuilds; ir_datasets reads (and downloads) in the job."""
+    source = CFG.far_source
+    if source["kind"] != "local":
+        return {}
+    documents = source["documents"] if isinstance(source["documents"], list) else [source["documents"]]
+    sets = [source[s] for s in ("test", "train") if s in source]
+    return {"documents": documents, "positions": source["positions"],
+            "queries": [s["queries"] for s in sets], "qrels": [s["qrels"] for s in sets]}
+
+
+if "farrelevant" in config and CFG.far_source["kind"] != "synthetic":
+
+    rule build_farrelevant_source:
+        input:
+            **farrelevant_source_inputs(),
+        output:
+            queries=expand("results/data/farrelevant/queries/{qs}.tsv", qs=FAR_QUERYSETS),
+            qrels=expand("results/data/farrelevant/qrels/{qs}.txt", qs=FAR_QUERYSETS),
+            positions=expand("results/data/farrelevant/positions/{qs}.tsv", qs=FAR_QUERYSETS),
+            docs="results/data/farrelevant/docs.jsonl",
+        params:
+            source=canonical(CFG.far_source),
+            settings=canonical({k: v for k, v in config["farrelevant"].items()
+                                if k not in ("tokenizer", "train_queryset", "source")}),
+            tokenizer=config["farrelevant"]["tokenizer"],
+            queryset=FAR_QUERYSET,
+            train_queryset=config["farrelevant"].get("train_queryset"),
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/data/build_farrelevant_source.log",
+        script:
+            "../scripts/build_farrelevant_source.py"

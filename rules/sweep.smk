@@ -1,0 +1,79 @@
+# The position sweep (posbias.sweep): FarRelevant's relevant passages moved through fixed documents, reranked by
+# every model like any other query set (rules/rerank.smk: the sweep query set is in rerank.querysets), reported as
+# MRR and mean rank per position. And the breakdown of a query set's effectiveness by where its answer starts.
+# The report rules read small Parquet files: local rules.
+
+
+if SWEEP_QUERYSET:
+
+    rule build_sweep:
+        input:
+            **sweep_source_inputs(),
+        output:
+            **sweep_outputs(SWEEP_QUERYSET),
+        params:
+            settings=canonical({k: SWEEP[k] for k in ("n_queries", "n_positions", "doc_tokens", "seed")}),
+            tokenizer=SWEEP["tokenizer"],
+            queryset=SWEEP_QUERYSET,
+            depth=QUERYSETS[SWEEP_QUERYSET].depth,
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/sweep/build_sweep.log",
+        script:
+            "../scripts/sweep_build.py"
+
+
+if SWEEP_MODELS:
+
+    rule sweep_report:
+        localrule: True
+        input:
+            per_seed=f"{OUT}/eval/{SWEEP_QUERYSET}/per_seed.parquet",
+            positions=CFG.positions_file(SWEEP_QUERYSET),
+            candidates=candidates_of(SWEEP_QUERYSET),
+        output:
+            **{fmt: report(path, caption="../report/sweep_table.rst", category="Position sweep")
+               if fmt == "html" else path for fmt, path in SWEEP_TABLE.items()},
+            png=report(SWEEP_FIGURE[0], caption="../report/sweep_figure.rst", category="Position sweep"),
+            pdf=SWEEP_FIGURE[1],
+        params:
+            models={m: CFG.models[m].label for m in SWEEP_MODELS},
+            metric="RR",
+            statistics=canonical(config["statistics"]),
+            alpha=QUERYSETS[SWEEP_QUERYSET].alpha if SWEEP_QUERYSET else None,
+            first_window=SWEEP.get("first_window"),
+            n_seeds=len(SEEDS),
+            zero_shot=[CFG.models[m].label for m in SWEEP_MODELS if CFG.models[m].zero_shot],
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/sweep/sweep_report.log",
+        script:
+            "../scripts/sweep_report.py"
+
+
+if BREAKDOWN:
+
+    rule position_breakdown:
+        localrule: True
+        input:
+            averaged=f"{OUT}/eval/{BREAKDOWN['queryset']}/seed_averaged.parquet",
+            positions=BREAKDOWN.get("positions", CFG.positions_file(BREAKDOWN["queryset"])),
+        output:
+            **{fmt: report(path, caption="../report/sweep_breakdown.rst", category="Position sweep")
+               if fmt == "html" else path for fmt, path in BREAKDOWN_TABLE.items()},
+        params:
+            spec=canonical({k: BREAKDOWN[k] for k in ("queryset", "metric", "bins")}),
+            models={m: CFG.models[m].label for m in CFG.position_breakdown_models},
+            retriever_label=BREAKDOWN.get("retriever_label"),
+            correction=config["statistics"]["correction"],
+            alpha=QUERYSETS[BREAKDOWN["queryset"]].alpha,
+            n_seeds=len(SEEDS),
+            zero_shot=[CFG.models[m].label for m in CFG.position_breakdown_models if CFG.models[m].zero_shot],
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/sweep/position_breakdown.log",
+        script:
+            "../scripts/sweep_breakdown.py"

@@ -1,0 +1,9 @@
+"""Snakemake entry: a dense-label query set's first relevant chunks, judged by a language model."""
+from posbias.logs import job_log
+from posbias.steps.positions import dense
+
+with job_log(snakemake.log[0]):
+    given, params = snakemake.input, snakemake.params
+    dense(params.spec, params.settings, params.judge, params.judge_name, params.cache, given.docs, given.queries,
+          given.qrels, snakemake.output.rows, snakemake.output.judgments, snakemake.output.summary,
+          passages=given.get("passages"), passage_qrels=given.get("passage_qrels"))

@@ -1,0 +1,8 @@
+"""Snakemake entry: a query set's metric per model by answer position (LaTeX, CSV, Markdown, HTML)."""
+from posbias.logs import job_log
+from posbias.steps.sweep import breakdown_report
+
+with job_log(snakemake.log[0]):
+    p = snakemake.params
+    breakdown_report(snakemake.input.averaged, snakemake.input.positions, p.spec, p.models, p.retriever_label,
+                     p.correction, p.alpha, p.n_seeds, p.zero_shot, dict(snakemake.output.items()))

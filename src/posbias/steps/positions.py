@@ -1,0 +1,307 @@
+"""Pipeline steps of the first-relevant-position analysis (the long-document study's appendix B.4, Figures 1
+and 7; `posbias.positions`): one job per query set locates the first relevant passage in each relevant
+document, by approximate passage matching (sparse labels) or by judging chunks with a language model (dense
+labels); one report job writes the table of shares, the figures, and (embedded collection) the agreement with
+the generator's known offsets.
+
+Files:
+- `results/positions/{set}.tsv`: one row per (query, document), `posbias.positions.shares` columns plus the
+  path's own (sparse: the passage, stage, ratio and character offset of the earliest match; dense: the
+  document's grade, its chunks, the first relevant chunk and how many answers were unparseable);
+- `results/positions/{set}.json`: counts (queries, pairs, matches by stage, judge calls, unparseable answers);
+- `results/positions/{set}.judgments.parquet` (dense): every chunk's prompt-free record: its first token,
+  tokens, the judge's answer and the grade read from it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Mapping
+
+import pandas as pd
+
+from posbias.errors import InputError
+from posbias.io import atomic_write, read_documents, read_qrels, read_queries
+
+log = logging.getLogger(__name__)
+
+SPARSE, DENSE = "sparse", "dense"
+ROW_COLUMNS = ("kind", "qid", "doc_id", "source", "position", "position_bin", "doc_tokens", "length_bin")
+
+
+def _write_rows(rows: list[dict], extra: tuple[str, ...], out: str) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=[*ROW_COLUMNS, *extra])
+    with atomic_write(out) as handle:
+        frame.to_csv(handle, sep="\t", index=False)
+    return frame
+
+
+def _write_json(data: Mapping, out: str) -> None:
+    with atomic_write(out) as handle:
+        json.dump(dict(data), handle, indent=2, sort_keys=True)
+        handle.write("\n")
+
+
+def read_rows(path: str) -> pd.DataFrame:
+    frame = pd.read_csv(path, sep="\t", dtype={"qid": str, "doc_id": str}, keep_default_na=False, na_values=[""])
+    missing = [c for c in ROW_COLUMNS if c not in frame.columns]
+    if missing:
+        raise InputError(f"{path}: not a positions file (no column {', '.join(missing)})")
+    return frame
+
+
+def _missing_documents(wanted: set[str], found: Mapping[str, str], docs: str) -> None:
+    lost = sorted(wanted - set(found))
+    if lost:
+        log.warning("%d documents are not in %s and are left out (first: %s)", len(lost), docs, lost[:3])
+
+
+# --- sparse labels: passages matched to documents ---------------------------------------------------------------
+
+
+def _searcher(index: str | None, retriever: Mapping | None, depth: int, threads: int):
+    """{passage id: text} -> {passage id: top-`depth` document ids} with Lucene BM25, or None without an index."""
+    if not index or not depth:
+        return None
+
+    def search(passages: dict[str, str]) -> dict[str, list[str]]:
+        from posbias.retrieval.bm25 import search as bm25
+
+        run = bm25(index, passages, depth, retriever["k1"], retriever["b"], threads)
+        return {pid: sorted(scores, key=lambda d: -scores[d]) for pid, scores in run.items()}
+
+    return search
+
+
+def sparse(spec: Mapping, settings: Mapping, docs: str, queries: str, qrels: str, passages: str,
+           passage_qrels: str, out_rows: str, out_summary: str, passage_queries: str | None = None,
+           index: str | None = None, retriever: Mapping | None = None, threads: int = 1) -> None:
+    """Locate each query's relevant passages in its relevant documents and in the BM25 top-k of each passage.
+
+    `spec`: the set's `positions.sets` entry (`sample`, `seed`); `settings`: `tokenizer`, `bin_tokens` and the
+    `matching` block; `passage_queries`: the passage set's queries, whose text must equal the document set's
+    (None: the passages were written for these very queries)."""
+    from posbias.backbones import token_counter
+    from posbias.positions import candidates as cands
+    from posbias.positions.matching import Settings, match, normalise
+    from posbias.positions.offsets import TokenOffsets
+    from posbias.positions.shares import length_bin, position_bin
+
+    matching, bin_tokens = settings["matching"], settings["bin_tokens"]
+    doc_queries = read_queries(queries)
+    qids = cands.shared_queries(doc_queries, read_queries(passage_queries)) if passage_queries else list(doc_queries)
+    qids = cands.sample_queries(qids, spec.get("sample"), spec.get("seed", 0))
+    doc_qrels, p_qrels = read_qrels(qrels), read_qrels(passage_qrels)
+    wanted = {p for q in qids for p in cands.positives(p_qrels, q)}
+    texts = read_documents(passages, keep=wanted)
+    _missing_documents(wanted, texts, passages)
+    search = _searcher(index, retriever, matching["bm25_depth"], threads)
+    items = cands.build(qids, doc_qrels, p_qrels, search, texts)
+    needed = {d for item in items for _, d in item.pairs()}
+    documents = read_documents(docs, keep=needed)
+    _missing_documents(needed, documents, docs)
+    log.info("%d queries (%d in the query set), %d passages, %d candidate pairs over %d documents", len(qids),
+             len(doc_queries), len(texts), sum(len(item.pairs()) for item in items), len(documents))
+    count = token_counter(settings["tokenizer"])
+    options = Settings(matching["substring_min"], matching["subsequence_min"], matching["window"], matching["step"])
+    normalised = {pid: normalise(text) for pid, text in texts.items()}
+    offsets, norm_docs, rows, stages = {}, {}, [], {"substring": 0, "subsequence": 0, "none": 0}
+    started = time.perf_counter()
+    for item in items:
+        best: dict[str, tuple] = {}  # document -> (token position, passage, match) of the earliest match
+        for pid, doc_id in item.pairs():
+            if doc_id not in documents:
+                continue
+            if doc_id not in norm_docs:
+                norm_docs[doc_id] = normalise(documents[doc_id])
+                offsets[doc_id] = TokenOffsets(documents[doc_id], count)
+            found = match(normalised[pid], norm_docs[doc_id], options)
+            stages[found.stage if found else "none"] += 1
+            if found is None:
+                continue
+            position = offsets[doc_id].at(found.start)
+            if doc_id not in best or position < best[doc_id][0]:
+                best[doc_id] = (position, pid, found)
+        for doc_id in dict.fromkeys([*item.judged, *best]):
+            if doc_id not in documents:
+                continue
+            tokens = offsets[doc_id].total if doc_id in offsets else TokenOffsets(documents[doc_id], count).total
+            position, pid, found = best.get(doc_id, (-1, "", None))
+            rows.append({"kind": SPARSE, "qid": item.qid, "doc_id": doc_id,
+                         "source": "judged" if doc_id in item.judged else "retrieved", "position": position,
+                         "position_bin": position_bin(position, bin_tokens), "doc_tokens": tokens,
+                         "length_bin": length_bin(tokens, bin_tokens), "passage_id": pid,
+                         "stage": found.stage if found else "", "ratio": round(found.ratio, 4) if found else "",
+                         "char_start": found.start if found else -1})
+    seconds = time.perf_counter() - started
+    frame = _write_rows(rows, ("passage_id", "stage", "ratio", "char_start"), out_rows)
+    located = frame[frame["position_bin"] >= 0]
+    summary = {"kind": SPARSE, "queries": len(qids), "documents": len(frame), "located": len(located),
+               "matched_queries": int(located["qid"].nunique()), "pair_matches": stages,
+               "matching_seconds": round(seconds, 2)}
+    _write_json(summary, out_summary)
+    log.info("matched %d of %d candidate pairs (%s) in %.1f s; %d of %d queries located", sum(stages.values())
+             - stages["none"], sum(stages.values()), stages, seconds, summary["matched_queries"], len(qids))
+
+
+# --- dense labels: chunks judged by a language model ------------------------------------------------------------
+
+
+def dense(spec: Mapping, settings: Mapping, judge: Mapping, judge_name: str, cache: Mapping, docs: str,
+          queries: str, qrels: str, out_rows: str, out_judgments: str, out_summary: str,
+          passages: str | None = None, passage_qrels: str | None = None) -> None:
+    """Judge the chunks of the first `spec["pairs"]` positive (query, document) pairs with `judge` (a
+    `llm.models` entry) through the response cache `cache`; `passages` and `passage_qrels` (optional) name the
+    queries' relevant passages, which only the mock oracle judge reads."""
+    from posbias.backbones import token_counter
+    from posbias.llm.generate import open_model
+    from posbias.llm.types import Decoding, Request
+    from posbias.positions import judging
+    from posbias.positions.chunks import chunk
+    from posbias.positions.pairs import positive_pairs
+    from posbias.positions.shares import length_bin
+
+    chunking, bin_tokens = settings["dense"], settings["bin_tokens"]
+    texts, judged = read_queries(queries), read_qrels(qrels)
+    unknown = sorted(q for q in judged if q not in texts)
+    if unknown:
+        log.warning("%d judged queries have no text and are left out (first: %s)", len(unknown), unknown[:3])
+    pairs = positive_pairs({q: g for q, g in judged.items() if q in texts}, spec.get("pairs"), spec.get("seed", 0))
+    documents = read_documents(docs, keep={d for _, d in pairs})
+    _missing_documents({d for _, d in pairs}, documents, docs)
+    pairs = [(q, d) for q, d in pairs if d in documents]
+    oracle = _oracle_passages(passages, passage_qrels, {q for q, _ in pairs})
+    count = token_counter(settings["tokenizer"])
+    chunked, requests = {}, []
+    for qid, doc_id in pairs:
+        pieces = chunk(documents[doc_id], chunking["chunk_tokens"], chunking["max_chunks"], count)
+        chunked[(qid, doc_id)] = pieces
+        items = judging.chunk_requests(texts[qid], [p.text for p in pieces], oracle.get(qid) if oracle else None)
+        requests += [Request(prompt=prompt, meta=meta) for prompt, meta in items]
+    log.info("%d pairs of %d queries, %d chunks to judge with %s", len(pairs), len({q for q, _ in pairs}),
+             len(requests), judge_name)
+    model = open_model(judge, cache["dir"], cache["mode"], what=f"llm.models.{judge_name}")
+    started = time.perf_counter()
+    completions = model.generate(requests, Decoding(max_new_tokens=chunking["max_new_tokens"]))
+    seconds = time.perf_counter() - started
+    answers = iter(completions)
+    rows, records, unparseable = [], [], 0
+    for qid, doc_id in pairs:
+        pieces = chunked[(qid, doc_id)]
+        said = [next(answers) for _ in pieces]
+        judgments = judging.read_judgments([c.text for c in said])
+        first = judging.first_relevant(judgments)
+        missing = sum(j.grade is None for j in judgments)
+        unparseable += missing
+        tokens = count(documents[doc_id])
+        rows.append({"kind": DENSE, "qid": qid, "doc_id": doc_id, "source": "judged",
+                     "position": pieces[first].start_token if first >= 0 else -1, "position_bin": first,
+                     "doc_tokens": tokens, "length_bin": length_bin(tokens, bin_tokens, chunking["length_slack"]),
+                     "grade": judged[qid][doc_id], "chunks": len(pieces), "first_chunk": first,
+                     "unparseable": missing})
+        records += [{"qid": qid, "doc_id": doc_id, "chunk": j.chunk, "start_token": p.start_token, "tokens": p.tokens,
+                     "answer": j.answer, "grade": j.grade, "cache_hit": c.cache_hit}
+                    for j, p, c in zip(judgments, pieces, said)]
+    frame = _write_rows(rows, ("grade", "chunks", "first_chunk", "unparseable"), out_rows)
+    table = pd.DataFrame(records, columns=["qid", "doc_id", "chunk", "start_token", "tokens", "answer", "grade",
+                                           "cache_hit"]).astype({"grade": "Int64"})
+    with atomic_write(out_judgments, "wb") as handle:
+        table.to_parquet(handle, index=False)
+    hits = int(table["cache_hit"].sum()) if len(table) else 0
+    located = frame[frame["position_bin"] >= 0]
+    summary = {"kind": DENSE, "judge": judge_name, "queries": len({q for q, _ in pairs}), "documents": len(frame),
+               "located": len(located), "matched_queries": int(located["qid"].nunique()),
+               "judge_calls": len(table), "cache_hits": hits, "unparseable": unparseable,
+               "judge_seconds": round(seconds, 2)}
+    _write_json(summary, out_summary)
+    computed = len(table) - hits
+    log.info("%d judgments (%d replayed from the cache, %d computed in %.1f s%s); %d unparseable; a relevant "
+             "chunk in %d of %d documents", len(table), hits, computed, seconds,
+             f", {computed / seconds:.2f} calls/s" if computed and seconds else "", unparseable, len(located),
+             len(frame))
+    if len(table) and unparseable == len(table):
+        log.warning("no answer of %s held a grade (0-3 after '##final score:'): every document counts as having "
+                    "no relevant chunk", judge_name)
+
+
+def _oracle_passages(passages: str | None, passage_qrels: str | None, qids: set[str]) -> dict[str, list[str]]:
+    if not passages or not passage_qrels:
+        return {}
+    qrels = read_qrels(passage_qrels)
+    wanted = {p for q in qids for p, g in qrels.get(q, {}).items() if g > 0}
+    texts = read_documents(passages, keep=wanted)
+    return {q: [texts[p] for p, g in qrels.get(q, {}).items() if g > 0 and p in texts] for q in qids}
+
+
+# --- report -----------------------------------------------------------------------------------------------------
+
+
+def report_paths(directory: str) -> tuple[dict[str, str], dict[str, list[str]], str]:
+    """The share table's files (tex, csv, md, html), Figures 1 and 7 (png, pdf) and the agreement CSV."""
+    tables = {fmt: f"{directory}/positions.{fmt}" for fmt in ("tex", "csv", "md", "html")}
+    figures = {name: [f"{directory}/figures/{name}.{ext}" for ext in ("png", "pdf")] for name in ("figure1", "figure7")}
+    return tables, figures, f"{directory}/agreement.csv"
+
+
+def report(rows: Mapping[str, str], summaries: Mapping[str, str], settings: Mapping, labels: Mapping[str, str],
+           groups: Mapping[str, Mapping], figure1: list[str], tables: Mapping[str, str],
+           figures: Mapping[str, list[str]], truth: Mapping[str, str], agreement_out: str) -> None:
+    """The table of shares, Figures 7 (every group) and 1 (`figure1`), and the agreement of the sets in `truth`
+    (set -> the generator's truth file) with the known offsets (an empty table when there is none)."""
+    from posbias.positions import figures as draw
+    from posbias.positions.shares import share_table
+    from posbias.positions.truth import agreement, read_truth
+    from posbias.reporting.render import html_page, html_table, latex_table, markdown_table
+    from posbias.steps.report import write_outputs
+
+    frames = {name: read_rows(path) for name, path in rows.items()}
+    counts = {}
+    for name, path in summaries.items():
+        with open(path, encoding="utf-8") as handle:
+            counts[name] = json.load(handle)
+    table = share_table(frames, {n: c["queries"] for n, c in counts.items()}, labels,
+                        {n: c.get("unparseable", 0) for n, c in counts.items()})
+    for row in table.itertuples():
+        log.info("%s: %d documents, first relevant in bin 0 %.1f %%, bin 1 %.1f %%, later %.1f %%, none %.1f %%; "
+                 "coverage %.1f %% of %d queries", row.set, row.documents, 100 * row.share_bin0,
+                 100 * row.share_bin1, 100 * row.share_bin2_plus, 100 * row.share_none, 100 * row.coverage,
+                 row.queries)
+    bin_tokens = settings["bin_tokens"]
+    header, body = _table_cells(table, counts)
+    caption = (f"Where the first relevant passage sits: the share of relevant documents whose first relevant "
+               f"passage (sparse labels: matched MS MARCO-style passages) or first relevant chunk (dense labels: "
+               f"chunks of at most {settings['dense']['chunk_tokens']} tokens judged by a language model with "
+               f"UMBRELA's prompt, grade 1 or more) starts in the first, second or a later bin of {bin_tokens} "
+               f"tokens, or nowhere (no match; no chunk judged relevant). Coverage: queries with at least one "
+               f"located position.")
+    write_outputs(dict(tables), table, latex_table(header, body, caption, "tab:positions"),
+                  markdown_table(header, body, caption), html_page(html_table(header, body, caption)))
+    draw.figure(_with_kind(frames, counts), groups, list(groups), bin_tokens, settings["max_bin"], figures["figure7"])
+    draw.figure(_with_kind(frames, counts), groups, figure1, bin_tokens, settings["max_bin"], figures["figure1"])
+    parts = [agreement(frames[name], read_truth(path), bin_tokens, name) for name, path in truth.items()]
+    result = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+        columns=["set", "truth_pairs", "estimated_pairs", "located", "located_share", "bin_agreement",
+                 "mean_abs_token_error", "exact_position_share", "other_documents_located"])
+    for row in result.itertuples():
+        log.info("agreement with the generator's offsets, %s: %d of %d pairs located; bin agrees for %.1f %% of "
+                 "them, mean absolute error %.2f tokens; %d other documents located", row.set, row.located,
+                 row.truth_pairs, 100 * row.bin_agreement, row.mean_abs_token_error, row.other_documents_located)
+    with atomic_write(agreement_out) as handle:
+        result.to_csv(handle, index=False)
+
+
+def _with_kind(frames: Mapping[str, pd.DataFrame], counts: Mapping[str, Mapping]) -> dict[str, pd.DataFrame]:
+    return {name: frame.assign(kind=counts[name]["kind"]) for name, frame in frames.items()}
+
+
+def _table_cells(table: pd.DataFrame, counts: Mapping[str, Mapping]) -> tuple[list[str], list[list[str]]]:
+    header = ["Query set", "Labels", "Queries", "Coverage", "Documents", "Bin 0", "Bin 1", "Bin ≥ 2", "None",
+              "Unparseable"]
+    percent = lambda value: "–" if pd.isna(value) else f"{100 * value:.1f}%"  # noqa: E731
+    body = [[row.label, counts[row.set]["kind"], str(row.queries), percent(row.coverage), str(row.documents),
+             percent(row.share_bin0), percent(row.share_bin1), percent(row.share_bin2_plus), percent(row.share_none),
+             str(row.unparseable_judgments) if counts[row.set]["kind"] == DENSE else "–"]
+            for row in table.itertuples()]
+    return header, body

@@ -1,0 +1,77 @@
+"""The sweep's curves: per model and position, MRR and the mean rank of the relevant document over the base
+queries, with 95% t-intervals, and a paired test of each position against the first (the same base queries at
+both). Per-query values are averaged over seeds first (`posbias.evaluation.seeds`); the rank of a run is 1/RR,
+exact because RR has no cut-off and the variant is always a candidate. All tests of the report form one family
+for the multiple-comparison correction."""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+
+from posbias.errors import InputError
+from posbias.evaluation.seeds import average_over_seeds
+from posbias.stats.corrections import adjust
+from posbias.stats.paired import paired_p_value
+from posbias.stats.unpaired import mean_interval
+
+RANK = "rank"  # the derived per-query metric: 1/RR
+
+
+def with_ranks(per_seed: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """The per-seed rows of `metric` (RR) and, for each, a `rank` row (1/RR), both averaged over seeds."""
+    rows = per_seed[per_seed["metric"] == metric]
+    if rows.empty:
+        raise InputError(f"no per-query values of {metric} in the sweep's evaluations")
+    if (rows["value"] <= 0).any():
+        bad = rows[rows["value"] <= 0].iloc[0]
+        raise InputError(f"{bad['system']} seed {bad['seed']}: query {bad['qid']} has {metric} 0; the sweep's "
+                         f"variant must be among every run's candidates (was the candidate list cut?)")
+    ranks = rows.assign(metric=RANK, value=1.0 / rows["value"])
+    return average_over_seeds(pd.concat([rows, ranks], ignore_index=True))
+
+
+def expected_random(candidate_counts: Mapping[str, int]) -> tuple[float, float]:
+    """MRR and mean rank of a uniformly random order of each query's candidates (averaged over queries):
+    E[1/rank] = H_n / n and E[rank] = (n + 1) / 2 for n candidates."""
+    counts = np.asarray(list(candidate_counts.values()), float)
+    harmonic = np.array([np.sum(1.0 / np.arange(1, n + 1)) for n in counts])
+    return float(np.mean(harmonic / counts)), float(np.mean((counts + 1) / 2))
+
+
+def sweep_curves(averaged: pd.DataFrame, positions: pd.DataFrame, models: Mapping[str, str], metric: str,
+                 statistics: Mapping, alpha: float) -> pd.DataFrame:
+    """One record per (model, position). `averaged` holds seed-averaged `metric` and `rank` rows; `positions`
+    the sweep's positions file (qid, start, position, base); `models` maps the models shown to their labels;
+    `statistics` is the config section (test, correction, permutations, seed)."""
+    placed = positions.set_index("qid")
+    records = []
+    for model, label in models.items():
+        rows = averaged[averaged["system"] == model]
+        if rows.empty:
+            raise InputError(f"no sweep evaluations of model {model!r}")
+        missing = sorted(set(placed.index) - set(rows["qid"]))
+        if missing:
+            raise InputError(f"model {model!r}: no sweep values for {len(missing)} queries, e.g. {missing[:3]}")
+        wide = rows.pivot(index="qid", columns="metric", values="value").join(placed, how="inner")
+        first = wide[wide["position"] == 0].set_index("base")
+        for position, group in wide.groupby("position", sort=True):
+            at = group.set_index("base")
+            mrr, mrr_low, mrr_high = mean_interval(at[metric])
+            rank, rank_low, rank_high = mean_interval(at[RANK])
+            p = math.nan if position == 0 else paired_p_value(
+                statistics["test"], at[metric], first[metric], statistics["permutations"], statistics["seed"])
+            records.append({
+                "model": model, "label": label, "position": int(position), "n_queries": len(at),
+                "mean_start": float(at["start"].mean()), "min_start": int(at["start"].min()),
+                "max_start": int(at["start"].max()), "mrr": mrr, "mrr_ci_low": mrr_low, "mrr_ci_high": mrr_high,
+                "mean_rank": rank, "rank_ci_low": rank_low, "rank_ci_high": rank_high,
+                "mrr_difference": mrr - float(first[metric].mean()), "p": p})
+    table = pd.DataFrame.from_records(records)
+    table["p_adjusted"] = adjust(table["p"].to_numpy(), statistics["correction"])
+    table["alpha"] = alpha
+    table["significant"] = table["p_adjusted"] < alpha  # nan (the first position, untestable) is never below
+    return table

@@ -1,0 +1,77 @@
+"""The sweep table (MRR and mean rank per model and position) and the position-breakdown table (a metric per
+system and position bin), as header and body cells for `posbias.reporting.render`."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from posbias.reporting.render import MISSING, Cell
+from posbias.stats.corrections import describe
+
+TEST_NAMES = {"t": "two-sided paired t-test", "wilcoxon": "two-sided Wilcoxon signed-rank test",
+              "randomisation": "two-sided paired randomisation test"}
+
+
+def _number(value: float, digits: int = 3) -> str:
+    return MISSING if value is None or math.isnan(value) else f"{value:.{digits}f}"
+
+
+def sweep_cells(curves: pd.DataFrame) -> tuple[list[str], list[list[str | Cell]]]:
+    """A row per model, a column per position: MRR (superscript a: differs from the first position) and, in
+    brackets, the mean rank of the relevant document."""
+    starts = curves.groupby("position")["mean_start"].mean()
+    header = ["Ranker"] + [f"pos. {p + 1} (token {starts[p]:.0f})" for p in starts.index]
+    body = []
+    for _, rows in curves.groupby("model", sort=False):
+        rows = rows.set_index("position")
+        cells: list[str | Cell] = [rows["label"].iloc[0]]
+        for p in starts.index:
+            row = rows.loc[p]
+            cells.append(Cell(_number(row["mrr"]), superscript="a" if row["significant"] else "",
+                              after=f" ({_number(row['mean_rank'], 1)})"))
+        body.append(cells)
+    return header, body
+
+
+def _seeds(n_seeds: int, zero_shot: list[str]) -> str:
+    once = f" (never trained, one run: {', '.join(zero_shot)})" if zero_shot else ""
+    return f"averaged over {n_seeds} training seed{'s' * (n_seeds != 1)}{once}"
+
+
+def sweep_caption(curves: pd.DataFrame, statistics: dict, first_window: int, random_mrr: float,
+                  random_rank: float, n_seeds: int, zero_shot: list[str]) -> str:
+    n_queries = int(curves["n_queries"].max())
+    n_tests = int(curves["p"].notna().sum())
+    return (f"Position sweep: the relevant passage of each of {n_queries} FarRelevant queries moved through one "
+            f"fixed document per query (the same distractor candidates at every position). MRR per position (in "
+            f"brackets: mean rank of the relevant document), per-query values {_seeds(n_seeds, zero_shot)} "
+            f"first; column headers give the mean start token of the passage (first "
+            f"window: {first_window} tokens). Random order: MRR {random_mrr:.3f}, mean rank {random_rank:.1f}. "
+            f"Superscript a: differs from position 1 ({TEST_NAMES[statistics['test']]} over the queries, "
+            f"{describe(statistics['correction'], n_tests, 'this table')}, adjusted $p < {curves['alpha'].iloc[0]}$"
+            f"). 95% intervals are in the CSV.")
+
+
+def breakdown_cells(table: pd.DataFrame) -> tuple[list[str], list[list[str | Cell]]]:
+    """A row per system, a column per bin (header: its range and query count); superscript a: differs from the
+    first bin."""
+    first = table[table["system"] == table["system"].iloc[0]].set_index("bin")
+    header = ["Ranker"] + [f"{row['bin_label']} (n = {row['n_queries']})" for _, row in first.iterrows()]
+    body = []
+    for _, rows in table.groupby("system", sort=False):
+        rows = rows.set_index("bin")
+        body.append([rows["label"].iloc[0]] + [
+            Cell(_number(row["value"]), superscript="a" if row["significant"] else "") for _, row in rows.iterrows()])
+    return header, body
+
+
+def breakdown_caption(table: pd.DataFrame, queryset: str, metric: str, correction: str, n_seeds: int,
+                      zero_shot: list[str], positions: str, unplaced: int) -> str:
+    n_tests = int(table["p"].notna().sum())
+    left_out = f" {unplaced} queries without a position are left out." if unplaced else ""
+    return (f"{metric} on {queryset} by the start token of the first relevant passage (positions: {positions}); "
+            f"per-query values {_seeds(n_seeds, zero_shot)}.{left_out} Superscript a: "
+            f"differs from the first bin (two-sided Welch t-test, different queries in each bin; "
+            f"{describe(correction, n_tests, 'this table')}, adjusted $p < {table['alpha'].iloc[0]}$).")

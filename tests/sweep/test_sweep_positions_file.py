@@ -1,0 +1,37 @@
+"""Position files: the generator's (header qid, start), the sweep's (more columns), an estimator's (no header,
+NA where nothing was found); bad lines name the file and line."""
+
+from __future__ import annotations
+
+import pytest
+
+from posbias.io import FormatError
+from posbias.sweep.positions import read_positions, write_sweep_positions
+
+
+def test_formats(tmp_path):
+    generator = tmp_path / "dev.tsv"
+    generator.write_text("qid\tstart\ndev0000\t12\ndev0001\t0\n")
+    assert read_positions(generator) == {"dev0000": 12, "dev0001": 0}
+    swept = tmp_path / "sweep.tsv"
+    write_sweep_positions(swept, [("far0@p0", 0, 0, 0, "far0", 70), ("far0@p1", 14, 2, 1, "far0", 70)])
+    assert read_positions(swept) == {"far0@p0": 0, "far0@p1": 14}
+    reordered = tmp_path / "reordered.tsv"
+    reordered.write_text("start\tqid\tscore\n7\tq1\t0.5\n")
+    assert read_positions(reordered) == {"q1": 7}
+    estimated = tmp_path / "estimated.tsv"
+    estimated.write_text("q1\t120\nq2\tNA\nq3\t\n")
+    assert read_positions(estimated) == {"q1": 120}
+
+
+@pytest.mark.parametrize("text,problem", [
+    ("query\tposition\nq1\t3\n", r"1: a header must name the columns qid and start"),
+    ("q1\t3\nq1\t4\n", r"2: query q1 has two positions"),
+    ("q1\t3\nq2\t-4\n", r"2: expected a query id and a start token >= 0"),
+    ("q1\t3\nq2\n", r"2: expected 'qid<TAB>start'"),
+])
+def test_bad_lines(tmp_path, text, problem):
+    path = tmp_path / "bad.tsv"
+    path.write_text(text)
+    with pytest.raises(FormatError, match=problem):
+        read_positions(path)

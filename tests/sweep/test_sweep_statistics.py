@@ -1,0 +1,115 @@
+"""The sweep's curves and the position breakdown against scipy and statsmodels, computed by hand."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+from posbias.errors import InputError
+from posbias.sweep.breakdown import bins_from_edges, position_breakdown
+from posbias.sweep.curves import expected_random, sweep_curves, with_ranks
+from posbias.stats.unpaired import mean_interval, welch_t_test
+
+STATISTICS = {"test": "t", "correction": "holm", "permutations": 999, "seed": 0}
+
+
+def per_seed_frame(ranks: dict) -> pd.DataFrame:
+    """Per-seed RR rows from ranks[(system, seed)][qid]."""
+    rows = [{"system": s, "seed": seed, "queryset": "sweep", "metric": "RR", "qid": q, "value": 1.0 / r}
+            for (s, seed), per_query in ranks.items() for q, r in per_query.items()]
+    return pd.DataFrame(rows)
+
+
+def positions_frame(bases, n_positions, step=10):
+    rows = [{"qid": f"{b}@p{p}", "start": p * step + i, "slot": p, "position": p, "base": b, "doc_tokens": 72}
+            for i, b in enumerate(bases) for p in range(n_positions)]
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture
+def sweep():
+    rng = np.random.default_rng(0)
+    bases, n_positions = [f"b{i}" for i in range(8)], 3
+    ranks = {}
+    for seed in (1, 2):
+        # the model finds the passage early (ranks 1-2) and loses it later (ranks 3-10)
+        ranks[("m", seed)] = {f"{b}@p{p}": int(rng.integers(1, 3) if p == 0 else rng.integers(3, 11))
+                              for b in bases for p in range(n_positions)}
+    return per_seed_frame(ranks), positions_frame(bases, n_positions), ranks, bases
+
+
+def test_curves_match_scipy(sweep):
+    frame, positions, ranks, bases = sweep
+    curves = sweep_curves(with_ranks(frame, "RR"), positions, {"m": "Model"}, "RR", STATISTICS, 0.05)
+    rr = {p: np.array([np.mean([1 / ranks[("m", s)][f"{b}@p{p}"] for s in (1, 2)]) for b in bases]) for p in range(3)}
+    rank = {p: np.array([np.mean([ranks[("m", s)][f"{b}@p{p}"] for s in (1, 2)]) for b in bases]) for p in range(3)}
+    raw = [stats.ttest_rel(rr[p], rr[0]).pvalue for p in (1, 2)]
+    adjusted = multipletests(raw, method="holm")[1]
+    for p in range(3):
+        row = curves[curves["position"] == p].iloc[0]
+        low, high = stats.t.interval(0.95, len(bases) - 1, loc=rr[p].mean(), scale=stats.sem(rr[p]))
+        assert row["mrr"] == pytest.approx(rr[p].mean()) and row["mean_rank"] == pytest.approx(rank[p].mean())
+        assert (row["mrr_ci_low"], row["mrr_ci_high"]) == pytest.approx((low, high))
+        assert row["rank_ci_low"] < row["mean_rank"] < row["rank_ci_high"]
+        assert row["n_queries"] == len(bases) and row["mean_start"] == pytest.approx(p * 10 + 3.5)
+        if p == 0:
+            assert math.isnan(row["p"]) and not row["significant"]
+        else:
+            assert row["p"] == pytest.approx(raw[p - 1]) and row["p_adjusted"] == pytest.approx(adjusted[p - 1])
+            assert row["significant"] == (adjusted[p - 1] < 0.05)
+
+
+def test_a_missing_variant_is_an_error(sweep):
+    frame, positions, _, _ = sweep
+    with pytest.raises(InputError, match="has RR 0"):
+        with_ranks(frame.assign(value=frame["value"].where(frame["qid"] != "b0@p1", 0.0)), "RR")
+    with pytest.raises(InputError, match="no sweep values for 1 queries"):
+        sweep_curves(with_ranks(frame[frame["qid"] != "b3@p2"], "RR"), positions, {"m": "M"}, "RR", STATISTICS, 0.05)
+
+
+def test_expected_random_is_the_mean_over_every_order():
+    for n in (1, 3, 5):
+        orders = list(itertools.permutations(range(n)))
+        mrr = np.mean([1 / (order.index(0) + 1) for order in orders])
+        rank = np.mean([order.index(0) + 1 for order in orders])
+        assert expected_random({"q": n}) == pytest.approx((mrr, rank))
+    assert expected_random({"a": 1, "b": 2}) == pytest.approx(((1 + 0.75) / 2, (1 + 1.5) / 2))
+
+
+def test_welch_and_intervals_match_scipy():
+    x, y = [0.1, 0.5, 1.0, 0.2], [1.0, 1.0, 0.5, 0.33, 1.0]
+    result = stats.ttest_ind(x, y, equal_var=False)
+    assert welch_t_test(x, y) == pytest.approx((result.statistic, result.pvalue))
+    assert all(math.isnan(v) for v in welch_t_test([1.0], y))  # one value: no variance to estimate
+    assert welch_t_test([1.0, 1.0], [1.0, 1.0, 1.0]) == (0.0, 1.0)
+    assert mean_interval([0.5, 0.5]) == (0.5, 0.5, 0.5)
+
+
+def test_bins():
+    bins = bins_from_edges([24, 48])
+    assert [b.label for b in bins] == ["[0, 24)", "[24, 48)", "≥ 48"]
+    assert [b.holds(23) for b in bins] == [True, False, False] and bins[2].holds(10_000)
+    for edges in ([], [0, 4], [24, 24], [48, 24]):
+        with pytest.raises(ValueError, match="positive and increasing"):
+            bins_from_edges(edges)
+
+
+def test_breakdown_matches_scipy():
+    values = {"q0": 1.0, "q1": 0.5, "q2": 1.0, "q3": 0.25, "q4": 0.2, "q5": 0.1, "q6": 0.5, "q7": 0.0}
+    starts = {"q0": 0, "q1": 5, "q2": 20, "q3": 30, "q4": 40, "q5": 47, "q6": 60}  # q7: no position
+    frame = pd.DataFrame([{"system": s, "queryset": "dev", "metric": "RR@10", "qid": q, "value": v * f, "n_seeds": 2}
+                          for s, f in (("m", 1.0), ("n", 0.5)) for q, v in values.items()])
+    table = position_breakdown(frame, starts, {"m": "M", "n": "N"}, "RR@10", bins_from_edges([24, 48]), "holm", 0.05)
+    m = table[table["system"] == "m"].set_index("bin")
+    first, second = [1.0, 0.5, 1.0], [0.25, 0.2, 0.1]
+    assert list(m["n_queries"]) == [3, 3, 1] and m.loc[0, "value"] == pytest.approx(np.mean(first))
+    assert m.loc[1, "p"] == pytest.approx(stats.ttest_ind(second, first, equal_var=False).pvalue)
+    assert math.isnan(m.loc[2, "p"])  # one query in the bin
+    raw = table["p"].dropna().to_numpy()
+    assert sorted(table["p_adjusted"].dropna()) == pytest.approx(sorted(multipletests(raw, method="holm")[1]))

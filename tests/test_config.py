@@ -953,25 +953,28 @@ def test_table11_without_models_counts_every_model():
 def test_a_debiased_model_trains_on_its_own_copy_of_the_training_collection():
     cfg = prepare(fresh())
     assert cfg.debiased_collections == {"synthetic-debiased-k1-seed0": {"base": "synthetic", "n_splits": 1, "seed": 0}}
-    assert cfg.training_collection("maxp_debiased") == "synthetic-debiased-k1-seed0"
-    assert cfg.training_collection("maxp") == "synthetic"
+    assert cfg.training_collection("neural_model1_debiased") == "synthetic-debiased-k1-seed0"
+    assert cfg.training_collection("neural_model1") == "synthetic"
     params = cfg.table_params("table2")["models"]
-    assert params["maxp_debiased"]["debiased_from"] == "maxp" and "debiased_from" not in params["maxp"]
-    assert cfg.models["maxp_debiased"].args == cfg.models["maxp"].args and cfg.models["maxp_debiased"].ranker == "maxp"
-    changed = prepare(mutated(put("models.maxp.args.stride", 12)))  # the original's change reaches its de-biased twin
-    assert changed.models["maxp_debiased"].args["stride"] == 12
+    debiased = "neural_model1_debiased"
+    assert params[debiased]["debiased_from"] == "neural_model1" and "debiased_from" not in params["neural_model1"]
+    assert cfg.models[debiased].args == cfg.models["neural_model1"].args
+    assert cfg.models[debiased].ranker == "neural_model1"
+    changed = prepare(mutated(put("models.neural_model1.args.max_doc_tokens", 48)))  # the original's change reaches
+    assert changed.models[debiased].args["max_doc_tokens"] == 48  # its de-biased twin
     shuffled_twice = prepare(mutated(put("models.longp_debiased.debias", {"original": "longp", "n_splits": 3})))
     assert sorted(shuffled_twice.debiased_collections) == ["synthetic-debiased-k1-seed0",
                                                            "synthetic-debiased-k3-seed0"]
 
 
 @pytest.mark.parametrize("mutation, message", [
-    (put("models.maxp_debiased.debias.original", "nope"),
-     r"^models\.maxp_debiased\.debias\.original: 'nope' is not a configured model"),
-    (put("models.maxp_debiased.lr", 1.0e-3),
-     r"^models\.maxp_debiased: \['lr'\] belong to its original \(models\.maxp\); a de-biased model gives only"),
-    (put("models.maxp_debiased.debias.original", "longp_debiased"),
-     r"^models\.maxp_debiased\.debias\.original: 'longp_debiased' is itself de-biased"),
+    (put("models.neural_model1_debiased.debias.original", "nope"),
+     r"^models\.neural_model1_debiased\.debias\.original: 'nope' is not a configured model"),
+    (put("models.neural_model1_debiased.lr", 1.0e-3),
+     r"^models\.neural_model1_debiased: \['lr'\] belong to its original \(models\.neural_model1\); a de-biased "
+     r"model gives only"),
+    (put("models.neural_model1_debiased.debias.original", "longp_debiased"),
+     r"^models\.neural_model1_debiased\.debias\.original: 'longp_debiased' is itself de-biased"),
     (put("tables.table2.models", ["maxp"]), r"^tables\.table2\.models: 'maxp' has no models\.maxp\.debias"),
 ])
 def test_a_debiased_model_must_be_its_original_trained_on_other_documents(mutation, message):

@@ -423,3 +423,24 @@ def test_lint_is_clean():
     result = subprocess.run([*SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "-d", str(ROOT), "--lint"],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_debiased_model_trains_on_a_debiased_copy_and_reads_the_original_documents(tmp_path):
+    """The graph of a de-biased twin: one debias_documents job, its own token store for training, the original
+    collection's store for reranking, and Table 2 pairing it with its original."""
+    config = yaml.safe_load((ROOT / "config" / "test" / "tiny.yaml").read_text())
+    config["models"]["maxp_debiased"] = {"label": "MaxP (de-biased)", "debias": {"original": "maxp"}}
+    config["tables"]["table2"] = {"models": ["maxp_debiased"],
+                                  "columns": [{"queryset": "dev", "metric": "RR@10"},
+                                              {"queryset": "farrelevant", "metric": "RR"}]}
+    write_config(tmp_path, config)
+    output = run_snakemake(tmp_path, "-n", "-p", "results/table2.tex").stdout
+    jobs = scheduled_jobs(output)
+    assert [w for r, w in jobs if r == "debias_documents"] == ["collection=synthetic-debiased-k1-seed0"]
+    trained = {w for r, w in jobs if r == "train"}  # the table reads every system's per-query values
+    assert trained >= {f"model={m}, seed={s}" for m in ("maxp", "maxp_debiased") for s in (1, 2)}
+    stores = {w.split(",")[0] for r, w in jobs if r == "tokenize_documents"}
+    assert stores == {"collection=synthetic", "collection=synthetic-debiased-k1-seed0", "collection=farrelevant"}
+    train_inputs = re.findall(r"rule train:\n\s+input: ([^\n]+)\n\s+output: results/models/(\w+)/seed1", output)
+    reads_copy = {model: "synthetic-debiased-k1-seed0/" in inputs for inputs, model in train_inputs}
+    assert reads_copy == {"firstp": False, "maxp": False, "parade_attn": False, "maxp_debiased": True}

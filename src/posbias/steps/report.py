@@ -136,39 +136,39 @@ def debias_table(averaged: list[str], spec: dict, models: dict, querysets: dict,
                  label: str, outputs: dict) -> None:
     """Tables 2 and 3: each de-biased model under the same model trained on the original documents, with its gain
     over it and a test against it (superscript a)."""
-    per_query = _read_values(averaged)
-    columns = _columns(spec["columns"], querysets)
-    significance = Significance.from_config(statistics)
     rows = [Row(RETRIEVER, "BM25 (retriever)")]
     for m in spec["models"]:
         original = models[m]["debiased_from"]
         rows.append(Row(original, models[original]["label"], not_run=_not_run(models[original])))
         rows.append(Row(m, models[m]["label"], gain_over=original, tests={"a": original}, not_run=_not_run(models[m])))
-    table = build_table(per_query, rows, columns, significance, name=label)
-    caption = (f"De-biased training: each model trained on documents cut at random word boundaries and reordered, "
-               f"under the same model trained on the original documents; both read the original documents at test "
-               f"time. Per-query values are averaged over {_seeds(n_seeds)} before testing; relative gains are over "
-               f"the original model; superscript a: significant difference from it."
-               f"{_not_run_note(models, spec['models'])} {significance_note(table, columns, significance)}")
-    _write_table(table, columns, caption, label, outputs)
+    lead = ("De-biased training: each model trained on documents cut at random word boundaries and reordered, under "
+            "the same model trained on the original documents; both read the original documents at test time")
+    _table_against_references(averaged, spec, models, querysets, n_seeds, statistics, rows, lead,
+                              "the original model", label, outputs)
 
 
 def ablation_table(averaged: list[str], spec: dict, models: dict, querysets: dict, n_seeds: int, statistics: dict,
                    label: str, outputs: dict) -> None:
     """Table 6: variants of one model (PARADE Attn with 1 to 6 chunks) against one of them, `spec["reference"]`:
     relative gains over it and a test against it (superscript a)."""
-    per_query = _read_values(averaged)
-    columns = _columns(spec["columns"], querysets)
-    significance = Significance.from_config(statistics)
     reference = spec["reference"]
     rows = [Row(RETRIEVER, "BM25 (retriever)")]
     rows += [Row(m, models[m]["label"], gain_over=None if m == reference else reference,
                  tests={} if m == reference else {"a": reference}, not_run=_not_run(models[m])) for m in spec["models"]]
-    table = build_table(per_query, rows, columns, significance, name=label)
-    caption = (f"{spec.get('caption', 'Ablation')}. Per-query values are averaged over {_seeds(n_seeds)} before "
-               f"testing; relative gains are over {models[reference]['label']}; superscript a: significant "
-               f"difference from it.{_not_run_note(models, spec['models'])} "
-               f"{significance_note(table, columns, significance)}")
+    _table_against_references(averaged, spec, models, querysets, n_seeds, statistics, rows,
+                              spec.get("caption", "Ablation"), models[reference]["label"], label, outputs)
+
+
+def _table_against_references(averaged: list[str], spec: dict, models: dict, querysets: dict, n_seeds: int,
+                              statistics: dict, rows: list[Row], lead: str, reference: str, label: str,
+                              outputs: dict) -> None:
+    """A table whose rows gain over, and are tested against, the reference their Row names (Tables 2, 3 and 6)."""
+    columns = _columns(spec["columns"], querysets)
+    significance = Significance.from_config(statistics)
+    table = build_table(_read_values(averaged), rows, columns, significance, name=label)
+    caption = (f"{lead}. Per-query values are averaged over {_seeds(n_seeds)} before testing; relative gains are "
+               f"over {reference}; superscript a: significant difference from it."
+               f"{_not_run_note(models, spec['models'])} {significance_note(table, columns, significance)}")
     _write_table(table, columns, caption, label, outputs)
 
 

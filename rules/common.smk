@@ -445,3 +445,14 @@ def sweep_outputs(queryset):
     """The sweep collection's files; the candidate run is the query set's `candidates` (config.sweep_candidates)."""
     return dict(docs="results/data/sweep/docs.jsonl", queries=queries_of(queryset), qrels=qrels_of(queryset),
                 positions=CFG.positions_file(queryset), candidates=QUERYSETS[queryset].candidates)
+
+
+def farrelevant_source_inputs():
+    """A local import's files, so that replacing one rebuilds; ir_datasets reads (and downloads) in the job."""
+    source = CFG.far_source
+    if source["kind"] != "local":
+        return {}
+    documents = source["documents"] if isinstance(source["documents"], list) else [source["documents"]]
+    sets = [source[s] for s in ("test", "train") if s in source]
+    return {"documents": documents, "positions": source["positions"],
+            "queries": [s["queries"] for s in sets], "qrels": [s["qrels"] for s in sets]}

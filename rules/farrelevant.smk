@@ -3,17 +3,6 @@
 # writes what rules/data.smk's build_farrelevant writes for the embedded collection (source kind synthetic).
 
 
-def farrelevant_source_inputs():
-    """A local import's files, so that replacing one rebuilds; ir_datasets reads (and downloads) in the job."""
-    source = CFG.far_source
-    if source["kind"] != "local":
-        return {}
-    documents = source["documents"] if isinstance(source["documents"], list) else [source["documents"]]
-    sets = [source[s] for s in ("test", "train") if s in source]
-    return {"documents": documents, "positions": source["positions"],
-            "queries": [s["queries"] for s in sets], "qrels": [s["qrels"] for s in sets]}
-
-
 if "farrelevant" in config and CFG.far_source["kind"] != "synthetic":
 
     rule build_farrelevant_source:

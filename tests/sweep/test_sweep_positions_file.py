@@ -35,3 +35,15 @@ def test_bad_lines(tmp_path, text, problem):
     path.write_text(text)
     with pytest.raises(FormatError, match=problem):
         read_positions(path)
+
+
+def test_a_first_relevant_positions_file_gives_each_query_its_earliest_start_in_its_judged_documents(tmp_path):
+    path = tmp_path / "dev.tsv"
+    path.write_text("kind\tqid\tdoc_id\tsource\tposition\tposition_bin\tdoc_tokens\tlength_bin\n"
+                    "sparse\tq1\tD1\tjudged\t58\t2\t68\t2\n"
+                    "sparse\tq1\tD2\tjudged\t30\t1\t60\t2\n"
+                    "sparse\tq1\tD9\tretrieved\t0\t0\t59\t2\n"    # a BM25 document of the passage: not judged
+                    "sparse\tq2\tD3\tjudged\t\t\t50\t2\n"          # no match: the query is left out
+                    "dense\tq3\tD4\tjudged\t-1\t\t40\t1\n"         # no chunk judged relevant: left out too
+                    "dense\tq4\tD5\tjudged\t24\t1\t70\t2\n")
+    assert read_positions(path) == {"q1": 30, "q4": 24}

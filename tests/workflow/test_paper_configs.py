@@ -195,3 +195,11 @@ def test_the_positions_config_matches_ms_marco_and_judges_the_dense_sets(tmp_pat
     assert {w.split("=")[1] for r, w in jobs if r == "positions_sparse"} == {"msmarco_train", "msmarco_dev"}
     assert {w.split("=")[1] for r, w in jobs if r == "positions_dense"} == {"dl19", "dl20", "dl21", "robust04_desc"}
     assert "train" not in rules  # positions read judgments and documents, never a model
+
+
+def test_the_positions_config_breaks_ms_marco_dev_down_by_the_estimated_positions(tmp_path):
+    write_config(tmp_path, default_config())
+    jobs = scheduled_jobs(run_snakemake(tmp_path, "-n", "results/first_relevant/position_breakdown.tex",
+                                        "--configfile", str(PAPER / "positions.yaml")).stdout)
+    assert {w for r, w in jobs if r == "positions_sparse"} == {"pset=msmarco_dev"}
+    assert "position_breakdown" in {r for r, _ in jobs}

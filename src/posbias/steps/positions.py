@@ -52,6 +52,13 @@ def read_rows(path: str) -> pd.DataFrame:
     return frame
 
 
+def first_relevant_starts(frame: pd.DataFrame) -> dict[str, int]:
+    """Each query's earliest located start in its judged relevant documents (the passage's BM25 documents and
+    documents without a relevant passage or chunk left out): what the position breakdown of a table reads."""
+    located = frame[(frame["source"] == "judged") & (frame["position"] >= 0)]
+    return {str(qid): int(start) for qid, start in located.groupby("qid")["position"].min().items()}
+
+
 def _missing_documents(wanted: set[str], found: Mapping[str, str], docs: str) -> None:
     lost = sorted(wanted - set(found))
     if lost:

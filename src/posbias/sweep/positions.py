@@ -9,13 +9,20 @@ import os
 
 from posbias.io import FormatError, atomic_write, numbered_lines
 
-MISSING = ("", "na", "nan", "none")  # a start that was not found (compared in lower case)
+MISSING = ("", "na", "nan", "none")
+ANALYSIS_COLUMNS = ("qid", "source", "position")  # what marks a file of posbias.steps.positions  # a start that was not found (compared in lower case)
 SWEEP_COLUMNS = ("qid", "start", "slot", "position", "base", "doc_tokens")
 
 
 def read_positions(path: str | os.PathLike) -> dict[str, int]:
     """`{qid: start}`. A first line whose second field is not a number is a header naming `qid` and `start`;
-    a start of NA (or empty) leaves the query out."""
+    a start of NA (or empty) leaves the query out. A file of the first-relevant-position analysis
+    (results/positions/{set}.tsv, one row per query and document) gives each query's earliest start in its
+    judged relevant documents."""
+    if _is_analysis_file(path):
+        from posbias.steps.positions import first_relevant_starts, read_rows
+
+        return first_relevant_starts(read_rows(str(path)))
     positions: dict[str, int] = {}
     columns, first = (0, 1), True
     for line_no, line in numbered_lines(path):
@@ -46,3 +53,9 @@ def write_sweep_positions(path: str | os.PathLike, rows: list[tuple]) -> None:
         out.write("\t".join(SWEEP_COLUMNS) + "\n")
         for row in rows:
             out.write("\t".join(str(value) for value in row) + "\n")
+
+
+def _is_analysis_file(path: str | os.PathLike) -> bool:
+    for _, line in numbered_lines(path):
+        return set(ANALYSIS_COLUMNS) <= {field.strip() for field in line.split("\t")}
+    return False

@@ -963,9 +963,17 @@ def check_tables(cfg: dict, warnings: list[str]) -> None:
     spec4 = tables.get("table4")
     if spec4:
         _require(spec4["models"], spec4["reference"], "tables.table4.reference", "among tables.table4.models")
-        if models[spec4["reference"]].get("zero_shot") and finetuned:
-            raise ConfigError(f"tables.table4.reference: {spec4['reference']!r} is zero-shot, so it has no fine-tuned "
-                              f"value to compute the fine-tuned gains over")
+        references = {"tables.table4.reference": spec4["reference"]}
+        for row, reference in spec4["row_references"].items():
+            _require(spec4["models"], row, "tables.table4.row_references", "among tables.table4.models")
+            if reference is not None:
+                _require(spec4["models"], reference, f"tables.table4.row_references.{row}",
+                         "among tables.table4.models")
+                references[f"tables.table4.row_references.{row}"] = reference
+        for key, reference in references.items():
+            if models[reference].get("zero_shot") and finetuned:
+                raise ConfigError(f"{key}: {reference!r} is zero-shot, so it has no fine-tuned value to compute the "
+                                  f"fine-tuned gains over")
     outcomes = tables.get("outcomes")
     if outcomes:
         for qs in outcomes["querysets"]:

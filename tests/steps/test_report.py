@@ -297,3 +297,56 @@ def test_the_ablation_table_computes_gains_and_tests_against_its_reference_varia
     assert frame.loc["maxp", "gain_over"] != frame.loc["maxp", "gain_over"]  # NaN: the reference has no gain
     assert (frame.loc[["firstp", "sump"], "vs_a"] == "maxp").all() and (frame.loc[["firstp", "sump"], "gain"] < 0).all()
     assert (tmp_path / "table6.md").read_text().count("PARADE Attn with k chunks. Per-query values") == 1
+
+
+# The study's Table 4 (zero-shot | fine-tuned MRR), typed in only to check the arithmetic of per-row references.
+PUBLISHED_TABLE4 = {"firstp": (0.016, 0.090), "maxp": (0.297, 0.328), "maxp_electra": (0.328, 0.349),
+                    "parade_attn_electra": (0.338, 0.354), "parade_transf_rand_electra": (0.229, 0.239),
+                    "longp_longformer": (0.233, 0.399)}
+
+
+def _at_published_means(setting: int) -> pd.DataFrame:
+    """Per-query values whose means are the published cells exactly (published value +- 0.01, alternating)."""
+    rows = [{"system": system, "queryset": QUERYSET, "metric": "RR", "qid": f"q{i}",
+             "value": values[setting] + (0.01 if i % 2 else -0.01)}
+            for system, values in PUBLISHED_TABLE4.items() for i in range(N_QUERIES)]
+    rows += [{"system": s, "queryset": QUERYSET, "metric": "RR", "qid": f"q{i}", "value": 0.1 + 0.01 * (i % 3)}
+             for s in ("retriever", "random") for i in range(N_QUERIES)]
+    return pd.DataFrame(rows)
+
+
+def test_table4_gains_each_row_over_its_own_maxp_as_the_study_computes_them(tmp_path):
+    """Study, Table 4: "relative gain over models' respective MaxP baseline. For LongP models, the gain is over
+    MaxP (BERT)". PARADE Transf-RAND-L2 (ELECTRA) 0.229 is -30.2% against MaxP (ELECTRA) 0.328 (not -22.9%
+    against MaxP (BERT) 0.297); PARADE Attn (ELECTRA) fine-tuned 0.354 is +1.6% against 0.349 up to the rounding
+    of the published cells (+7.9% against MaxP (BERT)'s 0.328)."""
+    averaged, finetuned = tmp_path / "averaged.parquet", tmp_path / "finetuned.parquet"
+    _at_published_means(0).to_parquet(averaged)
+    _at_published_means(1).to_parquet(finetuned)
+    labels = {"firstp": "FirstP", "maxp": "MaxP", "maxp_electra": "MaxP (ELECTRA)",
+              "parade_attn_electra": "PARADE Attn (ELECTRA)",
+              "parade_transf_rand_electra": "PARADE Transf-RAND-L2 (ELECTRA)", "longp_longformer": "LongP (Longformer)"}
+    models = {m: {"label": label, "baseline": "firstp"} for m, label in labels.items()}
+    spec4 = {"models": list(labels), "reference": "maxp", "second_reference": ["longp_longformer"],
+             "row_references": {"firstp": None, "parade_attn_electra": "maxp_electra",
+                                "parade_transf_rand_electra": "maxp_electra"},
+             "retriever_label": "BM25", "columns": [{"queryset": QUERYSET, "metric": "RR", "header": "zero-shot"},
+                                                    {"queryset": QUERYSET, "metric": "RR", "header": "fine-tuned",
+                                                     "setting": "fine-tuned"}]}
+    table4([str(averaged)], [str(finetuned)], spec4, models, {}, {QUERYSET: {"alpha": 0.01}}, 1, STATISTICS,
+           outputs(tmp_path, "table4"))
+    table = pd.read_csv(tmp_path / "table4.csv").set_index(["system", "setting"])
+    assert round(100 * table.loc[("parade_transf_rand_electra", "zero-shot"), "gain"], 1) == -30.2
+    gain = table.loc[("parade_attn_electra", "fine-tuned"), "gain"]
+    lowest, highest = 0.3535 / 0.3495 - 1, 0.3545 / 0.3485 - 1  # the published cells before their rounding
+    assert lowest <= gain <= highest and lowest <= 0.016 <= highest
+    assert table.loc[("parade_attn_electra", "fine-tuned"), "gain_over"] == "maxp_electra"
+    assert table.loc[("parade_attn_electra", "fine-tuned"), "vs_a"] == "maxp_electra"
+    assert table.loc[("longp_longformer", "zero-shot"), "gain_over"] == "maxp"
+    # The references, and FirstP (null), have no gain and no test a; MaxP keeps its test b against Longformer.
+    for reference in ("maxp", "maxp_electra", "firstp"):
+        assert table.loc[reference, "gain"].isna().all() and table.loc[reference, "vs_a"].isna().all()
+    assert (table.loc["maxp", "vs_b"] == "longp_longformer").all()
+    caption = (tmp_path / "table4.md").read_text()
+    assert ("over MaxP, except PARADE Attn (ELECTRA), PARADE Transf-RAND-L2 (ELECTRA) over MaxP (ELECTRA)"
+            in caption)

@@ -174,20 +174,22 @@ def _table_against_references(averaged: list[str], spec: dict, models: dict, que
 
 def table4(averaged: list[str], finetuned: list[str], spec: dict, models: dict, external: dict, querysets: dict,
            n_seeds: int, statistics: dict, outputs: dict) -> None:
-    """FarRelevant, zero-shot and fine-tuned: gains over MaxP, tests against MaxP (a) and a
-    long-context baseline (b)."""
+    """FarRelevant, zero-shot and fine-tuned: gains over, and tests against (a), each row's own reference (MaxP by
+    default, `row_references`), and tests against a long-context baseline (b)."""
     per_query = pd.concat([_read_values(averaged)] + ([_read_values(finetuned, FINE_TUNED)] if finetuned else []),
                           ignore_index=True)
     columns = _columns(spec["columns"], querysets)
     significance = Significance.from_config(statistics)
     reference = spec["reference"]
+    references = row_references(spec)
     second = next((m for m in spec["second_reference"] if m in spec["models"]), None)
     rows = [Row(RANDOM, "random shuffle"), Row(RETRIEVER, spec["retriever_label"])]
     for m in spec["models"]:
-        tests = {} if m == reference else {"a": reference}
+        own = references[m]
+        tests = {"a": own} if own else {}
         if second and second != m:
             tests["b"] = second
-        rows.append(Row(m, models[m]["label"], gain_over=None if m == reference else reference, tests=tests,
+        rows.append(Row(m, models[m]["label"], gain_over=own, tests=tests,
                         not_applicable=frozenset({FINE_TUNED}) if models[m].get("zero_shot") else frozenset(),
                         not_run=_not_run(models[m])))
     rows += _external_rows(external, columns, gain_over=lambda _: reference)
@@ -202,11 +204,32 @@ def table4(averaged: list[str], finetuned: list[str], spec: dict, models: dict, 
     if zero_shot:
         setting_text += f"; never trained, one run each: {', '.join(zero_shot)}"
         setting_text += " (N/A where fine-tuned)" if FINE_TUNED in settings else ""
-    caption = (f"FarRelevant ({setting_text}). Per-query values averaged over {_seeds(n_seeds)}; gains are over "
-               f"{models[reference]['label']}; superscript a: against {models[reference]['label']}; "
-               f"{second_text}.{_not_run_note(models, spec['models'])}{_selection_note(models, spec['models'])} "
+    caption = (f"FarRelevant ({setting_text}). Per-query values averaged over {_seeds(n_seeds)}; "
+               f"{_references_text(references, models, reference)}; {second_text}.{_not_run_note(models, spec['models'])}{_selection_note(models, spec['models'])} "
                f"{significance_note(table, columns, significance)}")
     _write_table(table, columns, caption, TABLE4_LABEL, outputs)
+
+
+def row_references(spec: dict) -> dict[str, str | None]:
+    """Each Table 4 row's own reference (`row_references`, else `reference`; None: no gain and no test a).
+
+    The study's Table 4 sets each model against its own backbone's MaxP (ELECTRA rows against MaxP (ELECTRA)),
+    LongP models against MaxP (BERT). A model that is some row's reference gets no gain and no test a itself.
+    """
+    own = {m: spec.get("row_references", {}).get(m, spec["reference"]) for m in spec["models"]}
+    referenced = {r for r in own.values() if r}
+    return {m: None if m in referenced else r for m, r in own.items()}
+
+
+def _references_text(references: dict[str, str | None], models: dict, default: str) -> str:
+    """Caption text: which reference each row's gain and superscript a are computed against."""
+    by_reference: dict[str, list[str]] = {}
+    for m, r in references.items():
+        if r and r != default:
+            by_reference.setdefault(r, []).append(models[m]["label"])
+    others = "; ".join(f"{', '.join(labels)} over {models[r]['label']}" for r, labels in by_reference.items())
+    return (f"relative gains and superscript a are over {models[default]['label']}"
+            f"{f', except {others}' if others else ''}; rows without a gain are references or compared with none")
 
 
 def farrelevant_figure(per_seed: str, models: list[str], labels: dict, metric: str, outputs: list[str],

@@ -115,6 +115,7 @@ if LITM_TASKS:
             tables=LITM_TABLES,
             figures=LITM_FIGURES,
             labels={m: CFG.llm_label(m) for m in LITM_MODELS},
+            correction=LITM.get("correction", "holm"),
         conda:
             "../envs/posbias.yaml"
         log:

@@ -106,6 +106,8 @@ if PROBE_RAG:
             cache=CFG.llm_cache,
             labels={name: CFG.llm_label(name) for name in PROBE_RAG["readers"]},
             tables=PROBE_RAG_TABLE,
+            correction=PROBES.get("correction"),
+            alpha=PROBES.get("alpha"),
         threads: 1
         conda:
             "../envs/posbias.yaml"

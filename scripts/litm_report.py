@@ -3,4 +3,5 @@ from posbias.logs import job_log
 from posbias.steps.litm import report
 
 with job_log(snakemake.log[0]):
-    report(list(snakemake.input), snakemake.params.labels, snakemake.params.tables, snakemake.params.figures)
+    report(list(snakemake.input), snakemake.params.labels, snakemake.params.tables, snakemake.params.figures,
+           snakemake.params.correction)

@@ -5,4 +5,5 @@ from posbias.steps.probes import rag
 with job_log(snakemake.log[0]):
     params = snakemake.params
     rag(params.settings, snakemake.input.poison, snakemake.input.foil, snakemake.input.replacements[0],
-        params.readers, params.judge, params.cache, snakemake.output.answers, params.tables, params.labels)
+        params.readers, params.judge, params.cache, snakemake.output.answers, params.tables, params.labels,
+        params.correction, params.alpha)

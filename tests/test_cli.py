@@ -226,3 +226,22 @@ def test_compare_two_runs(tmp_path, capsys):
         main(["compare", "--qrels", str(qrels), "--run", str(run_a)])
     assert exit_info.value.code == 2
     assert "--run must be given exactly twice" in capsys.readouterr().err
+
+
+def test_compare_a_run_with_itself_has_no_test(tmp_path, capsys):
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "a.run"
+    qrels.write_text("".join(f"q{i} 0 rel 1\n" for i in range(4)))
+    run.write_text("".join(f"q{i} Q0 {doc} {r + 1} {9 - r} A\n" for i in range(4)
+                           for r, doc in enumerate(["n0", "rel"] if i % 2 else ["rel", "n0"])))
+    argv = ["compare", "--qrels", str(qrels), "--run", str(run), "--run", str(run), "--k", "5", "--permutations", "99"]
+    assert main([*argv, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    # every query ties: no p at all (null), never p = 1
+    assert out["t_test"]["p"] is None and out["wilcoxon_signed_rank"]["p"] is None
+    assert out["randomisation"]["p"] is None and out["outcomes"]["binomial_p"] is None
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    rows = {line.split("  ")[0].strip(): line for line in text.splitlines() if "  " in line}
+    assert rows["t-test"].endswith("no test") and rows["Wilcoxon signed-rank"].endswith("no test")
+    assert "only A against only B (binomial test): no test" in text
+    assert "(Wilcoxon no test, t-test no test)" in text

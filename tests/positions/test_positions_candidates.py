@@ -22,6 +22,20 @@ def test_the_sample_is_numpys_seeded_choice_with_replacement_made_distinct():
     assert sample_queries(qids, None, 0) == qids
 
 
+def test_the_sample_leaves_numpys_global_state_alone_and_draws_what_the_legacy_global_calls_drew():
+    qids = [f"q{i}" for i in range(5000)]
+    for seed in (0, 7, 12345):
+        np.random.seed(seed)  # the study's calls, on the global state
+        legacy = list(dict.fromkeys(str(q) for q in np.random.choice(np.array(qids, dtype=object), 300,
+                                                                      replace=True)))
+        np.random.seed(999)
+        before = np.random.get_state()
+        assert sample_queries(qids, 300, seed) == legacy
+        after = np.random.get_state()
+        assert after[0] == before[0] and (after[1] == before[1]).all() and after[2:] == before[2:]
+        assert np.random.random() == np.random.RandomState(999).random()  # the next global draw is unchanged
+
+
 def test_pairs_join_every_relevant_passage_with_judged_and_retrieved_documents_once():
     items = build(["q1", "q2"], {"q1": {"d1": 1, "d0": 0}, "q2": {"d2": 2}},
                   {"q1": {"p1": 1, "p2": 1, "pgone": 1}, "q2": {"p3": 0}},

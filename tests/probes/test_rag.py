@@ -75,3 +75,60 @@ def test_items_take_the_three_documents_from_the_poison_and_foil_pairs():
     made = rag.items(poison, foil, {"q1": {"gold": "G", "evidence": "S"}})
     assert made == [rag.RagItem("q1", "Q", "G", "S", {"poison_doc": "FOIL POISONED", "foil_doc": "FOIL",
                                                        "evidence_doc": "EV"})]
+
+
+def _judged(outcomes: dict, reader: str = "r") -> list[dict]:
+    return [{"reader": reader, "condition": condition, "qid": f"q{i}", "correct": bool(v)}
+            for condition, values in outcomes.items() for i, v in enumerate(values)]
+
+
+# 12 questions: the poisoned document loses 6 that no document gets right (raw p 0.031), the foil differs on 3 (1 one
+# way, 2 the other: p 1), the evidence document is answered exactly as no document (no test)
+OUTCOMES = {"poison_doc": [0] * 6 + [1] + [0] * 5, "foil_doc": [1] * 6 + [0, 1, 1] + [0] * 3,
+            "evidence_doc": [1] * 7 + [0] * 5, "no_doc": [1] * 7 + [0] * 5}
+
+
+def _statsmodels_p(here: list, reference: list) -> float:
+    pairs = list(zip(here, reference))
+    return mcnemar([[pairs.count((1, 1)), pairs.count((1, 0))], [pairs.count((0, 1)), pairs.count((0, 0))]],
+                   exact=True).pvalue
+
+
+def test_a_readers_conditions_are_one_family_corrected_against_no_document():
+    from statsmodels.stats.multitest import multipletests
+
+    rows = _judged(OUTCOMES) + _judged({c: [1 - v for v in values] for c, values in OUTCOMES.items()}, "s")
+    table = rag.accuracy_table(pd.DataFrame(rows), correction="holm").set_index(["reader", "condition"])
+    raw = [_statsmodels_p(OUTCOMES[c], OUTCOMES["no_doc"]) for c in ("poison_doc", "foil_doc")]
+    assert raw == pytest.approx([2 / 2 ** 6, 1.0])
+    for reader in ("r", "s"):  # each reader its own family, of the two conditions that can be tested
+        assert table.loc[(reader, "poison_doc"), "mcnemar_p"] == pytest.approx(raw[0])
+        assert table.loc[(reader, "foil_doc"), "mcnemar_p"] == pytest.approx(raw[1])
+        adjusted = table.loc[[(reader, "poison_doc"), (reader, "foil_doc")], "mcnemar_p_adjusted"].tolist()
+        assert adjusted == pytest.approx(multipletests(raw, method="holm")[1].tolist())
+        assert all(a >= p for a, p in zip(adjusted, raw))
+        # the evidence document is answered exactly as no document: no test (not p = 1), out of the family
+        assert pd.isna(table.loc[(reader, "evidence_doc"), "mcnemar_p"])
+        assert pd.isna(table.loc[(reader, "evidence_doc"), "mcnemar_p_adjusted"])
+        assert pd.isna(table.loc[(reader, "no_doc"), "mcnemar_p_adjusted"])
+    bonferroni = rag.accuracy_table(pd.DataFrame(rows), correction="bonferroni").set_index(["reader", "condition"])
+    assert bonferroni.loc[("r", "poison_doc"), "mcnemar_p_adjusted"] == pytest.approx(min(1.0, 2 * raw[0]))
+
+
+def test_the_rag_table_marks_the_corrected_tests_and_its_caption_says_so():
+    from posbias.probes.report import rag_table
+
+    table = rag.accuracy_table(pd.DataFrame(_judged(OUTCOMES)), correction="holm")
+    # raw p of the poisoned document 0.031 < 0.05, Holm-adjusted 0.062: no mark after the correction
+    poison = table.set_index("condition").loc["poison_doc"]
+    assert poison["mcnemar_p"] < 0.05 < poison["mcnemar_p_adjusted"]
+    header, body, caption = rag_table(table, {"r": "Reader"}, alpha=0.05, correction="holm")
+    cells = dict(zip(header[1:], body[0][1:]))
+    assert cells["poisoned doc."].superscript == ""
+    assert cells["evidence doc."].after.endswith("(no test)") and "no test" not in cells["no doc."].after
+    assert "differs from no document, the reference fixed by design" in caption
+    assert "Holm correction over the 2 tests of each reader (one family each)" in caption
+    assert "(no test): the reader answers every question as it does with no document" in caption
+    marked = rag_table(table, {"r": "Reader"}, alpha=0.1, correction="holm")[1][0]
+    assert marked[1].superscript != ""  # below 0.1 after Holm: marked
+    assert "no correction for multiple comparisons" in rag_table(table, {}, 0.05, "none")[2]

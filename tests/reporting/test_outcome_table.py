@@ -104,3 +104,17 @@ def test_query_sets_need_exactly_one_relevant_document():
     with pytest.raises(ValueError, match=r"qrels.txt: query q2 has 2 documents with grade >= 1"):
         check_one_relevant({"q1": {"d1": 1}, "q2": {"d3": 2, "d4": 1}}, 1, "qrels.txt")
     check_one_relevant({"q2": {"d3": 2, "d4": 1}}, 2, "qrels.txt")  # one at grade 2 or above
+
+
+def test_identical_runs_have_no_test_shown_as_a_dash_and_left_out_of_the_family():
+    frame = per_seed_frame()
+    same = frame[frame["system"] == "firstp"].assign(system="copy")
+    table = adjust_p_values(build_outcome_table(pd.concat([frame, same], ignore_index=True),
+                                                [("maxp", "firstp"), ("copy", "firstp")], k=10), "holm")
+    copies = table[table["system"] == "copy"]
+    assert copies[list(P_COLUMNS)].isna().all().all()  # every pair ties: no test, never p = 1
+    assert table.attrs["n_tests"] == 10  # MaxP's 2 seeds x 5 tests only
+    printed = parts(table, {**LABELS, "copy": "Copy"}, {"dev": 0.05})
+    copy_row = next(row for row in printed[0].body if row[0] == "Copy vs FirstP")
+    assert copy_row[-1] == "–"
+    assert "Holm correction over the 10 tests" in printed[1].caption and "–: no test" in printed[1].caption

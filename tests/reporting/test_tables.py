@@ -41,9 +41,10 @@ def test_a_pair_tested_in_both_directions_is_one_test_of_the_family():
     rows = [Row("maxp", "MaxP", tests={"b": "sump"}), Row("sump", "SumP", gain_over="maxp", tests={"a": "maxp"}),
             Row("firstp", "FirstP", gain_over="maxp", tests={"a": "maxp", "b": "sump"})]
     table = build_table(per_query_frame(), rows, columns, Significance(correction="bonferroni")).set_index("system")
-    assert table.attrs["n_tests"] == 3  # maxp-sump, firstp-maxp, firstp-sump
+    # maxp-sump, firstp-maxp, firstp-sump; SumP equals FirstP on every query, so the last is no test
+    assert (table.attrs["n_tests"], table.attrs["n_no_test"]) == (2, 1)
     assert table.loc["maxp", "p_b"] == table.loc["sump", "p_a"]
-    assert table.loc["maxp", "p_adj_b"] == pytest.approx(min(1.0, 3 * table.loc["maxp", "p_b"]))
+    assert table.loc["maxp", "p_adj_b"] == pytest.approx(min(1.0, 2 * table.loc["maxp", "p_b"]))
 
 
 def test_correction_over_the_table_decides_the_marks():
@@ -60,8 +61,10 @@ def test_correction_over_the_table_decides_the_marks():
             break
     assert shifted is not None
     rows += [("maxp", "dev", "RR@10", f"q{i}", v) for i, v in enumerate(shifted)]
-    for metric in ("AP", "nDCG@10"):  # two further columns where MaxP equals FirstP
-        rows += [(s, "dev", metric, f"q{i}", v) for s in ("firstp", "maxp") for i, v in enumerate(base)]
+    for k, metric in enumerate(("AP", "nDCG@10")):  # two further columns where MaxP differs from FirstP by noise
+        noise = np.random.default_rng(100 + k).normal(0, 0.05, 30)
+        rows += [("firstp", "dev", metric, f"q{i}", v) for i, v in enumerate(base)]
+        rows += [("maxp", "dev", metric, f"q{i}", v) for i, v in enumerate(base + noise)]
     frame = pd.DataFrame(rows, columns=["system", "queryset", "metric", "qid", "value"])
     columns = [Column("dev", m, 0.05, m) for m in ("RR@10", "AP", "nDCG@10")]
     table_rows = [Row("firstp", "FirstP"), Row("maxp", "MaxP", gain_over="firstp", tests={"a": "firstp"})]
@@ -73,6 +76,32 @@ def test_correction_over_the_table_decides_the_marks():
     assert corrected.attrs["n_tests"] == 3
     note = significance_note(corrected, columns, Significance(correction="bonferroni"))
     assert "Bonferroni correction over the 3 tests" in note and "RR@10: $p < 0.05$" in note
+
+
+@pytest.mark.parametrize("test", ["t", "wilcoxon", "randomisation"])
+def test_a_comparison_whose_queries_all_tie_is_no_test_and_leaves_the_family(test):
+    # SumP equals FirstP on every query: p is NaN, not 1; the cell says so; the family holds MaxP's test alone.
+    columns = [Column("dev", "RR@10", 0.05, "dev RR@10")]
+    rows = [Row("firstp", "FirstP"), Row("maxp", "MaxP", gain_over="firstp", tests={"a": "firstp"}),
+            Row("sump", "SumP", gain_over="firstp", tests={"a": "firstp"})]
+    significance = Significance(test=test, correction="holm", permutations=999)
+    table = build_table(per_query_frame(), rows, columns, significance)
+    by_system = table.set_index("system")
+    assert np.isnan(by_system.loc["sump", "p_a"]) and np.isnan(by_system.loc["sump", "p_adj_a"])
+    assert by_system.loc["sump", "marks"] == "" and by_system.loc["sump", "no_test"] == "a"
+    assert table.attrs["n_tests"] == 1 and table.attrs["n_no_test"] == 1
+    assert by_system.loc["maxp", "p_adj_a"] == by_system.loc["maxp", "p_a"]  # Holm over a family of one
+    assert by_system.loc["maxp", "marks"] == "a"
+    markdown = to_markdown(table, columns, "A caption.")
+    sump_line = next(line for line in markdown.splitlines() if line.startswith("| SumP"))
+    assert "(+0.0%) (no test a)" in sump_line
+    assert "no test" not in next(line for line in markdown.splitlines() if line.startswith("| MaxP"))
+    note = significance_note(table, columns, significance)
+    assert "Holm correction over the 1 test of this table" in note
+    assert "(no test a): nothing to test against reference a, as every query ties with it" in note
+    assert "; 1 comparison, left out of the count of tests and the correction." in note
+    assert "no test" not in significance_note(build_table(per_query_frame(), rows[:2], columns, significance),
+                                              columns, significance)
 
 
 def test_randomisation_and_wilcoxon_tests_can_mark_cells():

@@ -50,3 +50,16 @@ def test_describe():
     assert describe("none", 12) == "no correction for multiple comparisons"
     assert describe("bonferroni", 1, "the outcome breakdown") == \
         "p-values adjusted with the Bonferroni correction over the 1 test of the outcome breakdown"
+
+
+def test_describe_families_counts_the_tests_of_each_family():
+    from posbias.stats.corrections import describe_families
+
+    assert describe_families("holm", [3, 3], "reader") == \
+        "p-values adjusted with the Holm correction over the 3 tests of each reader (one family each)"
+    assert describe_families("bonferroni", [1], "model's curve") == \
+        "p-values adjusted with the Bonferroni correction over the 1 test of each model's curve (one family each)"
+    assert "over the 2-4 tests of each reader" in describe_families("fdr_bh", [4, 2, 3], "reader")
+    assert describe_families("none", [3], "reader") == "no correction for multiple comparisons"
+    with pytest.raises(ValueError, match="unknown correction"):
+        describe_families("sidak", [3], "reader")

@@ -60,7 +60,7 @@ def test_binomial_p_of_the_one_run_only_queries():
     assert result.binomial_p == pytest.approx(binom_test(3, 4, 0.5))
     assert result.binomial_p == pytest.approx((1 + 4 + 4 + 1) / 16)  # P(X <= 1) + P(X >= 3), X ~ Bin(4, 1/2)
     nobody = OutcomeBreakdown(10, 2, 2, 0, 0, 0, *[float("nan")] * 8)
-    assert nobody.binomial_p == 1.0
+    assert np.isnan(nobody.binomial_p)  # no query found by one run only: no test
 
 
 def test_to_dict_is_json_ready():
@@ -85,8 +85,10 @@ def test_no_both_queries_gives_nan_and_null():
 def test_identical_runs():
     result = outcome_breakdown(_rr(0), _rr(0), k=10)
     assert (result.n_only_a, result.n_only_b, result.n_both) == (0, 0, 7)
-    assert (result.esl_wilcoxon_p, result.esl_t_p, result.rr_wilcoxon_p, result.rr_t_p, result.binomial_p) == \
-        (1.0, 1.0, 1.0, 1.0, 1.0)
+    # every pair ties: no test at all (NaN), never p = 1
+    assert np.isnan([result.esl_wilcoxon_p, result.esl_t_p, result.rr_wilcoxon_p, result.rr_t_p,
+                     result.binomial_p]).all()
+    json.dumps(result.to_dict(), allow_nan=False)
 
 
 def test_ranks_beyond_k_and_different_queries_are_errors():

@@ -11,13 +11,31 @@ from posbias.stats.paired import (TESTS, PairedComparison, align, compare_paired
                                   randomisation_test, t_test, wilcoxon_signed_rank)
 
 
-def test_t_test_matches_scipy_and_is_one_for_identical_systems():
+def test_t_test_matches_scipy_and_is_no_test_for_identical_systems():
     rng = np.random.default_rng(0)
     y = rng.uniform(0, 1, 40)
     x = np.clip(y + rng.normal(0.05, 0.1, 40), 0, 1)
     expected = stats.ttest_rel(x, y)
     assert t_test(x, y) == (pytest.approx(expected.statistic), pytest.approx(expected.pvalue))
-    assert t_test(y, y.copy()) == (0.0, 1.0)  # scipy would say nan
+    assert all(np.isnan(v) for v in t_test(y, y.copy()))  # every pair ties: no test, never p = 1
+
+
+def test_a_small_shift_at_a_dense_retrievers_score_scale_is_tested():
+    # Scores near 380 with a consistent +0.002 shift: np.allclose (rtol 1e-5, ~0.004 here) called these identical
+    # and gave t = 0, p = 1; the shift is real and scipy finds it (t = 61.8).
+    rng = np.random.default_rng(0)
+    y = rng.normal(380, 5, 250)
+    x = y + rng.normal(0.002, 0.0005, 250)
+    assert np.allclose(x, y)  # what the old check saw
+    expected = stats.ttest_rel(x, y)
+    assert expected.statistic == pytest.approx(61.77, abs=0.01)
+    assert t_test(x, y) == (pytest.approx(expected.statistic), pytest.approx(expected.pvalue, rel=1e-6))
+    a, b = pd.Series(x, index=[f"q{i}" for i in range(250)]), pd.Series(y, index=[f"q{i}" for i in range(250)])
+    result = compare_paired(a, b, n_permutations=999)
+    assert result.t_p == pytest.approx(expected.pvalue, rel=1e-6) and result.t_p < 1e-100
+    assert result.wilcoxon_p == pytest.approx(stats.wilcoxon(x, y).pvalue) and result.randomisation_p == 1 / 1000
+    assert result.ci_low > 0 and result.effect_size > 3
+    assert paired_p_value("t", a, b) == pytest.approx(expected.pvalue, rel=1e-6)
 
 
 def test_t_test_is_undefined_without_spread_in_the_differences():
@@ -75,11 +93,16 @@ def test_compare_paired_aligns_by_query_id():
     assert misaligned.t_p != in_order.t_p  # the pairing matters, so the test above can fail
 
 
-def test_compare_paired_identical_systems():
+def test_compare_paired_identical_systems_is_no_test():
     a, _ = _two_systems(n=10)
     result = compare_paired(a, a.copy())
-    assert (result.t_statistic, result.t_p, result.wilcoxon_p, result.randomisation_p) == (0.0, 1.0, 1.0, 1.0)
+    assert np.isnan([result.t_statistic, result.t_p, result.wilcoxon_p, result.randomisation_p]).all()
     assert (result.ci_low, result.ci_high, result.mean_difference, result.effect_size) == (0.0, 0.0, 0.0, 0.0)
+    out = result.to_dict()
+    assert out["t_test"] == {"t": None, "p": None} and out["wilcoxon_signed_rank"]["p"] is None
+    assert out["randomisation"]["p"] is None
+    for test in TESTS:
+        assert np.isnan(paired_p_value(test, a, a.copy()))
 
 
 @pytest.mark.filterwarnings("ignore:Precision loss:RuntimeWarning")  # scipy's t on a constant difference
@@ -126,14 +149,14 @@ def test_randomisation_test_enumerates_exactly_when_it_can():
     expected = sum(f >= observed - 1e-12 for f in flips) / 256  # all 2**8 assignments, observed among them
     assert randomisation_test(x, y, n_permutations=10000, seed=0) == pytest.approx(expected)
     assert randomisation_test(x, y, n_permutations=10000, seed=99) == pytest.approx(expected)  # no randomness
-    assert randomisation_test(x, x, n_permutations=10000) == 1.0
+    assert np.isnan(randomisation_test(x, x, n_permutations=10000))  # every pair ties: no test
 
 
 def test_wilcoxon_signed_rank_degenerate_cases():
     x = np.array([0.2, 0.4, 0.9, 0.1, 0.5, 0.7])
     y = np.array([0.1, 0.4, 0.5, 0.3, 0.2, 0.3])
     assert wilcoxon_signed_rank(x, y) == pytest.approx(stats.wilcoxon(x, y).pvalue)
-    assert wilcoxon_signed_rank(x, x) == 1.0
+    assert np.isnan(wilcoxon_signed_rank(x, x))  # every pair ties: no test
     assert wilcoxon_signed_rank(x, np.where(np.arange(6) == 0, 0.0, x)) == 1.0  # one non-zero difference
 
 
@@ -146,3 +169,20 @@ def test_paired_p_value_picks_the_test():
     assert paired_p_value("randomisation", a, b, 500, 3) == randomisation_test(x, y, 500, 3)
     with pytest.raises(ValueError, match="t, wilcoxon, randomisation"):
         paired_p_value("sign", a, b)
+
+
+def test_exact_mcnemar_matches_statsmodels_and_is_no_test_when_every_pair_ties():
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    from posbias.stats.paired import exact_mcnemar
+
+    first = pd.Series([True, True, False, True, False, None], index=list("abcdef"))
+    second = pd.Series([False, False, False, True, True, True], index=list("abcdef"))
+    n, only_first, only_second, p = exact_mcnemar(first, second)
+    assert (n, only_first, only_second) == (5, 2, 1)  # f is unanswered in `first`: left out
+    assert p == pytest.approx(mcnemar([[1, 2], [1, 1]], exact=True).pvalue)
+    # right and wrong on the same questions: statsmodels says p = 1, but there is nothing to test
+    assert mcnemar([[3, 0], [0, 2]], exact=True).pvalue == 1.0
+    n, only_first, only_second, p = exact_mcnemar(first.iloc[:5], first.iloc[:5].copy())
+    assert (n, only_first, only_second) == (5, 0, 0) and np.isnan(p)
+    assert np.isnan(exact_mcnemar(pd.Series([], dtype=object), pd.Series([], dtype=object))[3])

@@ -113,3 +113,22 @@ def test_breakdown_matches_scipy():
     assert math.isnan(m.loc[2, "p"])  # one query in the bin
     raw = table["p"].dropna().to_numpy()
     assert sorted(table["p_adjusted"].dropna()) == pytest.approx(sorted(multipletests(raw, method="holm")[1]))
+
+
+def test_a_position_that_ties_with_the_first_is_no_test_outside_the_family(sweep):
+    from posbias.sweep.tables import sweep_caption, sweep_cells
+
+    frame, positions, ranks, bases = sweep
+    # position 2 ranks every query as position 1 does (an order-invariant model would, at every position)
+    tied = {key: {q: (per_query[q.replace("@p2", "@p0")] if q.endswith("@p2") else r) for q, r in per_query.items()}
+            for key, per_query in ranks.items()}
+    curves = sweep_curves(with_ranks(per_seed_frame(tied), "RR"), positions, {"m": "Model"}, "RR", STATISTICS, 0.05)
+    by_position = curves.set_index("position")
+    assert math.isnan(by_position.loc[2, "p"]) and math.isnan(by_position.loc[2, "p_adjusted"])
+    assert not by_position.loc[2, "significant"]
+    assert by_position.loc[1, "p_adjusted"] == by_position.loc[1, "p"]  # Holm over a family of one
+    _, body = sweep_cells(curves)
+    assert body[0][3].after.endswith("(no test)") and "no test" not in body[0][1].after + body[0][2].after
+    caption = sweep_caption(curves, STATISTICS, 512, 0.3, 4.0, 2, [])
+    assert "Holm correction over the 1 test of this table" in caption
+    assert "(no test): nothing to test against position 1" in caption and "1 position, left out" in caption

@@ -116,7 +116,8 @@ def test_default_config_builds_the_full_graph(tmp_path):
                                     "efficiency_figure", "litm_synthetic_qa", "litm_build_qa", "litm_build_kv",
                                     "litm_predict_qa", "litm_predict_kv", "litm_score_qa", "litm_score_kv",
                                     "litm_report", "probes_synthetic", "probes_build", "probes_score",
-                                    "probes_report", "build_sweep", "sweep_report", "position_breakdown"}
+                                    "probes_report", "build_sweep", "sweep_report", "position_breakdown",
+                                    "provenance"}
     assert {w for r, w in jobs if r == "probes_score"} == {f"scorer={s}" for s in config["probes"]["scorers"]}
     # rerank.jobs: per_checkpoint: each checkpoint reranks its three query sets and is fine-tuned in one job
     assert {w for r, w in jobs if r == "rerank_checkpoint"} == trained and not {"rerank", "finetune"} & {
@@ -211,7 +212,8 @@ def test_lost_in_the_middle_with_the_mock_u_curve_gives_its_exact_accuracies(fin
     qa = pd.read_csv(work / "results/litm/qa_3.csv")
     curve = qa[qa["level"] == "position"].set_index("gold_index")
     assert curve["accuracy"].to_dict() == {0: 1.0, 1: 0.5, 2: 1.0}
-    assert curve.loc[1, "mcnemar_p"] == 0.5  # 2 questions right at the best position only: exact two-sided p
+    assert curve.loc[1, "mcnemar_p"] == 0.5  # 2 questions right at the first position only: exact two-sided p
+    assert pd.isna(curve.loc[2, "mcnemar_p"])  # right on every question at both ends: no test (not p = 1)
     assert qa[qa["level"] != "position"].set_index("level")["accuracy"].to_dict() == {"closedbook": 0.25,
                                                                                      "oracle": 1.0}
     kv = pd.read_csv(work / "results/litm/kv_4.csv")
@@ -269,7 +271,7 @@ def test_changing_one_learning_rate_reruns_only_that_model(finished_run):
     assert rules == {"train", "rerank", "evaluate", "combine_seeds", "finetune",
                      "evaluate_finetuned", "combine_finetuned_seeds", "evaluate_cutoff", "combine_cutoff_seeds",
                      "table1", "table7", "table4", "farrelevant_figure", "outcome_table", "efficiency_figure",
-                     "sweep_report", "position_breakdown"}
+                     "sweep_report", "position_breakdown", "provenance"}
     for rule, wildcards in jobs:
         if rule in ("train", "rerank", "evaluate", "finetune", "evaluate_finetuned",
                     "evaluate_cutoff"):
@@ -286,7 +288,7 @@ def test_statistics_settings_rebuild_only_the_tables_from_persisted_values(finis
     jobs = scheduled_jobs(run_snakemake(work, "-n", *TARGETS, "--configfile", str(other)).stdout)
     # the outcome table has a correction of its own (tables.outcomes.correction): left alone
     assert {rule for rule, _ in jobs} == {"table1", "table7", "table4", "first_stage_table", "efficiency_figure",
-                                          "sweep_report", "position_breakdown"}
+                                          "sweep_report", "position_breakdown", "provenance"}
 
 
 def test_an_external_run_is_evaluated_and_placed_in_the_tables(finished_run, tmp_path):
@@ -339,7 +341,7 @@ def test_the_same_config_with_sorted_keys_and_other_number_spellings_reruns_noth
 def test_one_query_sets_depth_reruns_only_that_query_sets_rerankings_and_what_reads_them(finished_run):
     jobs = dry_run_with(finished_run, "depth", lambda c: c["querysets"]["test"].update(depth=5))
     assert {rule for rule, _ in jobs} == {"bm25_retrieve", "random_shuffle", "rerank", "rerank_listwise", "evaluate",
-                                          "combine_seeds", "table1", "table7", "efficiency_figure"}
+                                          "combine_seeds", "table1", "table7", "efficiency_figure", "provenance"}
     for rule, wildcards in jobs:
         if rule in ("bm25_retrieve", "random_shuffle", "rerank", "rerank_listwise", "evaluate", "combine_seeds"):
             assert "queryset=test" in wildcards, (rule, wildcards)
@@ -388,12 +390,12 @@ def test_a_job_per_checkpoint_writes_the_runs_the_jobs_per_query_set_wrote(finis
 
 def test_the_outcome_tables_depth_never_reaches_the_evaluation_of_the_query_sets(finished_run):
     jobs = dry_run_with(finished_run, "outcome_k", lambda c: c["tables"]["outcomes"].update(k=3))
-    assert {rule for rule, _ in jobs} == {"evaluate_cutoff", "combine_cutoff_seeds", "outcome_table"}
+    assert {rule for rule, _ in jobs} == {"evaluate_cutoff", "combine_cutoff_seeds", "outcome_table", "provenance"}
 
 
 def test_one_query_sets_alpha_rebuilds_only_the_tables_that_show_it(finished_run):
     jobs = dry_run_with(finished_run, "alpha", lambda c: c["querysets"]["test"].update(alpha=0.01))
-    assert {rule for rule, _ in jobs} == {"table1", "table7", "first_stage_table", "efficiency_figure"}
+    assert {rule for rule, _ in jobs} == {"table1", "table7", "first_stage_table", "efficiency_figure", "provenance"}
 
 
 def test_report_zip_holds_the_tables_and_figures(finished_run):
@@ -402,10 +404,30 @@ def test_report_zip_holds_the_tables_and_figures(finished_run):
     run_snakemake(finished_run, "--report", "results/report.zip")
     names = zipfile.ZipFile(finished_run / "results" / "report.zip").namelist()
     for name in ("table1.html", "table4.html", "table7.html", "outcomes.html", "table9.html", "farrelevant.png",
-                 "efficiency.png", "sweep.html", "sweep.png", "position_breakdown.html"):
+                 "efficiency.png", "sweep.html", "sweep.png", "position_breakdown.html", "provenance.html"):
         assert any(n.endswith("/" + name) for n in names), (name, names)
     page = zipfile.ZipFile(finished_run / "results" / "report.zip").read("report/report.html").decode()
     assert "<script src=\"http" not in page and "<link href=\"http" not in page  # nothing fetched: works offline
+    assert "Provenance" in page  # the manifest's category
+
+
+def test_the_manifest_covers_every_table_run_and_checkpoint_with_the_configs_hash(finished_run):
+    from posbias.config import load_config
+    from posbias.provenance import config_hash, sha256_file
+
+    work = finished_run
+    manifest = json.loads((work / "results/provenance.json").read_text())
+    assert manifest["config_hash"] == config_hash(load_config(str(work / "config.yaml")).data)
+    assert manifest["environment"]["code"]["commit"] and manifest["environment"]["lock"]["sha256"]
+    files = {f["path"]: f for f in manifest["files"]}
+    for made in ("results/table1.tex", "results/table1.csv", "results/figures/sweep.png", "results/litm/qa_3.csv",
+                 "results/runs/dev/maxp/seed1.run", "results/models/maxp/seed1/ranker.json"):
+        assert files[made]["sha256"] == sha256_file(work / made), made
+    checkpoints = {c["path"]: c["provenance"] for c in manifest["checkpoints"]}
+    assert {f"results/models/{m}/seed{s}" for m in ("firstp", "maxp", "parade_attn") for s in (1, 2)} <= set(checkpoints)
+    assert all(p and p["device"] == "cpu" and p["precision"]["autocast"] for p in checkpoints.values())
+    assert {r["path"] for r in manifest["runs"]} >= {"results/runs/dev/maxp/seed1.run"}
+    assert manifest["weights"][0]["kind"] == "local" and manifest["weights"][0]["sha256"]  # the tiny BERT
 
 
 def test_changing_the_generator_reruns_everything_downstream(finished_run):

@@ -14,7 +14,8 @@ One idea per module:
 - `predict`: examples into `posbias.llm` requests and completions into prediction records (authors' layout);
 - `metric`: the authors' QA metric (`best_subspan_em`) and KV accuracy, quirks included;
 - `score`: scoring a predictions file;
-- `positions`: per-position accuracy, Wilson intervals, paired McNemar tests and best-worst gaps.
+- `positions`: per-position accuracy, Wilson intervals, paired McNemar tests against the first position (corrected
+  within each curve) and best-worst gaps.
 
 Which of the authors' quirks each module replicates or fixes is said in its docstring (spec `litm.md` §6).
 """

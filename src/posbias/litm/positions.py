@@ -1,7 +1,14 @@
 """Accuracy by gold position (spec §1.0, §4.4), with what the paper leaves out: a 95% Wilson interval per point,
-an exact McNemar test of each position against the best one, and the best-worst gap, the paper's proposed
+an exact McNemar test of each position against the first one, and the best-worst gap, the paper's proposed
 robustness criterion. The test is paired: every position holds the same questions (see `exclusions`), so it
 compares the two answers to each question.
+
+The reference is the first position of each curve (the lowest gold index asked, index 0 in the paper's grids),
+fixed before the data are seen. Testing against the best position would pick the reference from the same answers
+it is then tested on, and a curve's best is its best partly by chance, so every other position would look worse
+than it is. The tests of one curve (model, task, variant, size) form one family, adjusted together with the
+configured correction (`litm.correction`, Holm by default, `posbias.stats.corrections`). A position whose answers
+agree with the reference's on every question has no test (p is NaN) and leaves the family.
 
 Input: one row per scored example with columns `model`, `task`, `variant`, `size`, `gold_index`, `example_id`
 and `correct`. `size` is the number of documents or pairs; the closed-book rows have size 0 and the oracle
@@ -18,6 +25,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
+from posbias.stats.corrections import adjust
 from posbias.stats.paired import exact_mcnemar
 
 GROUP = ["model", "task", "variant", "size"]
@@ -31,11 +39,13 @@ def _level(size: int, gold_index) -> str:
     return "open" if pd.isna(gold_index) else "position"
 
 
-def position_table(scored: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+def position_table(scored: pd.DataFrame, alpha: float = 0.05, correction: str = "holm") -> pd.DataFrame:
     """One row per (model, task, variant, size, gold index): `level`, `n`, `n_correct`, `accuracy`, `ci_low`,
-    `ci_high` (Wilson), and for positions `best` (the highest accuracy, the first such position on ties),
-    `n_paired`, `only_here` and `only_best` (questions right at this position only, or at the best one only) and
-    `mcnemar_p` (exact, against the best position; NaN for the best itself)."""
+    `ci_high` (Wilson, 1 - `alpha`), and for positions `best` (the highest accuracy, the first such position on
+    ties; descriptive only), `reference` (the curve's first position), `n_paired`, `only_here` and
+    `only_reference` (questions right at this position only, or at the reference only), `mcnemar_p` (exact,
+    against the reference; NaN for the reference itself and where no question is answered differently) and
+    `mcnemar_p_adjusted` (`correction` over the tests of the curve)."""
     missing = [column for column in REQUIRED if column not in scored.columns]
     if missing:
         raise ValueError(f"scored examples lack the columns {missing}")
@@ -50,42 +60,49 @@ def position_table(scored: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
                          f"{dict(first[GROUP])}")
     rows = []
     for keys, group in frame.groupby(GROUP, sort=True, dropna=False):
-        rows.extend(_group_rows(dict(zip(GROUP, keys)), group, alpha))
+        rows.extend(_group_rows(dict(zip(GROUP, keys)), group, alpha, correction))
     return pd.DataFrame(rows, columns=[*GROUP, "gold_index", "level", "n", "n_correct", "accuracy", "ci_low",
-                                       "ci_high", "best", "n_paired", "only_here", "only_best", "mcnemar_p"])
+                                       "ci_high", "best", "reference", "n_paired", "only_here", "only_reference",
+                                       "mcnemar_p", "mcnemar_p_adjusted"])
 
 
-def _group_rows(keys: dict, group: pd.DataFrame, alpha: float) -> list[dict]:
+def _group_rows(keys: dict, group: pd.DataFrame, alpha: float, correction: str) -> list[dict]:
     points = {}
     for gold_index, at in group.groupby("gold_index", sort=True, dropna=False):
         n, hits = len(at), int(at["correct"].sum())
         low, high = proportion_confint(hits, n, alpha=alpha, method="wilson")
         points[gold_index] = {**keys, "gold_index": gold_index, "level": _level(keys["size"], gold_index), "n": n,
                               "n_correct": hits, "accuracy": hits / n, "ci_low": float(low), "ci_high": float(high),
-                              "best": False, "n_paired": np.nan, "only_here": np.nan, "only_best": np.nan,
-                              "mcnemar_p": np.nan}
-    positions = [g for g, point in points.items() if point["level"] == "position"]
+                              "best": False, "reference": False, "n_paired": np.nan, "only_here": np.nan,
+                              "only_reference": np.nan, "mcnemar_p": np.nan, "mcnemar_p_adjusted": np.nan}
+    positions = sorted(g for g, point in points.items() if point["level"] == "position")
     if positions:
         best = max(positions, key=lambda g: (points[g]["accuracy"], -g))
         points[best]["best"] = True
+        reference = positions[0]  # fixed by the config's grid, never by the answers
+        points[reference]["reference"] = True
         placed = group[group["gold_index"].notna()]
         answers = placed.pivot(index="example_id", columns="gold_index", values="correct")
-        for g in positions:
-            if g != best:
-                points[g].update(_mcnemar(answers[g], answers[best]))
+        tested = positions[1:]
+        for g in tested:
+            points[g].update(_mcnemar(answers[g], answers[reference]))
+        adjusted = adjust([points[g]["mcnemar_p"] for g in tested], correction)  # NaN: no test, not in the family
+        for g, p in zip(tested, adjusted):
+            points[g]["mcnemar_p_adjusted"] = float(p)
     return [points[g] for g in sorted(points, key=lambda g: -1 if pd.isna(g) else g)]
 
 
-def _mcnemar(here: pd.Series, best: pd.Series) -> dict:
+def _mcnemar(here: pd.Series, reference: pd.Series) -> dict:
     """The exact McNemar test over the questions answered at both positions."""
-    n_paired, only_here, only_best, p = exact_mcnemar(here, best)
-    return {"n_paired": n_paired, "only_here": only_here, "only_best": only_best, "mcnemar_p": p}
+    n_paired, only_here, only_reference, p = exact_mcnemar(here, reference)
+    return {"n_paired": n_paired, "only_here": only_here, "only_reference": only_reference, "mcnemar_p": p}
 
 
 def gap_table(positions: pd.DataFrame) -> pd.DataFrame:
     """One row per (model, task, variant, size) curve: the best and worst positions and their accuracies, `gap`
-    (best - worst), `first_minus_min` and `last_minus_min`, the McNemar p of worst vs best, and the closed-book
-    and oracle accuracies of the same model (same variant, else the default one) as `closedbook` and `oracle`."""
+    (best - worst, descriptive: no test, since both ends are picked from the answers), `first_minus_min` and
+    `last_minus_min`, and the closed-book and oracle accuracies of the same model (same variant, else the default
+    one) as `closedbook` and `oracle`."""
     curves = positions[positions["level"] == "position"]
     references = positions[positions["level"].isin(REFERENCE_LEVELS.values())]
     rows = []
@@ -101,12 +118,11 @@ def gap_table(positions: pd.DataFrame) -> pd.DataFrame:
                      "gap": best["accuracy"] - lowest,
                      "first_minus_min": curve["accuracy"].iloc[0] - lowest,
                      "last_minus_min": curve["accuracy"].iloc[-1] - lowest,
-                     "worst_vs_best_p": worst["mcnemar_p"],
                      "closedbook": _reference(references, keys, "closedbook"),
                      "oracle": _reference(references, keys, "oracle")})
     return pd.DataFrame(rows, columns=[*GROUP, "n_positions", "n", "best_index", "best_accuracy", "worst_index",
                                        "worst_accuracy", "gap", "first_minus_min", "last_minus_min",
-                                       "worst_vs_best_p", "closedbook", "oracle"])
+                                       "closedbook", "oracle"])
 
 
 def _reference(references: pd.DataFrame, keys: dict, level: str) -> float:

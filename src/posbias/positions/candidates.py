@@ -1,8 +1,9 @@
 """The sparse path's queries and (passage, document) candidates (the study's S B.4):
 
 - only queries in both the passage and the document query sets, with identical text;
-- optionally a sample of them: numpy seed `seed`, `np.random.choice` of `n` with replacement (as the study drew
-  its 5000 MS MARCO train queries; repeats collapse, so fewer distinct queries remain);
+- optionally a sample of them: `n` draws with replacement from numpy's legacy generator seeded with `seed` (the
+  study's `np.random.seed(seed)` then `np.random.choice`, which drew its 5000 MS MARCO train queries; repeats
+  collapse, so fewer distinct queries remain);
 - per query, every relevant passage x every relevant document, plus the BM25 top-k documents retrieved with
   the passage's text as the query.
 """
@@ -46,11 +47,14 @@ def shared_queries(doc_queries: Mapping[str, str], passage_queries: Mapping[str,
 
 
 def sample_queries(qids: list[str], n: int | None, seed: int) -> list[str]:
-    """`n` draws with replacement (numpy's legacy seeded generator, as the study), distinct, in draw order."""
+    """`n` draws with replacement (numpy's legacy seeded generator, as the study), distinct, in draw order.
+
+    A `RandomState(seed)` of its own draws exactly what the study's `np.random.seed(seed)` then
+    `np.random.choice` drew, without reseeding NumPy's global state under every other caller.
+    """
     if n is None:
         return list(qids)
-    np.random.seed(seed)
-    drawn = np.random.choice(np.array(qids, dtype=object), n, replace=True)
+    drawn = np.random.RandomState(seed).choice(np.array(qids, dtype=object), n, replace=True)
     return list(dict.fromkeys(str(q) for q in drawn))
 
 

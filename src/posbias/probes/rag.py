@@ -9,7 +9,10 @@ says "document does not provide" (an abstention). Decoding is greedy, as the stu
 
 Per reader and condition: accuracy (#YES / n) with a 95% Wilson interval, and for each document condition an
 exact McNemar test against no document (the same questions answered both ways): the study's headline is the
-drop from no document to the poisoned one.
+drop from no document to the poisoned one. No document is the reference by design, fixed before the answers are
+seen; a reader's tests (one per document condition) form one family, adjusted together with the probes'
+correction (`probes.correction`, Holm by default). A condition answered exactly as without a document on every
+question has no test (p is NaN) and leaves the family.
 """
 
 from __future__ import annotations
@@ -86,14 +89,17 @@ def answer_and_judge(rag_items: Sequence[RagItem], readers: Mapping[str, Callabl
     return pd.DataFrame(rows)
 
 
-def accuracy_table(judged: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
-    """Per (reader, condition): n, correct, accuracy with its Wilson interval, and the exact McNemar test of the
-    condition against no document (paired by question)."""
+def accuracy_table(judged: pd.DataFrame, alpha: float = 0.05, correction: str = "holm") -> pd.DataFrame:
+    """Per (reader, condition): n, correct, accuracy with its Wilson interval (1 - `alpha`), the exact McNemar test
+    of the condition against no document (paired by question, `mcnemar_p`) and its p adjusted with `correction`
+    over the reader's document conditions (`mcnemar_p_adjusted`)."""
+    from posbias.stats.corrections import adjust
     from posbias.stats.paired import exact_mcnemar
 
     rows = []
     for reader, group in judged.groupby("reader", sort=False):
         answers = group.pivot(index="qid", columns="condition", values="correct")
+        family = len(rows)  # this reader's rows start here
         for condition in CONDITIONS:
             column = answers[condition]
             n, hits = int(column.notna().sum()), int(column.sum())
@@ -104,4 +110,7 @@ def accuracy_table(judged: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
                 _, only_here, only_reference, p = exact_mcnemar(column, answers[REFERENCE])
                 row.update(only_here=only_here, only_no_doc=only_reference, mcnemar_p=p)
             rows.append(row)
+        tested = [row for row in rows[family:] if "mcnemar_p" in row]
+        for row, p in zip(tested, adjust([row["mcnemar_p"] for row in tested], correction)):
+            row["mcnemar_p_adjusted"] = float(p)  # NaN: no test, not counted in the family
     return pd.DataFrame(rows)

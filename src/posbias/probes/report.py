@@ -24,8 +24,8 @@ from scipy import stats
 
 from posbias.probes.stats import ProbeStatistic
 from posbias.reporting.figures import plt, save_figure
-from posbias.reporting.render import MISSING, Cell, html_page, html_table, latex_table, markdown_table
-from posbias.stats.corrections import describe
+from posbias.reporting.render import MISSING, NO_TEST, Cell, html_page, html_table, latex_table, markdown_table
+from posbias.stats.corrections import describe, describe_families
 from posbias.steps.report import write_outputs
 
 PROBE_TABLE_LABEL = "tab:probes"
@@ -213,9 +213,11 @@ RAG_HEADERS = {"poison_doc": "poisoned doc.", "foil_doc": "foil doc.", "evidence
 RAG_TABLE_LABEL = "tab:probes-rag"
 
 
-def rag_table(table: pd.DataFrame, labels: dict[str, str], alpha: float = 0.05) -> tuple[list[str], list, str]:
+def rag_table(table: pd.DataFrame, labels: dict[str, str], alpha: float = 0.05,
+              correction: str = "holm") -> tuple[list[str], list, str]:
     """Accuracy (%) of each reader (rows) in each condition (columns) with its 95% Wilson interval; a marker where
-    the exact McNemar test against no document gives p < alpha."""
+    the exact McNemar test against no document, adjusted over the reader's conditions with `correction` (the
+    method that made `mcnemar_p_adjusted`), gives p < alpha; "no test" where every question ties."""
     conditions = [c for c in RAG_HEADERS if c in set(table["condition"])]
     header = ["Reader", *(RAG_HEADERS[c] for c in conditions)]
     body = []
@@ -223,20 +225,32 @@ def rag_table(table: pd.DataFrame, labels: dict[str, str], alpha: float = 0.05) 
         cells = [_label(labels, reader)]
         for condition in conditions:
             row = rows[rows["condition"] == condition].iloc[0]
-            significant = math.isfinite(row.get("mcnemar_p", math.nan)) and row["mcnemar_p"] < alpha
+            p = row.get("mcnemar_p_adjusted", math.nan)
+            significant = math.isfinite(p) and p < alpha
+            untested = condition != "no_doc" and not math.isfinite(row.get("mcnemar_p", math.nan))
             cells.append(Cell(f"{100 * row['accuracy']:.1f}", superscript=MARK if significant else "",
-                              after=f" [{100 * row['ci_low']:.0f}, {100 * row['ci_high']:.0f}]"))
+                              after=f" [{100 * row['ci_low']:.0f}, {100 * row['ci_high']:.0f}]"
+                                    + (f" ({NO_TEST})" if untested else "")))
         body.append(cells)
     n = int(table["n"].max()) if len(table) else 0
+    tests = table[table["condition"] != "no_doc"]
+    p = tests["mcnemar_p"] if "mcnemar_p" in tests else pd.Series(dtype=float)
+    family = describe_families(correction, [int(group.notna().sum()) for _, group in p.groupby(tests["reader"])],
+                               "reader")
+    untested = int(p.isna().sum())
+    no_test = (f" ({NO_TEST}): the reader answers every question as it does with no document, so there is nothing "
+               f"to test ({untested} condition{'s' * (untested != 1)}, left out of the family)." if untested else "")
     caption = (f"RAG poisoning (Fayyaz et al., 2025): share of the {n} poison-probe questions a reader answers "
                "correctly (the judge model finds the gold answer in its answer) from the poisoned document, the "
                "foil, the evidence document, or with no document; 95% Wilson intervals in brackets. "
-               f"{MARK}: differs from no document (exact McNemar test, p < {alpha}).")
+               f"{MARK}: differs from no document, the reference fixed by design (exact two-sided McNemar test over "
+               f"the same questions; {family}; adjusted p < {alpha}).{no_test}")
     return header, body, caption
 
 
-def write_rag_table(table: pd.DataFrame, labels: dict[str, str], outputs: dict, alpha: float = 0.05) -> None:
-    header, body, caption = rag_table(table, labels, alpha)
+def write_rag_table(table: pd.DataFrame, labels: dict[str, str], outputs: dict, alpha: float = 0.05,
+                    correction: str = "holm") -> None:
+    header, body, caption = rag_table(table, labels, alpha, correction)
     write_outputs(outputs, table, latex_table(header, body, caption, RAG_TABLE_LABEL),
                   markdown_table(header, body, caption), html_page(html_table(header, body, caption)))
 

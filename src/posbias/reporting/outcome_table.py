@@ -76,7 +76,7 @@ def build_outcome_table(per_seed: pd.DataFrame, pairs: list[tuple[str, str]], k:
 def adjust_p_values(table: pd.DataFrame, correction: str) -> pd.DataFrame:
     """Add `<p column>_adj` for every p-value column: one family over all rows and tests of the table.
 
-    Tests that could not run (nan: no "both" queries) are not counted. `attrs` keeps the family
+    Tests that could not run (nan: no "both" queries, or every pair ties) are not counted. `attrs` keeps the family
     size (`n_tests`) and the `correction`, for the captions.
     """
     table = table.copy()
@@ -149,7 +149,8 @@ def parts(table: pd.DataFrame, labels: dict[str, str], alphas: dict[str, float])
     printed = []
     for queryset, part in table.groupby("queryset", sort=True):
         records, alpha, k = part.to_dict("records"), alphas[queryset], int(part["k"].iloc[0])
-        notes = f"{correction}; the CSV keeps the raw p-values too. Bold: below the threshold, $p < {alpha}$."
+        notes = (f"{correction}; the CSV keeps the raw p-values too. Bold: below the threshold, $p < {alpha}$. "
+                 f"{MISSING}: no test (no such query, or every pair ties), left out of the count.")
         printed.append(Part(RETRIEVED_HEADER, _retrieved_body(records, labels, alpha),
                             f"Outcome breakdown (Lin et al., 2021) on {queryset}, part 1: where each ranker B and "
                             f"its baseline A put the relevant document, per training seed. Shares of the queries "

@@ -1,6 +1,7 @@
 """Lost in the Middle's tables (the layout of the paper's Tables 5-7): accuracy per gold position for each model,
-with its 95% interval, a mark where the position is significantly below the best one (exact McNemar, paired over
-the same questions), the best-worst gap, and the closed-book and oracle accuracies for reference."""
+with its 95% interval, a mark where the position differs from the first one (exact McNemar, paired over the same
+questions, corrected over the positions of the model's curve), the best-worst gap, and the closed-book and oracle
+accuracies for reference."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import math
 
 import pandas as pd
 
-from posbias.reporting.render import MISSING, Cell, html_page, html_table, latex_table, markdown_table
+from posbias.reporting.render import MISSING, NO_TEST, Cell, html_page, html_table, latex_table, markdown_table
+from posbias.stats.corrections import describe_families
 
 ALPHA = 0.05
 
@@ -35,9 +37,11 @@ def position_cells(positions: pd.DataFrame, gaps: pd.DataFrame, task: str, size:
                 cells.append(MISSING)
                 continue
             point = by_index.loc[i]
-            below = not point["best"] and point["mcnemar_p"] < ALPHA
-            cells.append(Cell(_percent(point["accuracy"]), superscript="*" if below else "", bold=bool(point["best"]),
-                              after=f" [{_percent(point['ci_low'])}, {_percent(point['ci_high'])}]"))
+            differs = point["mcnemar_p_adjusted"] < ALPHA  # NaN (the reference, or no test) is never below
+            untested = not point["reference"] and math.isnan(point["mcnemar_p"])
+            cells.append(Cell(_percent(point["accuracy"]), superscript="*" if differs else "", bold=bool(point["best"]),
+                              after=f" [{_percent(point['ci_low'])}, {_percent(point['ci_high'])}]"
+                                    + (f" ({NO_TEST})" if untested else "")))
         gap = gaps[(gaps["model"] == model) & (gaps["variant"] == variant) & (gaps["task"] == task)
                    & (gaps["size"] == size)].iloc[0]
         cells.append(_percent(gap["gap"]))
@@ -47,25 +51,38 @@ def position_cells(positions: pd.DataFrame, gaps: pd.DataFrame, task: str, size:
     return header, body
 
 
-def caption(task: str, size: int, n: int) -> str:
+def caption(task: str, size: int, n: int, correction: str = "holm", reference: int = 0,
+            tests_per_curve: list[int] | None = None, untested: int = 0) -> str:
+    """The table's caption: `reference` is the 0-based gold index every position is tested against,
+    `tests_per_curve` the number of tests (NaN p excluded) of each curve, `untested` the positions without one."""
     what = (f"Multi-document QA with {size} documents" if task == "qa"
             else f"Key-value retrieval from {size} pairs")
     metric = ("best_subspan_em (first line of the answer, normalised, contains a gold answer)" if task == "qa"
               else "the value appears in the answer, case-insensitively")
+    no_test = (f" ({NO_TEST}): every question is answered right or wrong at both positions alike, so there is "
+               f"nothing to test ({untested} position{'s' * (untested != 1)}, left out of the family)."
+               if untested else "")
+    family = describe_families(correction, tests_per_curve or [], "model's curve")
     return (f"{what}: accuracy (%) by the 1-based position of the "
             f"{'document with the answer' if task == 'qa' else 'key'}, {n} questions per position, each asked at "
-            f"every position; {metric}. Brackets: 95% Wilson interval. Bold: the best position; *: below it, exact "
-            f"McNemar test over the same questions, $p < {ALPHA}$ (uncorrected).")
+            f"every position; {metric}. Brackets: 95% Wilson interval. Bold: the best position (descriptive). "
+            f"*: differs from position {reference + 1}, the reference fixed before the answers were seen (exact "
+            f"two-sided McNemar test over the same questions; {family}; adjusted $p < {ALPHA}$).{no_test}")
 
 
 def position_table_outputs(positions: pd.DataFrame, gaps: pd.DataFrame, task: str, size: int,
-                           labels: dict[str, str], outputs: dict[str, str]) -> None:
-    """Write the table as LaTeX, Markdown, HTML and CSV (`outputs`: tex, md, html, csv)."""
+                           labels: dict[str, str], outputs: dict[str, str], correction: str = "holm") -> None:
+    """Write the table as LaTeX, Markdown, HTML and CSV (`outputs`: tex, md, html, csv); `correction` names the
+    method that made `mcnemar_p_adjusted`, for the caption."""
     from posbias.steps.report import write_outputs
 
     header, body = position_cells(positions, gaps, task, size, labels)
     selected = positions[(positions["task"] == task) & (positions["size"].isin([size, 0, 1]))]
     n = int(selected[selected["size"] == size]["n"].max()) if len(selected) else 0
-    text = caption(task, size, n)
+    curves = selected[(selected["size"] == size) & (selected["level"] == "position")]
+    references = sorted(set(curves.loc[curves["reference"].astype(bool), "gold_index"].astype(int))) or [0]
+    tested = curves[~curves["reference"].astype(bool)]
+    per_curve = [int(c["mcnemar_p"].notna().sum()) for _, c in tested.groupby(["model", "variant"])]
+    text = caption(task, size, n, correction, references[0], per_curve, int(tested["mcnemar_p"].isna().sum()))
     write_outputs(outputs, selected, latex_table(header, body, text, f"tab:litm-{task}-{size}"),
                   markdown_table(header, body, text), html_page(html_table(header, body, text)))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 MISSING = "–"  # a cell without a value: a run made elsewhere that lacks a query set, a test that could not run
 NOT_APPLICABLE = "N/A"  # a cell that has no value by design: a zero-shot model in a fine-tuned column
+NO_TEST = "no test"  # a comparison whose pairs all tie (p is NaN): printed so, left out of the correction's family
 
 
 @dataclass(frozen=True)

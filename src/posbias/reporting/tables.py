@@ -8,7 +8,9 @@ averaged over training seeds. Every test of a table is one family: its p-values
 are adjusted together (`Significance.correction`), and a superscript is earned when
 the adjusted p-value is below the column's threshold. A pair of systems compared in
 both directions (Table 4: MaxP's b against PARADE Attn, PARADE Attn's a against MaxP)
-is one test, counted once.
+is one test, counted once. A comparison whose queries all tie has no test (p is NaN,
+`posbias.stats.paired`): its cell says "no test" with the letter, it earns no
+superscript, and it is left out of the family and of the caption's count of tests.
 
 A cell is found by its row's system and its column's identity (query set, metric, setting), never by
 its label or header (a zero-shot and a fine-tuned column differ only in their setting). Readers see
@@ -25,7 +27,8 @@ from typing import Hashable, Iterable, Mapping
 import pandas as pd
 
 from posbias.reporting.columns import ZERO_SHOT, column_header
-from posbias.reporting.render import MISSING, NOT_APPLICABLE, Cell, html_page, html_table, latex_table, markdown_table
+from posbias.reporting.render import (MISSING, NO_TEST, NOT_APPLICABLE, Cell, html_page, html_table, latex_table,
+                                      markdown_table)
 from posbias.stats.corrections import adjust, describe
 from posbias.stats.paired import align, paired_p_value
 
@@ -187,20 +190,28 @@ def build_table(per_query: pd.DataFrame, rows: list[Row], columns: list[Column],
     for index, letter, key in marks:
         record = records[index]
         record[f"p_{letter}"], record[f"p_adj_{letter}"] = p_values[key], float(adjusted[key])
-        if adjusted[key] < record["alpha"]:
+        if math.isnan(p_values[key]):
+            record["no_test"] = record.get("no_test", "") + letter
+        elif adjusted[key] < record["alpha"]:
             record["marks"] += letter
     table = pd.DataFrame.from_records(records)
     if "published" in table:
         table["published"] = table["published"].fillna(False).astype(bool)
-    table.attrs["n_tests"] = len(p_values)
+    # the family the correction ran over: a NaN p (every query tied) is no test
+    table.attrs["n_tests"] = sum(not math.isnan(p) for p in p_values.values())
+    table.attrs["n_no_test"] = len(p_values) - table.attrs["n_tests"]
     return table
 
 
 def significance_note(table: pd.DataFrame, columns: list[Column], significance: Significance) -> str:
     """Caption text: the test, the correction over this table's tests, and each column's threshold."""
     thresholds = ", ".join(f"{c.header}: $p < {c.alpha}$" for c in columns)
+    untested = table.attrs.get("n_no_test", 0)
+    no_test = (f" ({NO_TEST} a): nothing to test against reference a, as every query ties with it (or, for the "
+               f"t-test, the differences do not vary); {untested} comparison{'s' * (untested != 1)}, left out of the "
+               f"count of tests and the correction." if untested else "")
     return (f"Tests: {significance.name()}; {describe(significance.correction, table.attrs.get('n_tests', 0))}; "
-            f"thresholds {thresholds}.")
+            f"thresholds {thresholds}.{no_test}")
 
 
 def _percent(gain: float) -> str:
@@ -224,7 +235,9 @@ def _cells(table: pd.DataFrame, columns: list[Column], row_header: str) -> tuple
                 cells.append(MISSING)
                 continue
             gain = "" if math.isnan(record["gain"]) else f" ({_percent(record['gain'])})"
-            cells.append(Cell(f"{record['value']:.3f}", superscript=record["marks"], after=gain))
+            untested = record.get("no_test")
+            untested = f" ({NO_TEST} {untested})" if isinstance(untested, str) and untested else ""
+            cells.append(Cell(f"{record['value']:.3f}", superscript=record["marks"], after=gain + untested))
         if has_gain:
             gains = part["gain"].dropna()
             cells.append(_percent(gains.mean()) if not gains.empty else "-")

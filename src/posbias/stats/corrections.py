@@ -42,3 +42,16 @@ def describe(method: str, n_tests: int, family: str = "this table") -> str:
         return "no correction for multiple comparisons"
     tests = "test" if n_tests == 1 else "tests"
     return f"p-values adjusted with the {METHODS[method]} correction over the {n_tests} {tests} of {family}"
+
+
+def describe_families(method: str, tests_per_family: Sequence[int], family: str) -> str:
+    """Caption text for a correction applied within each of several families (`family` names one: "model's curve",
+    "reader"), given how many tests each family had (NaN p-values not counted)."""
+    _check(method)
+    if method == "none":
+        return "no correction for multiple comparisons"
+    counts = sorted(set(tests_per_family)) or [0]
+    count = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+    tests = "test" if count == "1" else "tests"
+    return f"p-values adjusted with the {METHODS[method]} correction over the {count} {tests} of each {family} " \
+           f"(one family each)"

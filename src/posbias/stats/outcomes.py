@@ -51,7 +51,8 @@ class OutcomeBreakdown:
     n_only_a: int
     n_only_b: int
     n_both: int
-    # Over the "both" queries (nan when there are none); ESL = rank of the first relevant document.
+    # Over the "both" queries (nan when there are none; a p is also nan, no test, when every pair ties); ESL = rank
+    # of the first relevant document.
     esl_a: float
     esl_b: float
     esl_wilcoxon_p: float
@@ -82,10 +83,11 @@ class OutcomeBreakdown:
 
     @property
     def binomial_p(self) -> float:
-        """Two-sided binomial test: is a query answered by one run only as likely to be A's as B's?"""
+        """Two-sided binomial test: is a query answered by one run only as likely to be A's as B's? NaN (no test)
+        when there is no such query: every query ties on found / not found."""
         decided = self.n_only_a + self.n_only_b
         if decided == 0:
-            return 1.0  # no such query: nothing speaks for either run
+            return float("nan")  # binomtest would say 1 for 0 trials; with nothing to test there is no p
         return float(stats.binomtest(self.n_only_a, decided, 0.5).pvalue)
 
     def to_dict(self) -> dict:

@@ -1,9 +1,13 @@
 """Paired comparisons of two systems over the same queries.
 
-Every test here is a thin wrapper over scipy; the wrappers only fix the
-degenerate cases scipy answers with nan or an error (two identical systems,
-all differences zero), so that tables and the `compare` command always get a
-number to print.
+Every test here is a thin wrapper over scipy; the wrappers only settle the
+degenerate cases scipy answers with a warning, an error or a spurious number.
+A comparison whose pairs all tie (every difference exactly zero) has nothing
+to test: its p is NaN, which the tables print as "no test" and the
+multiple-comparison corrections leave out of the family (`corrections.adjust`).
+"Tie" means exact equality, never `np.allclose`: at a dense retriever's score
+scale (~380) allclose's relative tolerance (1e-5, so ~0.004) would call a
+consistent +0.002 shift no difference at all.
 """
 
 from __future__ import annotations
@@ -35,29 +39,46 @@ def json_number(value: float) -> float | None:
 
 def exact_mcnemar(first: pd.Series, second: pd.Series) -> tuple[int, int, int, float]:
     """The exact McNemar test of two correct/incorrect series over the same questions (index), on the questions
-    both answered: (n paired, right only in `first`, right only in `second`, two-sided p; NaN with no pair)."""
+    both answered: (n paired, right only in `first`, right only in `second`, two-sided p). The p is NaN with no
+    pair or no discordant pair: every pair ties, so there is nothing to test (statsmodels would say 1)."""
     from statsmodels.stats.contingency_tables import mcnemar
 
     both = first.notna() & second.notna()
     first, second = first[both].astype(bool), second[both].astype(bool)
     only_first, only_second = int((first & ~second).sum()), int((~first & second).sum())
     table = [[int((first & second).sum()), only_first], [only_second, int((~first & ~second).sum())]]
-    p = float(mcnemar(table, exact=True).pvalue) if len(first) else math.nan
+    p = float(mcnemar(table, exact=True).pvalue) if only_first + only_second else math.nan
     return int(len(first)), only_first, only_second, p
+
+
+ROUNDING_ULPS = 64  # differences varying by less than this many units in the last place of the data: rounding
+
+
+def _no_spread(diff: np.ndarray, x: np.ndarray, y: np.ndarray) -> bool:
+    """Whether the differences are all equal, up to the rounding error of values of x's and y's size.
+
+    The bound is a few dozen units in the last place of the largest |value| (about 4e-15 at scores of
+    order 1, 4e-12 at 380), not a relative tolerance on the values as `np.allclose` has: it absorbs
+    the noise of floating-point arithmetic (0.3 - 0.1 against 0.4 - 0.2), never a real shift.
+    """
+    if len(diff) == 0:
+        return True
+    scale = max(float(np.max(np.abs(x))), float(np.max(np.abs(y))))
+    return float(np.ptp(diff)) <= ROUNDING_ULPS * float(np.spacing(scale))
 
 
 def t_test(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     """Two-sided paired t-test of x against y: (t, p).
 
-    Identical samples give (0, 1). Differences that are all the same non-zero value (two queries
-    where one run ranks the answer 5th and the other 1st) have no spread to test against: scipy
-    says t = inf, p = 0, which would read as overwhelming evidence; the test is undefined (nan).
+    The test is undefined (nan, nan) when the differences have no spread: identical samples (every
+    pair ties: t = 0/0), or differences that are all the same non-zero value (two queries where one
+    run ranks the answer 5th and the other 1st), where scipy says t = inf, p = 0, which would read as
+    overwhelming evidence. "The same" is exact up to floating-point rounding (`_no_spread`), so a
+    real shift at any scale is tested.
     """
     x, y = np.asarray(x, float), np.asarray(y, float)
-    if np.allclose(x, y):
-        return 0.0, 1.0  # scipy would return nan: no difference at all is no evidence of one
     diff = x - y
-    if len(diff) < 2 or np.allclose(diff, diff.mean()):
+    if len(diff) < 2 or _no_spread(diff, x, y):
         return float("nan"), float("nan")
     result = stats.ttest_rel(x, y)
     return float(result.statistic), float(result.pvalue)
@@ -66,12 +87,12 @@ def t_test(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 def wilcoxon_signed_rank(x: np.ndarray, y: np.ndarray) -> float:
     """Two-sided p of the Wilcoxon signed-rank test of x against y.
 
-    Zero differences are dropped (scipy's default, Wilcoxon's own treatment);
-    when none is left there is nothing to rank and the p-value is 1.
+    Zero differences (exactly zero) are dropped (scipy's default, Wilcoxon's own treatment);
+    when none is left every pair ties, there is nothing to rank and the p-value is NaN.
     """
     diff = np.asarray(x, float) - np.asarray(y, float)
     if not np.any(diff != 0):
-        return 1.0  # scipy warns and may return nan here
+        return float("nan")  # every pair ties: no test (scipy warns and may return nan or 1 here)
     return float(stats.wilcoxon(diff).pvalue)
 
 
@@ -88,10 +109,11 @@ def randomisation_test(x: np.ndarray, y: np.ndarray, n_permutations: int = 10000
     the test two-sided in the mean difference. With N random sign flips scipy
     counts the observed assignment among them: p = (b + 1) / (N + 1), never 0.
     When 2**n <= N it enumerates all 2**n assignments instead (exact p).
+    With every difference exactly zero (all pairs tie) there is no test: NaN.
     """
     diff = np.asarray(x, float) - np.asarray(y, float)
     if not np.any(diff != 0):
-        return 1.0  # every sign flip gives the observed statistic
+        return float("nan")  # every sign flip gives the observed statistic: nothing to test
     # One sample with permutation_type="samples" means: flip the sign of each observation.
     result = stats.permutation_test((diff,), _abs_mean, permutation_type="samples", vectorized=True,
                                     n_resamples=n_permutations, alternative="greater",
@@ -102,7 +124,10 @@ def randomisation_test(x: np.ndarray, y: np.ndarray, n_permutations: int = 10000
 
 @dataclass(frozen=True)
 class PairedComparison:
-    """System A against system B on the same queries: means, 95% CI, three tests, effect size."""
+    """System A against system B on the same queries: means, 95% CI, three tests, effect size.
+
+    A p of NaN (None in `to_dict`) means no test: every pair tied, or (t-test) the differences had no spread.
+    """
 
     n_queries: int
     mean_a: float
@@ -150,8 +175,8 @@ def compare_paired(a: pd.Series, b: pd.Series, n_permutations: int = 10000, seed
         raise ValueError("no queries to compare")
     diff = x - y
     t, t_p = t_test(x, y)
-    if np.allclose(x, y):
-        ci_low, ci_high = 0.0, 0.0  # consistent with t = 0, p = 1
+    if not np.any(diff != 0):
+        ci_low, ci_high = 0.0, 0.0  # every pair ties: the difference is exactly 0 (scipy would say nan)
     else:
         ci = stats.ttest_rel(x, y).confidence_interval(0.95)
         ci_low, ci_high = float(ci.low), float(ci.high)

@@ -210,20 +210,21 @@ def score(task: str, predictions: dict[str, str], out: str) -> None:
     log.info("scored %d answers of %d files", len(scored), len(frames))
 
 
-def report(evaluations: list[str], labels: dict[str, str], tables: dict[str, dict], figures: dict[str, list[str]]
-           ) -> None:
+def report(evaluations: list[str], labels: dict[str, str], tables: dict[str, dict], figures: dict[str, list[str]],
+           correction: str = "holm") -> None:
     """Tables (`tables`: `{task}_{size}` -> the four output paths) and figures (`figures`: `{task}_{size}` -> PNG
-    and PDF paths) of accuracy by gold position, one per task and size."""
+    and PDF paths) of accuracy by gold position, one per task and size. Each position is tested against the
+    curve's first one, with `correction` (`litm.correction`) over the tests of each curve."""
     from posbias.litm.positions import gap_table, position_table
     from posbias.reporting.figures import position_curves
     from posbias.reporting.position_tables import position_table_outputs
 
     scored = pd.concat([pd.read_parquet(p) for p in evaluations], ignore_index=True)
-    positions = position_table(scored)
+    positions = position_table(scored, correction=correction)
     gaps = gap_table(positions)
     for key, outputs in tables.items():
         task, size = key.split("_")
-        position_table_outputs(positions, gaps, task, int(size), labels, outputs)
+        position_table_outputs(positions, gaps, task, int(size), labels, outputs, correction)
     for key, outputs in figures.items():
         task, size = key.split("_")
         position_curves(positions, task, int(size), labels, outputs)

@@ -166,10 +166,13 @@ def asker(llm: Mapping, cache: Mapping, name: str, max_new_tokens: int, stop: tu
 
 
 def rag(settings: Mapping, poison_pairs: str, foil_pairs: str, replacements: str, readers: Mapping[str, Mapping],
-        judge: Mapping, cache: Mapping, answers_out: str, tables: Mapping[str, str], labels: Mapping[str, str]) -> None:
+        judge: Mapping, cache: Mapping, answers_out: str, tables: Mapping[str, str], labels: Mapping[str, str],
+        correction: str = "holm", alpha: float = 0.05) -> None:
     """RAG poisoning (`posbias.probes.rag`): every reader (`readers`: llm.models key -> spec) answers the poison
     probe's questions from each document and without one; the `judge` model (`settings["judge"]`) says which
-    answers hold the gold answer; the answers go to `answers_out`, the accuracy table to `tables`."""
+    answers hold the gold answer; the answers go to `answers_out`, the accuracy table to `tables`. Each document
+    condition is tested against no document, with `correction` (`probes.correction`) over a reader's conditions and
+    the threshold `alpha` (`probes.alpha`)."""
     from posbias.probes import rag as rag_probe
     from posbias.probes.report import write_rag_table
 
@@ -179,10 +182,10 @@ def rag(settings: Mapping, poison_pairs: str, foil_pairs: str, replacements: str
     asks = {name: asker(spec, cache, name, budget) for name, spec in readers.items()}
     judged = rag_probe.answer_and_judge(items, asks, asker(judge, cache, settings["judge"], 8))
     _write_parquet(judged, answers_out)
-    table = rag_probe.accuracy_table(judged)
+    table = rag_probe.accuracy_table(judged, correction=correction)
     for row in table.itertuples():
         log.info("%s %s: accuracy %.3f of %d", row.reader, row.condition, row.accuracy, row.n)
-    write_rag_table(table, dict(labels), dict(tables))
+    write_rag_table(table, dict(labels), dict(tables), alpha, correction)
 
 
 def _heatmap_record(query) -> dict:

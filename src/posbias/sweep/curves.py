@@ -2,7 +2,8 @@
 queries, with 95% t-intervals, and a paired test of each position against the first (the same base queries at
 both). Per-query values are averaged over seeds first (`posbias.evaluation.seeds`); the rank of a run is 1/RR,
 exact because RR has no cut-off and the variant is always a candidate. All tests of the report form one family
-for the multiple-comparison correction."""
+for the multiple-comparison correction; a position whose queries all tie with the first has no test (p NaN) and
+is left out of it."""
 
 from __future__ import annotations
 

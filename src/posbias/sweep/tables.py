@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from posbias.reporting.render import MISSING, Cell
+from posbias.reporting.render import MISSING, NO_TEST, Cell
 from posbias.stats.corrections import describe
 
 TEST_NAMES = {"t": "two-sided paired t-test", "wilcoxon": "two-sided Wilcoxon signed-rank test",
@@ -20,7 +20,7 @@ def _number(value: float, digits: int = 3) -> str:
 
 def sweep_cells(curves: pd.DataFrame) -> tuple[list[str], list[list[str | Cell]]]:
     """A row per model, a column per position: MRR (superscript a: differs from the first position) and, in
-    brackets, the mean rank of the relevant document."""
+    brackets, the mean rank of the relevant document; "no test" where every query ties with the first position."""
     starts = curves.groupby("position")["mean_start"].mean()
     header = ["Ranker"] + [f"pos. {p + 1} (token {starts[p]:.0f})" for p in starts.index]
     body = []
@@ -29,8 +29,10 @@ def sweep_cells(curves: pd.DataFrame) -> tuple[list[str], list[list[str | Cell]]
         cells: list[str | Cell] = [rows["label"].iloc[0]]
         for p in starts.index:
             row = rows.loc[p]
+            # position 0 is the reference (p NaN by construction); a later NaN p: every query tied with it
+            untested = f" ({NO_TEST})" if p != 0 and math.isnan(row["p"]) else ""
             cells.append(Cell(_number(row["mrr"]), superscript="a" if row["significant"] else "",
-                              after=f" ({_number(row['mean_rank'], 1)})"))
+                              after=f" ({_number(row['mean_rank'], 1)}){untested}"))
         body.append(cells)
     return header, body
 
@@ -44,6 +46,10 @@ def sweep_caption(curves: pd.DataFrame, statistics: dict, first_window: int, ran
                   random_rank: float, n_seeds: int, zero_shot: list[str]) -> str:
     n_queries = int(curves["n_queries"].max())
     n_tests = int(curves["p"].notna().sum())
+    untested = int((curves["p"].isna() & (curves["position"] != 0)).sum())
+    no_test = (f" ({NO_TEST}): nothing to test against position 1, as every query ties with it (or, for the t-test, "
+               f"the differences do not vary); {untested} position{'s' * (untested != 1)}, left out of the count of "
+               f"tests and the correction." if untested else "")
     return (f"Position sweep: the relevant passage of each of {n_queries} FarRelevant queries moved through one "
             f"fixed document per query (the same distractor candidates at every position). MRR per position (in "
             f"brackets: mean rank of the relevant document), per-query values {_seeds(n_seeds, zero_shot)} "
@@ -51,7 +57,7 @@ def sweep_caption(curves: pd.DataFrame, statistics: dict, first_window: int, ran
             f"window: {first_window} tokens). Random order: MRR {random_mrr:.3f}, mean rank {random_rank:.1f}. "
             f"Superscript a: differs from position 1 ({TEST_NAMES[statistics['test']]} over the queries, "
             f"{describe(statistics['correction'], n_tests, 'this table')}, adjusted $p < {curves['alpha'].iloc[0]}$"
-            f"). 95% intervals are in the CSV.")
+            f").{no_test} 95% intervals are in the CSV.")
 
 
 def breakdown_cells(table: pd.DataFrame) -> tuple[list[str], list[list[str | Cell]]]:

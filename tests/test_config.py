@@ -282,7 +282,7 @@ SCHEMA_ERRORS = [
     pytest.param(drop("rerank"), r"^\(top level\): 'rerank' is a required property", id="section-missing"),
     pytest.param(put("tables.table4.unknown", 1), r"^tables\.table4\.unknown: unknown key; known: columns, models",
                  id="unknown-key"),
-    pytest.param(put("bogus", 1), r"^bogus: unknown key; known: collections, cross_validation, experiment",
+    pytest.param(put("bogus", 1), r"^bogus: unknown key; known: collections, cross_validation, departures, experiment",
                  id="unknown-section"),
 ]
 

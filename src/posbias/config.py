@@ -1242,7 +1242,28 @@ def check_experiment(cfg: dict, warnings: list[str]) -> None:
                           f"choose another name")
 
 
+def check_reproduction(cfg: dict, warnings: list[str]) -> None:
+    """Published numbers (`reproduction`) name a configured table, one of its rows and one of its column headers,
+    so that a typo is an error here, not a cell the reproduction table reports as never computed."""
+    for table, spec in (cfg.get("reproduction") or {}).items():
+        key, shown = f"reproduction.{table}", cfg["tables"].get(table)
+        if shown is None:
+            raise ConfigError(f"{key}: tables.{table} is not configured")
+        originals = [(cfg["models"][m].get("debias") or {}).get("original") for m in shown["models"]]
+        rows = [names.RETRIEVER, *([names.RANDOM] if table == "table4" else []), *shown["models"],
+                *(o for o in originals if o)]
+        headers = [column_header(c) for c in shown["columns"]]
+        for system, values in spec["values"].items():
+            if system not in rows:
+                raise ConfigError(f"{key}.values.{system}: not a row of tables.{table} (its models, "
+                                  f"{names.RETRIEVER}{', ' + names.RANDOM if table == 'table4' else ''})")
+            unknown = [h for h in values if h not in headers]
+            if unknown:
+                raise ConfigError(f"{key}.values.{system}: {unknown[0]!r} is not a header of tables.{table}.columns; "
+                                  f"headers: {', '.join(map(repr, headers))}")
+
+
 CHECKS = (check_experiment, check_collections, check_pools, check_retrievers, check_training, check_models,
           check_debias, check_model_arguments, check_tables,
           check_external_runs, check_backbone_positions, check_recipes, check_language_models, check_probes,
-          check_sweep, check_position_breakdown, check_positions)
+          check_sweep, check_position_breakdown, check_positions, check_reproduction)

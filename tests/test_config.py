@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 import posbias.config
-from posbias.config import ConfigError, canonical, load_config, prepare, read_config_file, validate
+from posbias.config import ConfigError, canonical, load_config, prepare, read_config_file, read_layered, validate
 from posbias.rankers import catalog
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -187,6 +187,16 @@ def test_single_base_is_merged_key_by_key_and_lists_are_replaced(tmp_path):
     assert cfg.seeds == [7]  # a list is replaced, not appended to
     assert cfg.data["training"]["batch_size"] == DEFAULT["training"]["batch_size"]  # kept from the base
     assert cfg.rerank_querysets == DEFAULT["rerank"]["querysets"] and cfg.data["rerank"]["batch_size"] == 8
+
+
+def test_real_redocred_files_layered_on_the_demo_replace_its_synthetic_world(tmp_path):
+    """`probes.redocred` holds alternatives (a synthetic world or files): a layer setting one replaces the other."""
+    demo = Path(__file__).resolve().parents[1] / "config.yaml"
+    top = write_yaml(tmp_path / "top.yaml", {"base": str(demo), "probes": {"redocred": {
+        "files": [{"path": "data/redocred/test_revised.json", "split": "test"}]}}})
+    redocred = read_layered(top)["probes"]["redocred"]
+    assert "synthetic" not in redocred and redocred["files"][0]["split"] == "test"
+    assert read_layered(demo)["probes"]["redocred"]["synthetic"]  # the demo itself keeps its world
 
 
 @pytest.mark.parametrize(("bases", "seeds"), [(["full.yaml", "seeds.yaml"], [4, 5]),

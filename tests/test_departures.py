@@ -48,3 +48,9 @@ def test_the_probes_state_their_precision_and_the_rag_gold_answers():
     text = " ".join(f"{k} {v}" for k, v in own.items()).lower()
     assert "precision" in text or "fp16" in text
     assert "gold" in text and "rag" in text
+
+
+def test_the_probes_sample_in_the_authors_order_test_then_validation():
+    """The authors' query table is built from test, then validation; the seeded samples draw rows by position."""
+    files = load_config(PAPER / "probes.yaml").data["probes"]["redocred"]["files"]
+    assert [f["split"] for f in files] == ["test", "validation"]

@@ -95,3 +95,49 @@ def test_brevity_pairs_the_evidence_with_the_evidence_and_its_document(queries):
 def test_more_pairs_than_candidates_is_an_input_error(queries):
     with pytest.raises(InputError, match="probes.n"):
         sweep(queries, n=13, seed=0)
+
+
+def _table(tmp_path, documents):
+    path = tmp_path / "test_revised.json"
+    path.write_text(json.dumps(documents), encoding="utf-8")
+    return build_query_table(read_redocred(path, "test"))
+
+
+def test_the_paper_keeps_the_answer_and_the_head_out_of_the_rest(tmp_path):
+    """The paper: the other sentences hold "no ... additional evidence". A rest that names the answer (annotated or
+    not) or spells the head without an annotation is out under `rest: paper`; the authors' filter kept it."""
+    clean = fact_document(0, n_sents=10, evidence_at=2)
+    answer_annotated = fact_document(1, n_sents=10, evidence_at=2)
+    answer_annotated["sents"][7] = ["Town1", "is", "large", "."]
+    answer_annotated["vertexSet"][1].append({"name": "Town1", "pos": [0, 1], "sent_id": 7, "type": "LOC"})
+    answer_unannotated = fact_document(2, n_sents=10, evidence_at=2)
+    answer_unannotated["sents"][8] = ["They", "left", "town2", "later", "."]  # the answer, in another case
+    head_unannotated = fact_document(3, n_sents=10, evidence_at=2)
+    head_unannotated["sents"][5] = ["Later", "Head3", "moved", "."]
+    queries = _table(tmp_path, [clean, answer_annotated, answer_unannotated, head_unannotated])
+    everyone = {f"Doc {i}" for i in range(4)}
+    for candidates in (lambda rest: first_last_candidates(queries, rest),
+                       lambda rest: sweep_candidates(queries, 10, rest),
+                       lambda rest: brevity_candidates(queries, 0, rest)):
+        assert titles(candidates("paper")) == {"Doc 0"}
+        assert titles(candidates("authors")) == everyone
+    assert titles(first_last_candidates(queries)) == {"Doc 0"}  # the paper's definition is the default
+
+
+def test_an_answer_given_only_as_a_demonym_leaves_the_query_out(tmp_path):
+    """"French" for France: the document "with the answer" would not contain it."""
+    demonym = fact_document(0, n_sents=10, evidence_at=2)
+    demonym["sents"][2] = ["Head0", "is", "a", "French", "singer", "."]
+    demonym["vertexSet"][1] = [{"name": "France", "pos": [3, 4], "sent_id": 2, "type": "LOC"}]
+    queries = _table(tmp_path, [demonym, fact_document(1, n_sents=10, evidence_at=2)])
+    assert titles(brevity_candidates(queries, 0)) == {"Doc 1"}
+    assert titles(brevity_candidates(queries, 0, "authors")) == {"Doc 0", "Doc 1"}
+
+
+def test_every_sweep_position_is_a_distinct_document_under_the_paper(tmp_path):
+    """With 9 sentences (8 others) the authors' sweep appends the evidence at k = 9 and k = 10 alike."""
+    queries = _table(tmp_path, [fact_document(0, n_sents=9, evidence_at=2), fact_document(1, n_sents=10, evidence_at=2)])
+    assert titles(sweep_candidates(queries, 10, "authors")) == {"Doc 0", "Doc 1"}
+    assert titles(sweep_candidates(queries, 10)) == {"Doc 1"}
+    pairs = sweep(queries, n=1, seed=0, positions=10)
+    assert len({p.document_1 for p in pairs}) == 10

@@ -4,6 +4,7 @@ each probe's own documents, and a trained checkpoint as a cross-encoder."""
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -114,3 +115,24 @@ def test_build_scorer_refuses_an_unknown_kind_and_a_checkpoint_without_a_directo
     with pytest.raises(InputError, match="needs the checkpoint directory"):
         build_scorer({"kind": "checkpoint", "model": "firstp"})
     assert isinstance(build_scorer({"kind": "bm25", "label": "BM25", "k1": 1.2, "b": 0.75}), BM25Scorer)
+
+
+def test_probe_encoders_score_in_fp32_unless_asked(tiny_backbone, monkeypatch):
+    """The authors scored in fp32; fp16 autocast on CUDA is a choice (`probes.scorers.<name>.precision`), never
+    the default, even on a GPU (where an index's encoder uses fp16 by default)."""
+    import posbias.retrieval.dense as dense
+
+    monkeypatch.setattr(dense, "pick_device", lambda device: torch.device("cuda"))
+    monkeypatch.setattr(torch.nn.Module, "to", lambda self, *args, **kwargs: self)  # no GPU here: stay put
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *args, **kwargs: True)
+    assert DenseScorer(tiny_backbone, max_tokens=64).query_encoder.autocast_dtype is None
+    assert DenseScorer(tiny_backbone, max_tokens=64, precision="fp16").query_encoder.autocast_dtype == torch.float16
+    assert dense.DenseEncoder(tiny_backbone, max_query_tokens=64, max_passage_tokens=64).autocast_dtype == torch.float16
+
+
+def test_the_probe_precision_is_validated():
+    from posbias.config import ConfigError, load_config
+
+    with pytest.raises(ConfigError, match="precision"):
+        load_config(Path(__file__).resolve().parents[2] / "config.yaml", overrides={"probes": {"scorers": {"x": {"kind": "dense", "query_model": "m",
+                                                                          "precision": "fp8"}}}})

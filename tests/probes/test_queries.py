@@ -225,3 +225,31 @@ def test_an_entity_without_mentions_is_an_input_error(tmp_path):
     record["vertexSet"][1] = []
     with pytest.raises(InputError, match=r"document test0 \('Alpha Band'\): label 0 names entity 1"):
         build_query_table(write_documents(tmp_path, [record]))
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+def test_a_compressed_redocred_file_is_read_like_the_plain_one(tmp_path, suffix):
+    import bz2
+    import gzip
+    import lzma
+
+    opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}[suffix]
+    path = tmp_path / f"test_revised.json{suffix}"
+    with opener(path, "wt", encoding="utf-8") as out:
+        json.dump([band_document()], out)
+    assert read_redocred(path, "test") == write_documents(tmp_path, [band_document()])
+
+
+def test_a_damaged_compressed_file_names_the_file(tmp_path):
+    path = tmp_path / "test_revised.json.gz"
+    path.write_bytes(b"not gzip at all")
+    with pytest.raises(InputError, match=r"test_revised\.json\.gz: cannot be read"):
+        read_redocred(path, "test")
+
+
+def test_a_mention_whose_span_leaves_its_sentence_is_an_input_error(tmp_path):
+    record = band_document()
+    record["vertexSet"][0][0]["pos"] = [0, 99]
+    with pytest.raises(InputError, match=r"test_revised\.json: document 0: mention .* spans tokens \[0, 99\) of "
+                                         r"sentence 1, which has 9"):
+        write_documents(tmp_path, [record])

@@ -77,7 +77,7 @@ def rest_pool(query: ProbeQuery) -> list[int]:
     return [i for i in range(len(query.document.sents)) if not has_similar_label_to_tail(query, i)]
 
 
-def rest_sentence_ids(query: ProbeQuery, head_sentence: int, neutral: str = "authors") -> list[int]:
+def rest_sentence_ids(query: ProbeQuery, head_sentence: int, neutral: str = "strict") -> list[int]:
     """The shared rest: the pool minus S_ev and S^{+h}_{-t}; with `neutral="strict"` also minus every sentence
     that mentions the head (the paper's S^{-h}_{-t})."""
     _check_neutral(neutral)
@@ -100,7 +100,7 @@ def answer_importance_candidates(queries: list[ProbeQuery]) -> list[ProbeQuery]:
     return last_per_group(rows, lambda q: q.document.title, QUERIES_PER_DOCUMENT)
 
 
-def answer_importance(queries: list[ProbeQuery], n: int, seed: int, neutral: str = "authors") -> list[ProbePair]:
+def answer_importance(queries: list[ProbeQuery], n: int, seed: int, neutral: str = "strict") -> list[ProbePair]:
     """`n` pairs (document_1 = S_ev + rest, document_2 = S^{+h}_{-t} + rest) from a seeded sample of candidates."""
     _check_neutral(neutral)
     pairs = []

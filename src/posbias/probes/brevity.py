@@ -4,26 +4,30 @@ D1 = the evidence sentence; D2 = the evidence sentence, then the document's othe
 the answer and D1 is a prefix of D2, so positive t means the shorter document scored higher. Candidates: one
 evidence sentence, a head with one name mentioned once, there, and no other label between the same head and
 tail; then one query per document, chosen after a seeded shuffle of all candidates (the study shuffles with the
-sampling seed, then keeps the first query of each title), then the sample.
+sampling seed, then keeps the first query of each title), then the sample. Under `rest: paper` (the default) the
+evidence must also spell the answer and the rest mention neither head nor answer: D2's extra sentences hold "no
+... additional evidence" (`position.candidate_filter`).
 """
 
 from __future__ import annotations
 
-from posbias.probes.pairs import ProbePair, evidence_sentence_id, head_only_in_evidence, join, other_sentences
+from posbias.probes.pairs import ProbePair, evidence_sentence_id, join, other_sentences
+from posbias.probes.position import candidate_filter
 from posbias.probes.queries import ProbeQuery
 from posbias.probes.sampling import first_per_group, sample, shuffle
 
 BREVITY = "brevity"
 
 
-def brevity_candidates(queries: list[ProbeQuery], seed: int) -> list[ProbeQuery]:
-    rows = [q for q in queries if head_only_in_evidence(q)]
+def brevity_candidates(queries: list[ProbeQuery], seed: int, rest: str = "paper") -> list[ProbeQuery]:
+    keep = candidate_filter(rest)
+    rows = [q for q in queries if keep(q)]
     return first_per_group(shuffle(rows, seed), lambda q: q.document.title)
 
 
-def brevity(queries: list[ProbeQuery], n: int, seed: int) -> list[ProbePair]:
+def brevity(queries: list[ProbeQuery], n: int, seed: int, rest: str = "paper") -> list[ProbePair]:
     pairs = []
-    for query in sample(brevity_candidates(queries, seed), n, seed, "probes.n"):
+    for query in sample(brevity_candidates(queries, seed, rest), n, seed, "probes.n"):
         evidence = query.document.sentence(evidence_sentence_id(query))
         pairs.append(ProbePair(BREVITY, query.qid, query.query, evidence, join([evidence, *other_sentences(query)])))
     return pairs

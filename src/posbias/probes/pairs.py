@@ -9,6 +9,8 @@ spaces (spec §1.3), never by string replacement on joined text.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 
 from posbias.probes.queries import ProbeQuery
@@ -52,6 +54,35 @@ def head_only_in_evidence(query: ProbeQuery) -> bool:
     probes): moving that sentence moves every mention of the head."""
     return (single_evidence(query) and len(query.head) == 1 and len(query.head_in_evidence) == 1
             and len(query.head_names) == 1 and not_repeated_label(query))
+
+
+def names_in(text: str, names) -> bool:
+    """Whether any of `names` occurs in `text` as whole words, ignoring case (a mention the annotators missed
+    still counts)."""
+    return any(re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text, flags=re.IGNORECASE) for name in names if name)
+
+
+def answer_named_in_evidence(query: ProbeQuery) -> bool:
+    """The evidence sentence spells the answer: some tail name occurs in it as words. An answer given only as a
+    demonym ("French" for France) would leave the "document with the answer" without it."""
+    return names_in(query.document.sentence(evidence_sentence_id(query)), query.tail_names)
+
+
+def rest_free_of_head_and_answer(query: ProbeQuery) -> bool:
+    """No sentence but the evidence mentions the head or the answer, by annotation or by any of their names (the
+    paper: the other sentences hold "no ... additional evidence")."""
+    evidence = evidence_sentence_id(query)
+    annotated = {m.sent_id for m in (*query.head, *query.tail)}
+    if annotated - {evidence}:
+        return False
+    names = query.head_names | query.tail_names
+    return not any(names_in(text, names) for i, text in enumerate(query.document.sentences) if i != evidence)
+
+
+def evidence_alone_holds_the_fact(query: ProbeQuery) -> bool:
+    """The paper's candidates for the position and brevity probes (`probes.variants.rest: paper`): the authors'
+    filter (`head_only_in_evidence`), the answer spelt in the evidence, and a rest free of head and answer."""
+    return head_only_in_evidence(query) and answer_named_in_evidence(query) and rest_free_of_head_and_answer(query)
 
 
 def other_sentences(query: ProbeQuery) -> list[str]:

@@ -8,11 +8,18 @@
   beginning. Candidates: as above with more than positions − 2 sentences (the study: more than 8 for 10
   positions), the last 2 queries of each document.
 Both documents of a pair hold the same sentences; only the order differs.
+
+`rest` (`probes.variants.rest`): `paper` (the default) keeps a query only if its evidence sentence spells the
+answer and no other sentence mentions the head or the answer (`pairs.evidence_alone_holds_the_fact`: the moved or
+kept rest must hold no evidence), and the sweep only documents with at least `positions` sentences, so that every
+position k puts the evidence at a distinct place. `authors` filters the head's annotated mentions only and keeps
+the study's "more than positions - 2 sentences", where the last position repeats the one before.
 """
 
 from __future__ import annotations
 
-from posbias.probes.pairs import ProbePair, evidence_sentence_id, head_only_in_evidence, join, other_sentences
+from posbias.probes.pairs import (ProbePair, evidence_alone_holds_the_fact, evidence_sentence_id, head_only_in_evidence,
+                                  join, other_sentences)
 from posbias.probes.queries import ProbeQuery
 from posbias.probes.sampling import last_per_group, sample
 
@@ -20,31 +27,45 @@ FIRST_LAST = "position_first_last"
 SWEEP = "position_sweep"
 
 
-def first_last_candidates(queries: list[ProbeQuery]) -> list[ProbeQuery]:
-    rows = [q for q in queries if head_only_in_evidence(q) and len(q.document.sents) > 4]
+REST_VARIANTS = ("paper", "authors")
+
+
+def candidate_filter(rest: str):
+    """The query filter of the position and brevity probes under `probes.variants.rest`."""
+    if rest not in REST_VARIANTS:
+        raise ValueError(f"probes.variants.rest: {rest!r} is not one of {', '.join(REST_VARIANTS)}")
+    return evidence_alone_holds_the_fact if rest == "paper" else head_only_in_evidence
+
+
+def first_last_candidates(queries: list[ProbeQuery], rest: str = "paper") -> list[ProbeQuery]:
+    keep = candidate_filter(rest)
+    rows = [q for q in queries if keep(q) and len(q.document.sents) > 4]
     return last_per_group(rows, lambda q: q.document.title, 1)
 
 
-def first_last(queries: list[ProbeQuery], n: int, seed: int) -> list[ProbePair]:
+def first_last(queries: list[ProbeQuery], n: int, seed: int, rest: str = "paper") -> list[ProbePair]:
     pairs = []
-    for query in sample(first_last_candidates(queries), n, seed, "probes.n"):
+    for query in sample(first_last_candidates(queries, rest), n, seed, "probes.n"):
         evidence, others = _evidence_and_others(query)
         pairs.append(ProbePair(FIRST_LAST, query.qid, query.query, join([evidence, *others]),
                                join([*others, evidence])))
     return pairs
 
 
-def sweep_candidates(queries: list[ProbeQuery], positions: int) -> list[ProbeQuery]:
-    # the study's "more than 8 sentences" for 10 positions: with exactly 8 other sentences the evidence is
-    # appended at both k = 9 and k = 10 (list insertion past the end appends), as in the authors' pairs
-    rows = [q for q in queries if head_only_in_evidence(q) and len(q.document.sents) > positions - 2]
+def sweep_candidates(queries: list[ProbeQuery], positions: int, rest: str = "paper") -> list[ProbeQuery]:
+    # authors: the study's "more than 8 sentences" for 10 positions: with exactly 8 other sentences the evidence
+    # is appended at both k = 9 and k = 10 (list insertion past the end appends), so two positions are one
+    # document. paper: at least `positions` sentences, so the evidence has a place of its own at every k.
+    keep = candidate_filter(rest)
+    least = positions if rest == "paper" else positions - 1
+    rows = [q for q in queries if keep(q) and len(q.document.sents) >= least]
     return last_per_group(rows, lambda q: q.document.title, 2)
 
 
-def sweep(queries: list[ProbeQuery], n: int, seed: int, positions: int = 10) -> list[ProbePair]:
+def sweep(queries: list[ProbeQuery], n: int, seed: int, positions: int = 10, rest: str = "paper") -> list[ProbePair]:
     """One pair per sampled query and position k = 1..positions (k = 1 pairs the first document with itself)."""
     pairs = []
-    for query in sample(sweep_candidates(queries, positions), n, seed, "probes.n"):
+    for query in sample(sweep_candidates(queries, positions, rest), n, seed, "probes.n"):
         evidence, others = _evidence_and_others(query)
         first = join([evidence, *others])
         for k in range(1, positions + 1):

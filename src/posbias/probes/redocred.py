@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from posbias.errors import InputError
+from posbias.io import open_text
 
 
 @dataclass(frozen=True)
@@ -57,9 +58,12 @@ def read_redocred(path: str | Path, split: str) -> list[Document]:
     is an InputError naming the file, the document and the field."""
     path = Path(path)
     try:
-        records = json.loads(path.read_text(encoding="utf-8"))
+        with open_text(path) as handle:  # .gz, .bz2 and .xz as every other reader
+            records = json.load(handle)
     except json.JSONDecodeError as err:
         raise InputError(f"{path}:{err.lineno}: not JSON ({err.msg})") from None
+    except (OSError, EOFError, UnicodeDecodeError) as err:  # a damaged or mislabelled compressed file
+        raise InputError(f"{path}: cannot be read ({err})") from None
     if not isinstance(records, list):
         raise InputError(f"{path}: expected a JSON list of documents, found {type(records).__name__}")
     return [_document(record, split, index, path) for index, record in enumerate(records)]
@@ -92,4 +96,8 @@ def _document(record, split: str, index: int, path: Path) -> Document:
         for mention in entity:
             if not 0 <= mention.sent_id < len(sents):
                 raise InputError(f"{where}: mention {mention.name!r} in sentence {mention.sent_id} of {len(sents)}")
+            start, end = mention.pos
+            if not 0 <= start < end <= len(sents[mention.sent_id]):
+                raise InputError(f"{where}: mention {mention.name!r} spans tokens [{start}, {end}) of sentence "
+                                 f"{mention.sent_id}, which has {len(sents[mention.sent_id])}")
     return Document(doc_id=f"{split}{index}", title=title, sents=sents, entities=entities, labels=labels)

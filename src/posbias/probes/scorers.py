@@ -58,14 +58,15 @@ def _distinct(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
 
 class DenseScorer(ProbeScorer):
     def __init__(self, query_model: str, doc_model: str | None = None, pooling: str = "cls", score: str = "dot",
-                 max_tokens: int = 512, batch_size: int = 32, device: str = "auto", trust_remote_code: bool = False):
+                 max_tokens: int = 512, batch_size: int = 32, device: str = "auto", precision: str = "fp32",
+                 trust_remote_code: bool = False):
         from posbias.retrieval.dense import DenseEncoder
 
         if score not in SCORES:
             raise InputError(f"probes.scorers: score must be one of {SCORES}, got {score!r}")
         settings = dict(pooling=pooling, max_query_tokens=max_tokens, max_passage_tokens=max_tokens,
                         batch_size=batch_size, device=device, trust_remote_code=trust_remote_code,
-                        normalize=score == "cosine")
+                        normalize=score == "cosine", precision=precision)
         self.max_tokens = max_tokens
         self.query_encoder = DenseEncoder(query_model, **settings)
         self.doc_encoder = (self.query_encoder if doc_model in (None, query_model)

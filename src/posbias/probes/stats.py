@@ -73,8 +73,9 @@ def probe_statistic(first: Sequence[float] | np.ndarray, second: Sequence[float]
     """Paired statistics of aligned scores M(Q, D1) (`first`) and M(Q, D2) (`second`) over the same pairs.
 
     Positive t (and mean difference, d_z) = the first document scored higher. The degenerate cases follow
-    `posbias.stats.paired.t_test`: identical scores give t = 0, p = 1, CI [0, 0], d_z = 0; differences that are all
-    the same non-zero value have no spread to test against, so t, p, the CI and d_z are NaN.
+    `posbias.stats.paired.t_test`: identical scores (exact equality, not `np.allclose`: at a dense retriever's scale of
+    ~380 a consistent +0.002 shift is a real difference) give no test (t, p and d_z NaN) and CI [0, 0]; differences
+    that are all the same non-zero value have no spread to test against, so t, p, the CI and d_z are NaN.
     """
     first, second = _scores(first, "first"), _scores(second, "second")
     if first.size != second.size:
@@ -85,7 +86,7 @@ def probe_statistic(first: Sequence[float] | np.ndarray, second: Sequence[float]
 
     difference = first - second
     t, p = t_test(first, second)
-    if np.allclose(first, second):  # the case t_test answers with (0, 1): no difference, no spread
+    if np.array_equal(first, second):  # every pair ties exactly: nothing to test (t, p NaN), no difference
         ci_low = ci_high = 0.0
     elif math.isnan(t):
         ci_low = ci_high = math.nan
@@ -98,7 +99,7 @@ def probe_statistic(first: Sequence[float] | np.ndarray, second: Sequence[float]
     return ProbeStatistic(
         n=n, t=t, p=p, df=n - 1, mean_difference=float(difference.mean()),
         sd_difference=float(difference.std(ddof=1)), ci_low=ci_low, ci_high=ci_high,
-        d_z=t / math.sqrt(n),  # carries t's 0 and NaN in the degenerate cases
+        d_z=t / math.sqrt(n),  # carries t's NaN in the degenerate cases
         win_rate=wins / n, win_low=float(win_low), win_high=float(win_high),
         ties=int(np.count_nonzero(first == second)),
         critical_value=abs(float(stats.t.ppf(CRITICAL_VALUE_ALPHA, n - 1))), p_adjusted=p)

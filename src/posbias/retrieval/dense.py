@@ -21,7 +21,7 @@ from tqdm import tqdm
 from posbias.errors import InputError
 from posbias.retrieval.encoder_network import load_network
 from posbias.settings import from_section
-from posbias.training.device import autocast, dtype_name, pick_device
+from posbias.training.device import autocast, autocast_dtype, dtype_name, pick_device
 
 POOLINGS = ("cls", "mean")
 HEADS = ("none", "ance")  # what runs on the pooled vector; `ance`: ANCE's projection and LayerNorm
@@ -76,15 +76,18 @@ class DenseEncoder:
 
     def __init__(self, model: str, pooling: str = "cls", query_prefix: str = "", passage_prefix: str = "",
                  max_query_tokens: int = 64, max_passage_tokens: int = 512, batch_size: int = 64,
-                 device: str = "auto", trust_remote_code: bool = False, head: str = "none", normalize: bool = True):
+                 device: str = "auto", trust_remote_code: bool = False, head: str = "none", normalize: bool = True,
+                 precision: str = "auto"):
         self.settings = EncoderSettings(model=model, pooling=pooling, query_prefix=query_prefix,
                                         passage_prefix=passage_prefix, max_query_tokens=max_query_tokens,
                                         max_passage_tokens=max_passage_tokens, batch_size=batch_size,
                                         device=device, trust_remote_code=trust_remote_code, head=head,
                                         normalize=normalize)
         self.device = pick_device(device)
-        # fp16 on CUDA only: on CPU, reduced precision is slow on most processors and changes the vectors.
-        self.autocast_dtype = torch.float16 if self.device.type == "cuda" else None
+        # auto: fp16 on CUDA only (an index's speed); on CPU, reduced precision is slow on most processors and changes
+        # the vectors. fp32, fp16 and bf16 are explicit choices (the probes score in fp32, as their authors did).
+        self.autocast_dtype = ((torch.float16 if self.device.type == "cuda" else None) if precision == "auto"
+                               else autocast_dtype(self.device, precision))
         network = load_network(self.settings)
         self.tokenizer, self.dim, self._max_positions = network.tokenizer, network.dim, network.max_positions
         self.model = network.module.eval().to(self.device)

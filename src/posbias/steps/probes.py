@@ -42,22 +42,23 @@ def _constructions() -> dict:
     from posbias.probes import answer, brevity, foil, literal, position, repetition
 
     variants = lambda section: section.get("variants", {})  # noqa: E731
+    rest = lambda section: variants(section).get("rest", "paper")  # noqa: E731
     return {
         answer.ANSWER_IMPORTANCE: (
             lambda q, s: answer.answer_importance_candidates(q),
-            lambda q, s, n, seed: answer.answer_importance(q, n, seed, neutral=variants(s).get("neutral", "authors"))),
+            lambda q, s, n, seed: answer.answer_importance(q, n, seed, neutral=variants(s).get("neutral", "strict"))),
         position.FIRST_LAST: (
-            lambda q, s: position.first_last_candidates(q),
-            lambda q, s, n, seed: position.first_last(q, n, seed)),
+            lambda q, s: position.first_last_candidates(q, rest(s)),
+            lambda q, s, n, seed: position.first_last(q, n, seed, rest(s))),
         position.SWEEP: (
-            lambda q, s: position.sweep_candidates(q, s["sweep_positions"]),
-            lambda q, s, n, seed: position.sweep(q, n, seed, positions=s["sweep_positions"])),
+            lambda q, s: position.sweep_candidates(q, s["sweep_positions"], rest(s)),
+            lambda q, s, n, seed: position.sweep(q, n, seed, positions=s["sweep_positions"], rest=rest(s))),
         literal.LITERAL: (
             lambda q, s: literal.literal_candidates(q),
             lambda q, s, n, seed: literal.literal(q, n, seed)),
         brevity.BREVITY: (
-            lambda q, s: brevity.brevity_candidates(q, _seed(s, brevity.BREVITY)),
-            lambda q, s, n, seed: brevity.brevity(q, n, seed)),
+            lambda q, s: brevity.brevity_candidates(q, _seed(s, brevity.BREVITY), rest(s)),
+            lambda q, s, n, seed: brevity.brevity(q, n, seed, rest(s))),
         repetition.REPETITION: (
             lambda q, s: repetition.repetition_candidates(q, variants(s).get("repetition", "paper")),
             lambda q, s, n, seed: repetition.repetition(q, n, seed, variant=variants(s).get("repetition", "paper"))),

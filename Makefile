@@ -1,6 +1,7 @@
 # Two entry points, each creating the environment it needs:
 #   make demo   run the workflow on the embedded default (every table and figure in results/, then
-#               the HTML report results/report.zip)
+#               the HTML report results/report.zip), then check its headline cells against
+#               config/regression/demo.yaml (posbias regress: one pass/fail table)
 #   make test   run the test suite
 #   make test-slurm   (root) install and start a one-node SLURM cluster, run the tiny workflow
 #               through profiles/slurm, stop the cluster again (tests/slurm/run_cluster_test.sh)
@@ -34,6 +35,8 @@ $(STAMP): requirements.lock pyproject.toml
 demo: $(STAMP)
 	$(BIN)/snakemake -j $(JOBS) --rerun-incomplete
 	$(BIN)/snakemake --report results/report.zip
+	# the headline cells against the values kept in the repository: one pass/fail table, exit status 1 on drift
+	$(BIN)/posbias regress --results results --expected config/regression/demo.yaml
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

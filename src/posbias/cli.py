@@ -22,6 +22,9 @@
     posbias probes rag --config my_probes.yaml --pairs probes/pairs --out probes/rag
     posbias evaluate --qrels qrels.txt --run out.run --metric RR@10 --metric nDCG@10
     posbias compare --qrels qrels.txt --run a.run --run b.run --metric RR@10 [--json]
+    posbias provenance [--config config.yaml]      (the environment, and a config's hash, as manifests record them)
+    posbias regress --results results --expected config/regression/demo.yaml [--write-expected]
+    posbias regress --reproduction --config config/paper/study.yaml [--results results/study]
 
 Bad input is reported as one line, `posbias <command>: error: <message>`, that names the file (and line),
 the flag or the config key, with exit status 2 and no traceback: a missing, empty, malformed, binary,
@@ -346,6 +349,26 @@ def main(argv: list[str] | None = None) -> int:
     _reads(rag, "--pairs", "directory", required=True, help="the pairs files, with poison (posbias probes build)")
     rag.add_argument("--out", required=True, help="directory of answers.parquet and rag.{tex,csv,md,html}")
 
+    prov = commands.add_parser("provenance", help="print what made a result (JSON): git commit and uncommitted "
+                                                  "changes, the lock file's sha256, Python, package, Java and CUDA "
+                                                  "versions; with --config also its hash, its weights' hashes and "
+                                                  "its language models (as results/provenance.json records them)")
+    prov.add_argument("--config", help="a config file: print its hash (compare with a manifest's config_hash)")
+
+    reg = commands.add_parser("regress", help="check a results directory's headline cells against expected values "
+                                              "(one pass/fail table; exit status 1 when a cell fails), refresh those "
+                                              "values (--write-expected), or set a paper config's tables beside its "
+                                              "published numbers (--reproduction)")
+    reg.add_argument("--results", help="the results directory (default: results/, or the --config experiment's)")
+    reg.add_argument("--expected", default="config/regression/demo.yaml", help="the expectations file")
+    reg.add_argument("--write-expected", action="store_true",
+                     help="replace the expected values by those in --results, keeping cells, tolerances and reasons "
+                          "(after a deliberate change; never part of the workflow)")
+    reg.add_argument("--reproduction", action="store_true",
+                     help="the reproduction table of --config: its tables against its `reproduction` section's "
+                          "published numbers (reproduced, published, difference, within tolerance)")
+    reg.add_argument("--config", help="with --reproduction: the paper config (e.g. config/paper/study.yaml)")
+
     args = parser.parse_args(argv)
     # Combinations argparse cannot express, refused the way it refuses the rest (usage, exit status 2).
     if args.command == "compare" and len(args.run) != 2:
@@ -354,6 +377,10 @@ def main(argv: list[str] | None = None) -> int:
         fetch.error("--queryset also needs --qrels (where its judgments go)")
     if args.command == "rerank" and (args.checkpoint is None) == (args.model is None):
         rr.error("give either --checkpoint (a trained model) or --model (a zero-shot model of --config)")
+    if args.command == "regress" and args.reproduction != bool(args.config):
+        reg.error("--reproduction and --config go together (the config holds the published numbers)")
+    if args.command == "regress" and args.reproduction and args.write_expected:
+        reg.error("--write-expected refreshes --expected; it does not apply to --reproduction")
 
     from posbias.logs import job_log
 
@@ -476,7 +503,25 @@ def _dispatch(args) -> int:
     elif args.command == "compare":
         result = _compare(args)
         print(json.dumps(result, allow_nan=False) if args.json else _compare_summary(result))
+    elif args.command == "regress":
+        return _regress(args)
+    elif args.command == "provenance":
+        from posbias.provenance import main_environment
+
+        config = _load_config(args.config) if args.config else None
+        print(json.dumps(main_environment(config), indent=1))
     return 0
+
+
+def _regress(args) -> int:
+    from posbias import regression
+
+    if args.reproduction:
+        return regression.run_reproduction(_load_config_object(args.config), args.results, sys.stdout)
+    results = args.results or "results"
+    if args.write_expected:
+        return regression.refresh_expected(args.expected, results, sys.stdout)
+    return regression.run_check(args.expected, results, sys.stdout)
 
 
 def _rerank(args) -> None:
@@ -621,7 +666,7 @@ def _probes_rag(args, config, section: dict) -> None:
                str(replacements), {name: config.llm_model(name) for name in settings["readers"]},
                config.llm_model(settings["judge"]), config.llm_cache, str(out / "answers.parquet"),
                probes.table_paths(args.out, "rag"),
-               {name: config.llm_label(name) for name in settings["readers"]})
+               {name: config.llm_label(name) for name in settings["readers"]}, section["correction"], section["alpha"])
 
 
 def _needs(args, flag: str, why: str) -> None:
@@ -714,6 +759,9 @@ def _compare_summary(result: dict) -> str:
     def num(value, digits: int = 4) -> str:
         return "n/a" if value is None else f"{value:.{digits}f}"  # None: undefined (nan) in the result
 
+    def p(value, prefix: str = "") -> str:
+        return "no test" if value is None else prefix + num(value)  # None: every pair tied: nothing to test
+
     def table(title: str, columns: dict, rows: list[str]) -> str:
         frame = pd.DataFrame(columns, index=rows)
         frame.columns.name = title  # printed in the header's first cell
@@ -736,8 +784,8 @@ def _compare_summary(result: dict) -> str:
                                  "effect size": [num(result["effect_size"], 2)]}, ["mean"]),
         "",
         table(f"paired test of {result['metric']}",
-              {"p": [num(result["t_test"]["p"]), num(result["wilcoxon_signed_rank"]["p"]), num(randomisation["p"]),
-                     num(result["wilcoxon_rank_sum"]["p"])]},
+              {"p": [p(result["t_test"]["p"]), p(result["wilcoxon_signed_rank"]["p"]), p(randomisation["p"]),
+                     p(result["wilcoxon_rank_sum"]["p"])]},
               ["t-test", "Wilcoxon signed-rank",
                f"randomisation ({randomisation['permutations']} sign flips, seed {randomisation['seed']})",
                "Wilcoxon rank-sum (unpaired)"]),
@@ -746,10 +794,10 @@ def _compare_summary(result: dict) -> str:
               {"queries": [outcomes["counts"][key] for key in outcome_names],
                "share": [f"{100 * (outcomes['shares'][key] or 0):.1f}%" for key in outcome_names]},
               list(outcome_names.values())),
-        f"only A against only B (binomial test): p {num(outcomes['binomial_p'])}",
+        f"only A against only B (binomial test): {p(outcomes['binomial_p'], 'p ')}",
         f"where both find one, mean rank of the first relevant document: A {num(both['esl_a'], 2)}, "
         f"B {num(both['esl_b'], 2)} "
-        f"(Wilcoxon p {num(both['esl_wilcoxon_p'])}, t-test p {num(both['esl_t_p'])})",
+        f"(Wilcoxon {p(both['esl_wilcoxon_p'], 'p ')}, t-test {p(both['esl_t_p'], 'p ')})",
     ])
 
 

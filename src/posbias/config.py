@@ -74,12 +74,18 @@ def read_config_file(path: str | Path) -> dict:
     return data
 
 
-def merge(base: Mapping, top: Mapping) -> dict:
-    """`top` over `base`: mappings merge key by key, anything else is replaced."""
+# Mappings whose keys are alternatives (one data source or another): a layer that sets one replaces the whole
+# mapping, so real Re-DocRED files layered onto the demo config do not keep its synthetic world beside them.
+REPLACED_WHOLE = {("probes", "redocred")}
+
+
+def merge(base: Mapping, top: Mapping, _path: tuple[str, ...] = ()) -> dict:
+    """`top` over `base`: mappings merge key by key (but those of `REPLACED_WHOLE`), anything else is replaced."""
     merged = copy.deepcopy(dict(base))
     for key, value in top.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = merge(merged[key], value)
+        if ((*_path, key) not in REPLACED_WHOLE and isinstance(value, Mapping)
+                and isinstance(merged.get(key), Mapping)):
+            merged[key] = merge(merged[key], value, (*_path, key))
         else:
             merged[key] = copy.deepcopy(value)
     return merged

@@ -6,6 +6,8 @@ Layout of a checkpoint directory:
                 aggregator), by the constructor argument that names it; loading builds them from here
   ranker.pt     the rest of the ranker's state_dict: the head and every module or parameter a ranker adds
   ranker.json   registry name and constructor arguments (`ranker.args`, see `build_ranker`)
+  provenance.json  (optional) what made it: code, environment, device, precision, weights, config hash
+                (`posbias.provenance`); loading never reads it
 
 Loading is strict on both parts: a parameter missing from `ranker.pt` or from the backbone's weights is
 an error, never a freshly initialised weight. Checkpoints written before `ranker.pt` existed hold the
@@ -24,6 +26,7 @@ import torch
 from posbias.backbones import from_pretrained
 from posbias.errors import InputError, first_line
 from posbias.io import atomic_directory, read_json
+from posbias.provenance import SIDECAR as PROVENANCE
 from posbias.rankers.base import ChunkRanker
 from posbias.rankers.registry import build_ranker
 
@@ -32,8 +35,10 @@ LEGACY_HEAD, LEGACY_PREFIX = "head.pt", "aggregator."
 BACKBONE_PREFIX = "encoder.backbone."  # state_dict keys saved in backbone/ instead
 
 
-def save_checkpoint(ranker: ChunkRanker, tokenizer, directory: str, extra: dict | None = None) -> None:
-    """Write the checkpoint to a staging directory, then move it into place (`posbias.io.atomic_directory`)."""
+def save_checkpoint(ranker: ChunkRanker, tokenizer, directory: str, extra: dict | None = None,
+                    provenance: dict | None = None) -> None:
+    """Write the checkpoint to a staging directory, then move it into place (`posbias.io.atomic_directory`);
+    `provenance` goes to its sidecar, inside the same atomic move."""
     with atomic_directory(directory) as staging:
         ranker.encoder.backbone.save_pretrained(staging / BACKBONE)
         tokenizer.save_pretrained(staging / BACKBONE)
@@ -43,6 +48,8 @@ def save_checkpoint(ranker: ChunkRanker, tokenizer, directory: str, extra: dict 
         torch.save(state, staging / STATE)
         description = {"name": ranker.registry_name, "args": ranker.args, **(extra or {})}
         (staging / DESCRIPTION).write_text(json.dumps(description, indent=2) + "\n")
+        if provenance is not None:
+            (staging / PROVENANCE).write_text(json.dumps(provenance, indent=2) + "\n")
 
 
 def _load_rest(ranker: ChunkRanker, path: Path, name: str) -> None:

@@ -13,6 +13,7 @@ from posbias.config import learning_rates, tokenizer_name
 from posbias.data.token_store import TokenStore
 from posbias.errors import InputError
 from posbias.io import atomic_write, iter_run, nonempty, read_qrels, read_queries, read_run, write_run
+from posbias.provenance import checkpoint_provenance
 from posbias.rankers.checkpoint import load_checkpoint, save_checkpoint
 from posbias.rankers.inference import rerank
 from posbias.rankers.registry import build_ranker
@@ -71,7 +72,8 @@ def train_model(model: dict, training: dict, seed: int, tokens: str, queries: st
     ranker, tokenizer, summary = fit(model, training, seed, tokens, queries,
                                      nonempty(read_qrels(qrels), qrels, "judgments"), candidates, threads, progress,
                                      init_checkpoint=init_checkpoint, state_dir=state_dir, name=name)
-    save_checkpoint(ranker, tokenizer, out_dir, extra={"seed": seed, "training": summary})
+    provenance = checkpoint_provenance(model, training, seed, summary, init_checkpoint)
+    save_checkpoint(ranker, tokenizer, out_dir, extra={"seed": seed, "training": summary}, provenance=provenance)
     shutil.rmtree(state_dir, ignore_errors=True)  # the checkpoint is complete: nothing left to resume
     return ranker, tokenizer
 

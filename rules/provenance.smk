@@ -1,7 +1,7 @@
 # Provenance (posbias.provenance): one manifest per results directory, written after everything else that
 # `rule all` asks for. It records the code (git commit, uncommitted changes), the lock file's hash, the Python,
 # package, Java and CUDA versions, the config's hash, the pretrained weights' revisions or content hashes, the
-# language models, each checkpoint's sidecar (device, precision, its own config hash), each run's device and
+# language models, the config's departures from the paper, each checkpoint's sidecar (device, precision, its own config hash), each run's device and
 # precision, and every file under results/ with its sha256. Its inputs are rule all's other targets, so it
 # reruns only when one of them is rebuilt or the config changes (params), never on a plain re-invocation.
 
@@ -24,6 +24,7 @@ rule provenance:
         config_hash=config_hash(CFG.data),
         weights=pretrained_names(CFG.data),
         llms=canonical({name: CFG.llm_model(name) for name in CFG.data.get("llm", {}).get("models", {})}),
+        departures=canonical(CFG.data.get("departures", {})),
     conda:
         "../envs/posbias.yaml"
     log:

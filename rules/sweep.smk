@@ -45,6 +45,7 @@ if SWEEP_MODELS:
             first_window=SWEEP.get("first_window"),
             n_seeds=len(SEEDS),
             zero_shot=[CFG.models[m].label for m in SWEEP_MODELS if CFG.models[m].zero_shot],
+            note=SWEEP.get("note", ""),
         conda:
             "../envs/posbias.yaml"
         log:

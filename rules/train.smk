@@ -6,9 +6,9 @@
 rule train:
     input:
         tokens=lambda wc: tokens_of(CFG.training_collection(wc.model), wc.model),  # de-biased models: a copy
-        queries=queries_of(CFG.train_queryset),
-        qrels=qrels_of(CFG.train_queryset),
-        candidates=candidates_of(CFG.train_queryset),
+        queries=lambda wc: queries_of(CFG.train_queryset),  # lambdas: a config without the study has none
+        qrels=lambda wc: qrels_of(CFG.train_queryset),
+        candidates=lambda wc: candidates_of(CFG.train_queryset),
     output:
         checkpoint=directory("results/models/{model}/seed{seed}"),
     params:

@@ -9,4 +9,4 @@ with job_log(snakemake.log[0]):
     # the manifest's directory is the experiment's (results/ or results/<experiment>/); the checkout this workflow
     # runs from (scripts/ is one level below it) gives the git state and the lock file
     write_manifest(o.json, o.html, "results", str(Path(o.json).parent), p.config_hash, p.weights, p.llms,
-                   root=Path(snakemake.scriptdir).parent)
+                   root=Path(snakemake.scriptdir).parent, departures=p.departures)

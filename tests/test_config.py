@@ -289,7 +289,9 @@ SCHEMA_ERRORS = [
                  id="bm25-with-encoder"),
     pytest.param(with_pool(pool=["dev"]), r"^querysets\.dl\.pool: ", id="pool-of-one"),
     pytest.param(put("training.seeds", [1, 1]), r"^training\.seeds: ", id="seed-twice"),
-    pytest.param(drop("rerank"), r"^\(top level\): 'rerank' is a required property", id="section-missing"),
+    pytest.param(drop("rerank"), r"^rerank: missing; the long-document study needs querysets, training, rerank, "
+                                 r"models, tables together \(this config sets querysets, training, models, tables\)",
+                 id="study-section-missing"),
     pytest.param(put("tables.table4.unknown", 1), r"^tables\.table4\.unknown: unknown key; known: columns, models",
                  id="unknown-key"),
     pytest.param(put("bogus", 1), r"^bogus: unknown key; known: collections, cross_validation, departures, experiment",
@@ -301,6 +303,26 @@ SCHEMA_ERRORS = [
 def test_schema_error_starts_with_the_key_path(mutation, message):
     with pytest.raises(ConfigError, match=message):
         prepare(mutated(mutation))
+
+
+def test_a_config_without_the_study_runs_only_the_probes():
+    """A probes-only config (the demo's synthetic world, its BM25 and MiniLM scorers) loads with no query sets,
+    models, tables, training or reranking."""
+    probes = copy.deepcopy(DEFAULT["probes"])
+    probes["scorers"] = {name: s for name, s in probes["scorers"].items() if s.get("kind") != "checkpoint"}
+    cfg = prepare({"probes": probes})
+    assert cfg.models == {} and cfg.querysets == {} and cfg.seeds == [] and cfg.rerank_querysets == []
+    assert cfg.data["probes"]["scorers"].keys() == probes["scorers"].keys()
+
+
+def test_a_probes_only_config_refuses_a_checkpoint_scorer_without_its_model():
+    with pytest.raises(ConfigError, match=r"^probes\.scorers\.firstp\.model: 'firstp' is not a key of models$"):
+        prepare({"probes": DEFAULT["probes"]})
+
+
+def test_a_config_with_nothing_to_run_is_refused():
+    with pytest.raises(ConfigError, match=r"^\(top level\): nothing to run"):
+        prepare({"llm": DEFAULT["llm"]})
 
 
 def test_schema_error_in_a_list_item_spells_the_key_like_the_cross_checks():

@@ -210,7 +210,9 @@ def test_the_manifest_covers_every_result_with_its_hash_and_the_checkpoints_and_
     monkeypatch.setattr(provenance, "HASH_MAX_BYTES", 50)
     llms = {"gpt": {"backend": "openai_chat", "model": "gpt-4o", "wrapper": "messages"}}
     manifest = provenance.write_manifest("results/provenance.json", "results/provenance.html", "results", "results",
-                                         "f" * 64, {"offline:all-MiniLM-L6-v2": ["models.maxp.args.backbone"]}, llms)
+                                         "f" * 64, {"offline:all-MiniLM-L6-v2": ["models.maxp.args.backbone"]}, llms,
+                                         departures={"bm25": {"paper": "Anserini's BM25", "here": "Lucene defaults",
+                                                              "why": "no tuning data", "option": "retrievers.bm25"}})
     files = {f["path"]: f for f in manifest["files"]}
     assert set(files) == {"results/table1.tex", "results/figures/sweep.png", "results/models/maxp/seed1/ranker.json",
                           "results/models/maxp/seed1/provenance.json", "results/models/firstp/seed1/ranker.json",
@@ -227,11 +229,13 @@ def test_the_manifest_covers_every_result_with_its_hash_and_the_checkpoints_and_
                                  "precision": "auto"}]
     assert manifest["weights"][0]["used_by"] == ["models.maxp.args.backbone"]
     assert manifest["language_models"]["gpt"]["model"] == "gpt-4o"
+    assert manifest["departures"]["bm25"]["here"] == "Lucene defaults"
     written = json.loads(Path("results/provenance.json").read_text())
     assert written == json.loads(json.dumps(manifest))
     page = Path("results/provenance.html").read_text()
     for shown in (manifest["environment"]["code"]["commit"], "f" * 64, "results/table1.tex",
-                  files["results/table1.tex"]["sha256"], "not recorded", "gpt-4o"):
+                  files["results/table1.tex"]["sha256"], "not recorded", "gpt-4o", "Anserini&#x27;s BM25",
+                  "Lucene defaults", "retrievers.bm25"):
         assert shown in page, shown
     assert "http" not in page.replace("<!DOCTYPE html>", "")  # self-contained: the report works offline
     assert SECRET not in Path("results/provenance.json").read_text() and SECRET not in page
@@ -276,11 +280,24 @@ def test_training_writes_a_sidecar_that_loading_ignores(tiny_backbone, tmp_path,
     assert sidecar["weights"]["backbone"] == {"name": tiny_backbone, "kind": "local", **content_hash(tiny_backbone)}
     assert sidecar["environment"]["code"]["commit"] == environment()["code"]["commit"]
     assert len(sidecar["config_hash"]) == 64
+    assert sidecar["inputs"]["tokens"] == str(tmp_path / "tokens")
     assert SECRET not in (checkpoint / "provenance.json").read_text()
     ranker, _ = load_checkpoint(str(checkpoint))
     (checkpoint / "provenance.json").unlink()  # loading never needed it
     again, _ = load_checkpoint(str(checkpoint))
     assert all(a.equal(b) for a, b in zip(ranker.state_dict().values(), again.state_dict().values()))
+
+
+def test_a_checkpoint_trained_on_other_documents_has_another_config_hash():
+    """A de-biased twin has its original's model block and recipe; only the documents it trained on differ."""
+    model, training, summary = {"ranker": "firstp", "args": {}}, {"epochs": 1}, {"device": "cpu"}
+    inputs = {"tokens": "results/tokens/synthetic/t", "queries": "q.tsv", "qrels": "qrels.txt", "candidates": "c.run"}
+    original = provenance.checkpoint_provenance(model, training, 1, summary, inputs=inputs)
+    twin = provenance.checkpoint_provenance(model, training, 1, summary,
+                                            inputs={**inputs, "tokens": "results/tokens/synthetic-debiased1s0/t"})
+    assert original["config_hash"] != twin["config_hash"]
+    assert provenance.checkpoint_provenance(model, training, 1, summary, inputs=inputs)["config_hash"] == \
+        original["config_hash"]
 
 
 def test_the_cli_prints_the_environment_and_a_configs_hash(capsys):

@@ -468,10 +468,10 @@ class Config:
     def debiased_collections(self) -> dict[str, dict]:
         """The de-biased copies of the training collection that models train on (`models.<name>.debias`):
         name -> {base, n_splits, seed}; one copy per distinct (n_splits, seed)."""
-        base = self.querysets[self.train_queryset].collection
         copies = {}
         for model in self.models.values():
             if model.debias:
+                base = self.querysets[self.train_queryset].collection
                 n_splits, seed = model.debias.get("n_splits", 1), model.debias.get("seed", 0)
                 copies[debiased_name(base, n_splits, seed)] = {"base": base, "n_splits": n_splits, "seed": seed}
         return copies
@@ -609,9 +609,13 @@ class Config:
 def prepare(data: Mapping) -> Config:
     """Validate, fill defaults, make listwise models zero-shot and cross-check; see the module docstring."""
     data = dict(data)
+    _study_sections_together(data)
     if isinstance(data.get("models"), dict):  # the originals first, so that their errors name them, not a twin
         validate({**data, "models": {n: m for n, m in data["models"].items() if not _is_debiased(m)}})
     data = validate(_with_debiased_models(data))
+    if "training" not in data:  # without the study: no query sets, models, tables, training or reranking
+        data.update(querysets={}, models={}, tables={}, training={"queryset": None, "seeds": []},
+                    rerank={"querysets": []})
     warnings: list[str] = []
     _listwise_models_are_zero_shot(data)
     _derive_sweep(data)
@@ -623,6 +627,23 @@ def prepare(data: Mapping) -> Config:
     for check in CHECKS:
         check(data, warnings)
     return Config(data, warnings)
+
+
+# The long-document study's sections: a config has all of them or none (then it runs only the other analyses:
+# Lost in the Middle, the probes, the positions of given collections).
+STUDY_SECTIONS = ("querysets", "training", "rerank", "models", "tables")
+
+
+def _study_sections_together(data: Mapping) -> None:
+    present = [key for key in STUDY_SECTIONS if key in data]
+    if present and len(present) < len(STUDY_SECTIONS):
+        missing = [key for key in STUDY_SECTIONS if key not in data]
+        raise ConfigError(f"{missing[0]}: missing; the long-document study needs {', '.join(STUDY_SECTIONS)} "
+                          f"together (this config sets {', '.join(present)}), or none of them to run only the "
+                          f"other analyses")
+    if not present and not any(key in data for key in ("litm", "probes", "positions")):
+        raise ConfigError(f"(top level): nothing to run: give the long-document study ({', '.join(STUDY_SECTIONS)}), "
+                          f"litm, probes or positions")
 
 
 DEBIASED_OWN_KEYS = ("label", "debias", "excluded_seeds")  # the rest of a de-biased model's block is its original's
@@ -813,6 +834,8 @@ def check_retrievers(cfg: dict, warnings: list[str]) -> None:
 
 
 def check_training(cfg: dict, warnings: list[str]) -> None:
+    if cfg["training"]["queryset"] is None:  # a config without the long-document study
+        return
     plain = _plain_querysets(cfg)
     _require(plain, cfg["training"]["queryset"], "training.queryset", "a (not pooled) key of querysets")
     for qs in cfg["rerank"]["querysets"]:

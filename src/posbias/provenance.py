@@ -359,17 +359,20 @@ def language_model(spec: Mapping) -> dict:
 
 
 def checkpoint_provenance(model: Mapping, training: Mapping, seed: int, summary: Mapping,
-                          init_checkpoint: str | None = None) -> dict:
+                          init_checkpoint: str | None = None, inputs: Mapping[str, str] | None = None) -> dict:
     """The sidecar of a checkpoint: the environment that trained it, the device and precision it trained at
-    (`summary` from `posbias.training.loop.train`), its pretrained weights, and the hash of its own config
-    slice (model block, training recipe, seed)."""
+    (`summary` from `posbias.training.loop.train`), its pretrained weights, the files it trained on (`inputs`:
+    tokens, queries, judgments, candidates), and the hash of its own config slice (model block, training recipe,
+    seed, those files)."""
     args = model.get("args", {})
     weights = {key: weights_identity(args[key]) for key in ("backbone", "aggregator", "interaction_model")
                if isinstance(args.get(key), str)}
+    inputs = dict(inputs or {})
     record = {
         "format": FORMAT,
         "written": now(),
-        "config_hash": config_hash({"model": model, "training": training, "seed": seed}),
+        "config_hash": config_hash({"model": model, "training": training, "seed": seed, "inputs": inputs}),
+        "inputs": inputs,
         "device": summary.get("device"),
         "precision": {"requested": training.get("precision", "auto"), "autocast": summary.get("autocast")},
         "weights": weights,
@@ -454,9 +457,10 @@ def runs(files: list[Path], base: Path) -> list[dict]:
 
 def build_manifest(results: str | os.PathLike, out: str | os.PathLike, config_digest: str,
                    weights: Mapping[str, list[str]], llms: Mapping[str, Mapping], exclude: Iterable = (),
-                   root: str | os.PathLike | None = None) -> dict:
+                   root: str | os.PathLike | None = None, departures: Mapping[str, Mapping] | None = None) -> dict:
     """The manifest of one results directory (see the module's docstring). `weights` maps each pretrained model
-    to the config keys naming it (`pretrained_names`); `llms` each `llm.models` key to its spec."""
+    to the config keys naming it (`pretrained_names`); `llms` each `llm.models` key to its spec; `departures` is
+    the config's list of where it departs from the paper it reproduces."""
     results, out = Path(results), Path(out)
     base = results.parent  # paths are relative to the work directory: results/...
     files = result_files(results, out, [Path(p) for p in exclude])
@@ -466,6 +470,7 @@ def build_manifest(results: str | os.PathLike, out: str | os.PathLike, config_di
         "results": str(out),
         "environment": environment(root),
         "config_hash": config_digest,
+        "departures": dict(departures or {}),
         "hashing": f"sha256 of every file up to {HASH_MAX_BYTES // 2**20} MiB; larger files by size and mtime",
         "weights": [{**weights_identity(name), "used_by": list(used)} for name, used in weights.items()],
         "language_models": {name: language_model(spec) for name, spec in sorted(llms.items())},
@@ -512,6 +517,11 @@ def manifest_html(manifest: Mapping) -> str:
                    [["config sha256", manifest["config_hash"]], ["written", manifest["written"]]],
                    f"Environment that wrote this manifest, and the hash of the validated config that made every "
                    f"file of {results} (`posbias provenance --config FILE` prints a config's hash)."),
+        html_table(["departure", "the paper", "here", "why", "option"],
+                   [[name, d["paper"], d["here"], d["why"], d.get("option", "-")]
+                    for name, d in manifest.get("departures", {}).items()],
+                   "Where this config departs from the paper it reproduces (its `departures:` section, with those "
+                   "of its `base:` layers)."),
         html_table(["weights", "identity", "used by"],
                    [[w["name"], _text({k: v for k, v in w.items() if k not in ("name", "used_by")}),
                      _text(w["used_by"])] for w in manifest["weights"]],
@@ -549,9 +559,10 @@ def _checkpoint_row(entry: Mapping) -> list[str]:
 
 def write_manifest(json_path: str, html_path: str, results: str, out: str, config_digest: str,
                    weights: Mapping[str, list[str]], llms: Mapping[str, Mapping],
-                   root: str | os.PathLike | None = None) -> dict:
+                   root: str | os.PathLike | None = None, departures: Mapping[str, Mapping] | None = None) -> dict:
     """Write the manifest of `out` (this experiment's directory below `results`) as JSON and HTML."""
-    manifest = build_manifest(results, out, config_digest, weights, llms, exclude=[json_path, html_path], root=root)
+    manifest = build_manifest(results, out, config_digest, weights, llms, exclude=[json_path, html_path], root=root,
+                              departures=departures)
     with atomic_write(json_path) as handle:
         json.dump(manifest, handle, indent=1, sort_keys=False)
         handle.write("\n")

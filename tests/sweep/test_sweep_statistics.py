@@ -132,3 +132,14 @@ def test_a_position_that_ties_with_the_first_is_no_test_outside_the_family(sweep
     caption = sweep_caption(curves, STATISTICS, 512, 0.3, 4.0, 2, [])
     assert "Holm correction over the 1 test of this table" in caption
     assert "(no test): nothing to test against position 1" in caption and "1 position, left out" in caption
+
+
+def test_the_caption_ends_with_the_configured_note(sweep):
+    from posbias.sweep.tables import sweep_caption
+
+    frame, positions, ranks, bases = sweep
+    curves = sweep_curves(with_ranks(per_seed_frame(ranks), "RR"), positions, {"m": "Model"}, "RR", STATISTICS, 0.05)
+    plain = sweep_caption(curves, STATISTICS, 512, 0.3, 4.0, 2, [])
+    noted = sweep_caption(curves, STATISTICS, 512, 0.3, 4.0, 2, [], note=" The dip at token 0 is the world's. ")
+    assert noted == plain + " The dip at token 0 is the world's."
+    assert sweep_caption(curves, STATISTICS, 512, 0.3, 4.0, 2, [], note="  ") == plain

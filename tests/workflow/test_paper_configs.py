@@ -203,3 +203,14 @@ def test_the_positions_config_breaks_ms_marco_dev_down_by_the_estimated_position
                                         "--configfile", str(PAPER / "positions.yaml")).stdout)
     assert {w for r, w in jobs if r == "positions_sparse"} == {"pset=msmarco_dev"}
     assert "position_breakdown" in {r for r, _ in jobs}
+
+
+def test_a_probes_only_config_builds_only_the_probes(tmp_path):
+    """A config with the probes alone (no query sets, models, tables, training or reranking) is accepted and its
+    graph holds the probes' jobs and the provenance manifest, nothing of the long-document study."""
+    probes = default_config()["probes"]
+    probes["scorers"] = {name: s for name, s in probes["scorers"].items() if s.get("kind") != "checkpoint"}
+    write_config(tmp_path, {"probes": probes})
+    jobs = scheduled_jobs(run_snakemake(tmp_path, "-n").stdout)
+    assert {r for r, _ in jobs} == {"probes_synthetic", "probes_build", "probes_score", "probes_report", "provenance"}
+    assert {w.split("scorer=")[1] for r, w in jobs if r == "probes_score"} == set(probes["scorers"])

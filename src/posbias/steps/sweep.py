@@ -111,9 +111,9 @@ def _write(outputs: dict, frame: pd.DataFrame, header: list, body: list, caption
 
 def sweep_report(per_seed: str, positions: str, candidates: str, models: dict, metric: str, statistics: dict,
                  alpha: float, first_window: int, n_seeds: int, zero_shot: list[str], table: dict,
-                 figure: list[str]) -> None:
+                 figure: list[str], note: str = "") -> None:
     """The sweep's table (`table`: tex, csv, md, html) and figure (`figure`: png and pdf paths); `models` maps
-    model names to labels, `zero_shot` lists the labels of those with one run."""
+    model names to labels, `zero_shot` lists the labels of those with one run, `note` ends the caption."""
     from posbias.sweep.figure import sweep_figure  # matplotlib: only this job pays its import
 
     frame = pd.read_parquet(per_seed)
@@ -123,7 +123,7 @@ def sweep_report(per_seed: str, positions: str, candidates: str, models: dict, m
     counts = {qid: len(docs) for qid, docs in read_ranked_run(candidates).items()}
     random_mrr, random_rank = expected_random(counts)
     header, body = sweep_cells(curves)
-    caption = sweep_caption(curves, statistics, first_window, random_mrr, random_rank, n_seeds, zero_shot)
+    caption = sweep_caption(curves, statistics, first_window, random_mrr, random_rank, n_seeds, zero_shot, note)
     _write(table, curves.assign(random_mrr=random_mrr, random_rank=random_rank), header, body, caption, SWEEP_LABEL)
     sweep_figure(curves, first_window, random_mrr, figure)
 

@@ -72,7 +72,9 @@ def train_model(model: dict, training: dict, seed: int, tokens: str, queries: st
     ranker, tokenizer, summary = fit(model, training, seed, tokens, queries,
                                      nonempty(read_qrels(qrels), qrels, "judgments"), candidates, threads, progress,
                                      init_checkpoint=init_checkpoint, state_dir=state_dir, name=name)
-    provenance = checkpoint_provenance(model, training, seed, summary, init_checkpoint)
+    # the data it trained on belongs to its identity: a de-biased twin has its original's config but other tokens
+    inputs = {"tokens": tokens, "queries": queries, "qrels": qrels, "candidates": candidates}
+    provenance = checkpoint_provenance(model, training, seed, summary, init_checkpoint, inputs)
     save_checkpoint(ranker, tokenizer, out_dir, extra={"seed": seed, "training": summary}, provenance=provenance)
     shutil.rmtree(state_dir, ignore_errors=True)  # the checkpoint is complete: nothing left to resume
     return ranker, tokenizer

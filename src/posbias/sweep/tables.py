@@ -43,7 +43,9 @@ def _seeds(n_seeds: int, zero_shot: list[str]) -> str:
 
 
 def sweep_caption(curves: pd.DataFrame, statistics: dict, first_window: int, random_mrr: float,
-                  random_rank: float, n_seeds: int, zero_shot: list[str]) -> str:
+                  random_rank: float, n_seeds: int, zero_shot: list[str], note: str = "") -> str:
+    """The table's caption; `note` (the config's `sweep.note`: what the collection explains about the curves,
+    e.g. the embedded world's dip at token 0) ends it."""
     n_queries = int(curves["n_queries"].max())
     n_tests = int(curves["p"].notna().sum())
     untested = int((curves["p"].isna() & (curves["position"] != 0)).sum())
@@ -57,7 +59,7 @@ def sweep_caption(curves: pd.DataFrame, statistics: dict, first_window: int, ran
             f"window: {first_window} tokens). Random order: MRR {random_mrr:.3f}, mean rank {random_rank:.1f}. "
             f"Superscript a: differs from position 1 ({TEST_NAMES[statistics['test']]} over the queries, "
             f"{describe(statistics['correction'], n_tests, 'this table')}, adjusted $p < {curves['alpha'].iloc[0]}$"
-            f").{no_test} 95% intervals are in the CSV.")
+            f").{no_test} 95% intervals are in the CSV." + (f" {note.strip()}" if note.strip() else ""))
 
 
 def breakdown_cells(table: pd.DataFrame) -> tuple[list[str], list[list[str | Cell]]]:

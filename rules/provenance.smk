@@ -1,8 +1,8 @@
 # Provenance (posbias.provenance): one manifest per results directory, written after everything else that
 # `rule all` asks for. It records the code (git commit, uncommitted changes), the lock file's hash, the Python,
 # package, Java and CUDA versions, the config's hash, the pretrained weights' revisions or content hashes, the
-# language models, the config's departures from the paper, each checkpoint's sidecar (device, precision, its own config hash), each run's device and
-# precision, and every file under results/ with its sha256. Its inputs are rule all's other targets, so it
+# language models, the config's departures from the paper, each checkpoint's sidecar (device, precision, its own
+# config hash), each run's device and precision, and every file under results/ with its sha256. Its inputs are rule all's other targets, so it
 # reruns only when one of them is rebuilt or the config changes (params), never on a plain re-invocation.
 
 from posbias.provenance import config_hash, pretrained_names

@@ -377,12 +377,9 @@ def aligned(frame: pd.DataFrame, numeric: dict[str, bool]) -> str:
 
 
 def markdown(frame: pd.DataFrame, numeric: dict[str, bool], caption: str) -> str:
-    def cell(text: str) -> str:
-        return text.replace("|", "\\|")
+    from posbias.reporting.render import markdown_table
 
-    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
-    lines += ["| " + " | ".join(cell(c) for c in r) + " |" for r in _text_rows(frame, numeric)]
-    return "\n".join(lines) + f"\n\n{caption}\n"
+    return markdown_table(list(frame.columns), _text_rows(frame, numeric), caption)
 
 
 CHECK_NUMERIC = {"expected": False, "observed": False, "difference": True}

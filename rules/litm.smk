@@ -4,9 +4,16 @@
 # response cache (llm.cache): rerunning after a change replays what was already asked. Scoring and the tables and
 # figures read only the prediction files, in the authors' layout.
 
+# The prediction jobs are long and the rest of the task is instant, so the whole chain goes first and the predictions
+# run beside the rankers: left to the greedy scheduler (profiles/default), a task's data job ran last and its
+# predictions alone at the end of the demo for 150 s. Snakemake does not pass a job's priority on to the jobs it
+# waits for, hence one on each.
+LITM_PRIORITY = 10
+
 if "qa" in LITM_TASKS and LITM["qa"]["source"]["kind"] == "synthetic":
 
     rule litm_synthetic_qa:
+        priority: LITM_PRIORITY
         output:
             "results/litm/data/qa/synthetic-retrieval.jsonl.gz",
         params:
@@ -24,6 +31,7 @@ if "qa" in LITM_TASKS and LITM["qa"]["source"]["kind"] == "synthetic":
 if "qa" in LITM_TASKS:
 
     rule litm_build_qa:
+        priority: LITM_PRIORITY
         input:
             unpack(litm_qa_source),
         output:
@@ -42,6 +50,7 @@ if "qa" in LITM_TASKS:
 if "kv" in LITM_TASKS:
 
     rule litm_build_kv:
+        priority: LITM_PRIORITY
         output:
             list(litm_data("kv").values()),
         params:
@@ -75,6 +84,12 @@ for _task in LITM_TASKS:
         wildcard_constraints:
             model=alternatives(LITM_MODELS),
         threads: 1
+        # A local decoder generating one token at a time reads all its weights per token, so two of them side by
+        # side share the memory bandwidth (the demo's two SmolLM2 jobs: 454 s together, 329 s apart);
+        # profiles/default caps this resource at 1. Models behind an API take none.
+        resources:
+            local_decoder=lambda wc: int(CFG.llm_model(wc.model)["backend"].startswith("hf_")),
+        priority: LITM_PRIORITY
         benchmark:
             f"results/benchmarks/litm/{_task}/{{model}}.tsv"
         conda:

@@ -527,9 +527,9 @@ MODEL_ERRORS = [
                  r"^models\.firstp\.args: firstp needs max_doc_tokens == chunk_tokens", id="firstp-reads-past-chunk"),
     pytest.param(put("models.longp", {**DEFAULT["models"]["maxp"], "label": "LongP", "ranker": "longp"}),
                  r"^models\.longp\.args: longp reads the document in one sequence", id="longp-windows"),
-    pytest.param(put("models.maxp.excluded_seeds", [7]),
+    pytest.param((put("models.maxp.seeds", [1, 2]), put("models.maxp.excluded_seeds", [7])),
                  r"^models\.maxp\.excluded_seeds: \[7\] are not among its seeds \[1, 2\]", id="excluded-seed-unknown"),
-    pytest.param(put("models.maxp.excluded_seeds", [1, 2]),
+    pytest.param((put("models.maxp.seeds", [1, 2]), put("models.maxp.excluded_seeds", [1, 2])),
                  r"^models\.maxp\.excluded_seeds: every seed is excluded", id="every-seed-excluded"),
     pytest.param(put("models.longp_e5.seeds", [1]),
                  r"^models\.longp_e5: a zero-shot model is never trained, so it takes no seeds", id="zero-shot-seeds"),
@@ -759,7 +759,7 @@ def test_a_checkpoint_scorer_reads_its_models_first_seed_unless_told():
     assert cfg.probe_checkpoint("firstp") == "results/models/firstp/seed1" and cfg.probe_checkpoint("bm25") is None
     assert cfg.probe_label("firstp") == "FirstP" and cfg.probe_label("minilm") == "MiniLM (dot)"
     assert "label" not in cfg.probe_scorer("minilm") and cfg.probe_scorer("minilm")["max_tokens"] == 512
-    cfg = prepare(mutated(put("probes.scorers.firstp.seed", 2)))
+    cfg = prepare(mutated(put("training.seeds", [1, 2]), put("probes.scorers.firstp.seed", 2)))
     assert cfg.probe_checkpoint("firstp") == "results/models/firstp/seed2"
 
 
@@ -947,7 +947,8 @@ def test_zero_shot_models_have_one_run_and_no_fine_tuned_row():
 
 
 def test_excluded_seeds_are_trained_but_left_out_of_the_tables():
-    cfg = prepare(mutated(put("models.maxp.seeds", [1, 2, 3, 4]), put("models.maxp.excluded_seeds", [2])))
+    cfg = prepare(mutated(put("training.seeds", [1, 2]), put("models.maxp.seeds", [1, 2, 3, 4]),
+                          put("models.maxp.excluded_seeds", [2])))
     assert cfg.models["maxp"].trained_seeds(cfg.seeds) == [1, 2, 3, 4]
     assert cfg.model_seeds("maxp") == [1, 3, 4] and cfg.model_seeds("sump") == [1, 2]
     assert [s for m, s in cfg.systems("dev") if m == "maxp"] == [1, 3, 4]

@@ -86,3 +86,31 @@ def test_table_and_figure_jobs_are_local_rules():
     outputs.add("{_table}")
     assert outputs - declared_local(report) == set(), "table or figure rules submitted to the cluster"
     assert {"combine_seeds", "combine_finetuned_seeds"} <= declared_local(ROOT / "rules" / "stats.smk")
+
+
+def test_the_workflow_profile_schedules_greedily_and_runs_one_local_decoder_at_a_time():
+    default = yaml.safe_load((ROOT / "profiles" / "default" / "profile.yaml").read_text())
+    assert default["scheduler"] == "greedy"
+    assert default["resources"] == {"local_decoder": 1}
+    # every rule that asks for the resource, and only those, runs a language model's decoder
+    asking = {name for path in (ROOT / "rules").glob("*.smk") for name, body in rule_blocks(path).items()
+              if "local_decoder=" in body}
+    assert asking == {"litm_predict_{_task}"}  # the prediction rules, one per task, made in a loop
+
+
+def test_a_local_decoder_takes_the_resource_and_a_model_behind_an_api_does_not(tmp_path):
+    import subprocess
+    import sys
+
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    config["litm"]["models"] = ["smollm2", "keep_order"]
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    snakemake = Path(sys.executable).with_name("snakemake")
+    out = subprocess.run([str(snakemake), "-n", "-s", str(ROOT / "Snakefile"), "-d", str(tmp_path), "--configfile",
+                          str(tmp_path / "config.yaml"), "--",
+                          *(f"results/litm/predictions/qa/{m}/default/closedbook.jsonl.gz"
+                            for m in ("smollm2", "keep_order"))],
+                         capture_output=True, text=True, check=True).stdout
+    jobs = {re.search(r"wildcards: model=(\w+)", job).group(1): re.search(r"resources: (.*)", job).group(1)
+            for job in out.split("rule litm_predict_qa:")[1:]}
+    assert "local_decoder=1" in jobs["smollm2"] and "local_decoder=0" in jobs["keep_order"]

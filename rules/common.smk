@@ -250,6 +250,7 @@ REPORTED = [
 # --- Lost in the Middle (rules/litm.smk) ----------------------------------------------------------
 
 from posbias.steps.litm import CLOSED_BOOK, data_file, settings as litm_settings, variants_of
+from posbias.llm.spec import LOCAL_BACKENDS
 
 LITM = CFG.data.get("litm") or {}
 LITM_TASKS = [task for task in ("qa", "kv") if LITM.get(task)]

@@ -88,7 +88,7 @@ for _task in LITM_TASKS:
         # side share the memory bandwidth (the demo's two SmolLM2 jobs: 454 s together, 329 s apart);
         # profiles/default caps this resource at 1. Models behind an API take none.
         resources:
-            local_decoder=lambda wc: int(CFG.llm_model(wc.model)["backend"].startswith("hf_")),
+            local_decoder=lambda wc: int(CFG.llm_model(wc.model)["backend"] in LOCAL_BACKENDS),
         priority: LITM_PRIORITY
         benchmark:
             f"results/benchmarks/litm/{_task}/{{model}}.tsv"

@@ -33,6 +33,7 @@ from typing import Any, Iterable, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 from posbias.io import atomic_write
+from posbias.llm.spec import LOCAL_BACKENDS
 
 log = logging.getLogger(__name__)
 
@@ -350,7 +351,7 @@ def language_model(spec: Mapping) -> dict:
             entry["api_version_error"] = type(err).__name__
     elif backend in ("openai_chat", "openai_completions"):
         entry["api_version"] = "v1"
-    elif backend in ("hf_causal", "hf_seq2seq"):
+    elif backend in LOCAL_BACKENDS:
         entry["weights"] = weights_identity(spec["model"])
     return entry
 

@@ -8,7 +8,9 @@ from typing import Any, Mapping
 from posbias.errors import InputError
 from posbias.settings import from_section
 
-BACKENDS = ("hf_causal", "hf_seq2seq", "openai_chat", "openai_completions", "anthropic_messages", "mock")
+# The backends that run a model in this process (the rest call an API, or the mock answers).
+LOCAL_BACKENDS = ("hf_causal", "hf_seq2seq")
+BACKENDS = (*LOCAL_BACKENDS, "openai_chat", "openai_completions", "anthropic_messages", "mock")
 # The environment variable each API backend reads its key from, unless `api_key_env` names another.
 DEFAULT_KEY_ENV = {"openai_chat": "OPENAI_API_KEY", "openai_completions": "OPENAI_API_KEY",
                    "anthropic_messages": "ANTHROPIC_API_KEY"}

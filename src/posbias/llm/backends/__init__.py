@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from posbias.errors import InputError
 from posbias.llm.backends.base import Answer, Backend, TransientError
-from posbias.llm.spec import BACKENDS, ModelSpec
+from posbias.llm.spec import BACKENDS, LOCAL_BACKENDS, ModelSpec
 
 __all__ = ["Answer", "Backend", "TransientError", "make_backend"]
 
@@ -13,7 +13,7 @@ __all__ = ["Answer", "Backend", "TransientError", "make_backend"]
 def make_backend(spec: ModelSpec, **extras) -> Backend:
     """The backend for `spec.backend`. `extras` go to its constructor (the API backends take `http_client`,
     which tests use to answer from a fake transport)."""
-    if spec.backend in ("hf_causal", "hf_seq2seq"):
+    if spec.backend in LOCAL_BACKENDS:
         from posbias.llm.backends.hf import HFCausal, HFSeq2Seq
 
         return (HFCausal if spec.backend == "hf_causal" else HFSeq2Seq)(spec, **extras)

@@ -24,6 +24,7 @@ CV_QUERYSETS = CFG.cv_querysets
 DIRECT_QUERYSETS = CFG.direct_querysets
 CHECKPOINT_JOB_MODELS = CFG.checkpoint_job_models  # rerank.jobs: per_checkpoint (rule rerank_checkpoint)
 PER_QUERYSET_MODELS = [m for m in TRAINED_MODELS if m not in CHECKPOINT_JOB_MODELS]  # rules rerank and finetune
+ZERO_SHOT_JOB_MODELS = CFG.zero_shot_job_models  # the same for zero-shot models (rule rerank_zero_shot_model)
 POOLED_QUERYSETS = CFG.pooled_querysets
 FINETUNED_QUERYSETS = CFG.finetuned_querysets
 OUTCOME_QUERYSETS = CFG.outcome_querysets
@@ -31,6 +32,11 @@ TOKENIZERS = CFG.tokenizers
 FAR_QUERYSET = CFG.far_queryset
 FAR_QUERYSETS = [FAR_QUERYSET, *([CFG.far_train_queryset] if CFG.far_train_queryset else [])]
 OUT = CFG.results_dir  # this experiment's tables and figures
+
+# Long jobs that need nothing of the rankers' chain but its data (Lost in the Middle's predictions, the probes'
+# scorers) and the instant jobs before them go first, so that they run beside the rankers rather than alone at the
+# end. Snakemake does not pass a job's priority on to the jobs it waits for, so each rule of such a chain has one.
+RUN_EARLY_PRIORITY = 10
 
 
 def alternatives(names_):

@@ -4,16 +4,14 @@
 # response cache (llm.cache): rerunning after a change replays what was already asked. Scoring and the tables and
 # figures read only the prediction files, in the authors' layout.
 
-# The prediction jobs are long and the rest of the task is instant, so the whole chain goes first and the predictions
-# run beside the rankers: left to the greedy scheduler (profiles/default), a task's data job ran last and its
-# predictions alone at the end of the demo for 150 s. Snakemake does not pass a job's priority on to the jobs it
-# waits for, hence one on each.
-LITM_PRIORITY = 10
+# The prediction jobs are long and the rest of the task is instant, so the whole chain goes first (RUN_EARLY_PRIORITY,
+# rules/common.smk): left to the greedy scheduler, a task's data job ran last and its predictions alone at the end of
+# the demo for 150 s.
 
 if "qa" in LITM_TASKS and LITM["qa"]["source"]["kind"] == "synthetic":
 
     rule litm_synthetic_qa:
-        priority: LITM_PRIORITY
+        priority: RUN_EARLY_PRIORITY
         output:
             "results/litm/data/qa/synthetic-retrieval.jsonl.gz",
         params:
@@ -31,7 +29,7 @@ if "qa" in LITM_TASKS and LITM["qa"]["source"]["kind"] == "synthetic":
 if "qa" in LITM_TASKS:
 
     rule litm_build_qa:
-        priority: LITM_PRIORITY
+        priority: RUN_EARLY_PRIORITY
         input:
             unpack(litm_qa_source),
         output:
@@ -50,7 +48,7 @@ if "qa" in LITM_TASKS:
 if "kv" in LITM_TASKS:
 
     rule litm_build_kv:
-        priority: LITM_PRIORITY
+        priority: RUN_EARLY_PRIORITY
         output:
             list(litm_data("kv").values()),
         params:
@@ -89,7 +87,7 @@ for _task in LITM_TASKS:
         # profiles/default caps this resource at 1. Models behind an API take none.
         resources:
             local_decoder=lambda wc: int(CFG.llm_model(wc.model)["backend"] in LOCAL_BACKENDS),
-        priority: LITM_PRIORITY
+        priority: RUN_EARLY_PRIORITY
         benchmark:
             f"results/benchmarks/litm/{_task}/{{model}}.tsv"
         conda:

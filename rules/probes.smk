@@ -2,11 +2,13 @@
 # property (the evidence first or last, short or long, the head's name literal or not, repeated or not, the answer
 # present or not, a foil against the evidence). One job builds every probe's pairs; one job per scorer (a dense
 # encoder, BM25, or a trained ranker's checkpoint) scores them all, so a model loads once; one job runs the paired
-# tests, corrected together, and draws the table and figures.
+# tests, corrected together, and draws the table and figures. The data and scoring jobs go first
+# (RUN_EARLY_PRIORITY, rules/common.smk): left to the greedy scheduler they ran last, two scorers alone for a minute.
 
 if PROBES and "synthetic" in PROBES["redocred"]:
 
     rule probes_synthetic:
+        priority: RUN_EARLY_PRIORITY
         output:
             PROBE_SYNTHETIC,
         params:
@@ -23,6 +25,7 @@ if PROBES and "synthetic" in PROBES["redocred"]:
 if PROBES:
 
     rule probes_build:
+        priority: RUN_EARLY_PRIORITY
         input:
             probe_build_inputs(),
         output:
@@ -44,6 +47,7 @@ if PROBES:
             "../scripts/probes_build.py"
 
     rule probes_score:
+        priority: RUN_EARLY_PRIORITY
         input:
             unpack(probe_score_inputs),
         output:

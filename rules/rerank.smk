@@ -1,8 +1,9 @@
 # Reranking: one job per (query set, checkpoint), so changing one query set's candidates (its depth or
 # retriever) reruns only that query set's rerankings. With `rerank.jobs: per_checkpoint` a checkpoint reranks
 # all its direct query sets in one job instead (rule rerank_checkpoint): one process start and model load in
-# place of one per query set (about 5 s each on a CPU, most of the demo's reranking time), but a change to any
-# of those query sets reruns them all, and the checkpoint's fine-tuning, which that job also does (see below).
+# place of one per query set (about 5 s each on a CPU), but a change to any of those query sets reruns them all,
+# and the checkpoint's fine-tuning, which that job also does (see below); zero-shot models likewise (rule
+# rerank_zero_shot_model). Within such a job a pair that an earlier query set scored is not scored again.
 # Both rules run scripts/rerank.py, which takes aligned lists (one entry per query set). Each run gets a
 # `.run.json` saying how it was scored: device and the backbone's autocast dtype. Cross-validated query sets
 # are reranked fold by fold instead (rules/cross_validation.smk); fine-tuned checkpoints rerank in their
@@ -79,7 +80,7 @@ rule rerank_zero_shot:
         tag=lambda wc: f"{wc.model}-zero-shot",
     wildcard_constraints:
         queryset=alternatives(RERANK_QUERYSETS),
-        model=alternatives(ZERO_SHOT_MODELS),
+        model=alternatives([m for m in ZERO_SHOT_MODELS if m not in ZERO_SHOT_JOB_MODELS]),
     threads: 1
     benchmark:
         f"results/benchmarks/rerank/{{queryset}}/{{model}}/seed{ZERO_SHOT_SEED}.tsv"
@@ -87,6 +88,33 @@ rule rerank_zero_shot:
         "../envs/posbias.yaml"
     log:
         f"logs/rerank/{{queryset}}/{{model}}/seed{ZERO_SHOT_SEED}.log",
+    script:
+        "../scripts/rerank_zero_shot.py"
+
+
+# `rerank.jobs: per_checkpoint`: a zero-shot model scores every reranked query set in one job, as a checkpoint does.
+rule rerank_zero_shot_model:
+    input:
+        tokens=lambda wc: [tokens_of(collection_of(qs), wc.model) for qs in RERANK_QUERYSETS],
+        queries=[queries_of(qs) for qs in RERANK_QUERYSETS],
+        candidates=[candidates_of(qs) for qs in RERANK_QUERYSETS],
+    output:
+        runs=expand(f"results/runs/{{queryset}}/{{{{model}}}}/seed{ZERO_SHOT_SEED}.run", queryset=RERANK_QUERYSETS),
+        infos=expand(f"results/runs/{{queryset}}/{{{{model}}}}/seed{ZERO_SHOT_SEED}.run.json",
+                     queryset=RERANK_QUERYSETS),
+    params:
+        model=lambda wc: CFG.model_params(wc.model),
+        scoring=lambda wc: CFG.scoring(wc.model),
+        tag=lambda wc: f"{wc.model}-zero-shot",
+    wildcard_constraints:
+        model=alternatives(ZERO_SHOT_JOB_MODELS),
+    threads: 1
+    benchmark:
+        f"results/benchmarks/rerank_zero_shot_model/{{model}}/seed{ZERO_SHOT_SEED}.tsv"
+    conda:
+        "../envs/posbias.yaml"
+    log:
+        f"logs/rerank_zero_shot_model/{{model}}/seed{ZERO_SHOT_SEED}.log",
     script:
         "../scripts/rerank_zero_shot.py"
 

@@ -126,11 +126,25 @@ def starts_with_path(path: Path, rest: str) -> str:
 # --- the shipped configs -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", ["config.yaml", "config/test/tiny.yaml"])
+@pytest.mark.parametrize("path", ["config.yaml", "config/test/tiny.yaml", "config/embedded-full.yaml"])
 def test_shipped_config_prepares_without_warnings(path):
     cfg = load_config(ROOT / path)
     assert cfg.warnings == []
     assert cfg.model_names and cfg.rerank_querysets
+
+
+def test_the_full_embedded_zoo_is_the_demo_with_every_twin():
+    """config/embedded-full.yaml adds models to the demo's and changes none of them (its anchors repeat
+    config.yaml's), and every table shows them."""
+    demo, full = load_config(ROOT / "config.yaml"), load_config(ROOT / "config/embedded-full.yaml")
+    assert set(demo.model_names) < set(full.model_names)
+    assert all(full.model_params(m) == demo.model_params(m) for m in demo.model_names)
+    assert sorted(set(full.trained_models) - set(demo.trained_models)) == [
+        "avgp", "firstp_smollm2", "longp_smollm2", "neural_model1_debiased", "parade_avg", "parade_max", "sump"]
+    for table in ("table1", "table4", "table7"):
+        assert set(full.tables[table]["models"]) == set(full.model_names) - {"longp_debiased",
+                                                                             "neural_model1_debiased"}
+    assert full.tables["table2"]["models"] == ["neural_model1_debiased", "longp_debiased"]
 
 
 def test_prepare_leaves_the_callers_mapping_alone():
@@ -520,7 +534,8 @@ def test_cross_validated_sourced_queryset_is_accepted():
 MODEL_ERRORS = [
     pytest.param(put("models.maxp.baseline", "nope"), r"^models\.maxp\.baseline: 'nope' is not a configured model",
                  id="baseline-unknown"),
-    pytest.param(put("models.maxp.baseline", "sump"), r"^models\.maxp\.baseline: 'sump' is not a firstp model",
+    pytest.param(put("models.maxp.baseline", "parade_attn"),
+                 r"^models\.maxp\.baseline: 'parade_attn' is not a firstp model",
                  id="baseline-not-firstp"),
     pytest.param(put("models.firstp.args", {**DEFAULT["models"]["firstp"]["args"], "chunk_tokens": 24, "stride": 24,
                                             "max_doc_tokens": 48}),
@@ -546,8 +561,8 @@ MODEL_ERRORS = [
     pytest.param((put("models.maxp.args.chunk_tokens", 96), put("models.maxp.args.stride", 24),
                   put("models.maxp.args.max_doc_tokens", 72)),
                  r"^models\.maxp\.args\.chunk_tokens: larger than max_doc_tokens", id="chunk-beyond-budget"),
-    pytest.param((put("models.maxp.label", "Twin"), put("models.sump.label", "Twin")),
-                 r"^models\.sump\.label: 'Twin' is also the label of models\.maxp", id="label-twice"),
+    pytest.param((put("models.maxp.label", "Twin"), put("models.parade_attn.label", "Twin")),
+                 r"^models\.parade_attn\.label: 'Twin' is also the label of models\.maxp", id="label-twice"),
     pytest.param(put("models.maxp.args.attention", "per_dim"),
                  r"^models\.maxp\.args\.attention: not an argument of ranker 'maxp'", id="argument-of-another-ranker"),
 ]
@@ -836,7 +851,7 @@ def test_a_changed_value_does_change_what_jobs_receive():
 def test_training_params_layer_training_then_model_block_then_overrides():
     cfg = prepare(mutated(put("training.epochs", 2), put("training.batch_size", 4), put("training.grad_accum", 1),
                           put("models.maxp.training", {"epochs": 3, "precision": "fp32"})))
-    assert cfg.training_params("sump")["epochs"] == 2
+    assert cfg.training_params("parade_attn")["epochs"] == 2
     assert cfg.training_params("maxp")["epochs"] == 3 and cfg.training_params("maxp")["precision"] == "fp32"
     recipe = cfg.training_params("maxp", {"epochs": 4, "batch_size": 8})
     assert (recipe["epochs"], recipe["precision"], recipe["batch_size"], recipe["grad_accum"]) == (4, "fp32", 8, 1)
@@ -859,11 +874,11 @@ def test_model_params_carry_ranker_args_and_rates_only():
 
 def test_scoring_uses_rerank_section_and_a_models_own_precision():
     cfg = prepare(mutated(put("rerank.precision", "bf16"), put("models.maxp.training", {"precision": "fp32"})))
-    assert cfg.scoring("sump") == {"batch_size": DEFAULT["rerank"]["batch_size"],
-                                   "device": DEFAULT["rerank"]["device"], "precision": "bf16"}
+    assert cfg.scoring("parade_attn") == {"batch_size": DEFAULT["rerank"]["batch_size"],
+                                          "device": DEFAULT["rerank"]["device"], "precision": "bf16"}
     assert cfg.scoring("maxp")["precision"] == "fp32"
     more = prepare(mutated(put("rerank.precision", "bf16"), append("rerank.querysets", "train")))
-    assert more.scoring("sump") == cfg.scoring("sump")
+    assert more.scoring("parade_attn") == cfg.scoring("parade_attn")
 
 
 def test_evaluation_params_are_a_querysets_metrics_and_relevance_level():
@@ -876,30 +891,30 @@ def test_tokenizer_store_cap_is_the_longest_document_budget_of_its_backbone():
         put("models.maxp.args.max_doc_tokens", 10_000),
         *(put(f"models.{m}.args", {"backbone": "org/other-bert", "max_query_tokens": 8, "chunk_tokens": chunk,
                                    "stride": chunk, "max_doc_tokens": budget, **extra})
-          for m, chunk, budget, extra in [("sump", 24, 48, {}), ("avgp", 12, 36, {"trust_remote_code": True})])))
+          for m, chunk, budget, extra in [("parade_attn", 24, 48, {}),
+                                          ("cedr_knrm", 12, 36, {"trust_remote_code": True})])))
     backbone = DEFAULT["models"]["firstp"]["args"]["backbone"]
     assert cfg.tokenizers == {
         cfg.tokenizer_of("firstp"): {"name": backbone, "cap": 10_000, "trust_remote_code": False},
         "org_other-bert": {"name": "org/other-bert", "cap": 48, "trust_remote_code": True},
-        cfg.tokenizer_of("longp_smollm2"): {"name": "offline:SmolLM2-135M-Instruct", "cap": 76, "trust_remote_code": False},
     }
-    assert cfg.tokenizer_of("maxp") == cfg.tokenizer_of("firstp") != cfg.tokenizer_of("sump") == "org_other-bert"
+    assert cfg.tokenizer_of("maxp") == cfg.tokenizer_of("firstp") != cfg.tokenizer_of("parade_attn") == "org_other-bert"
 
 
 def test_a_models_own_tokenizer_gets_its_own_store():
-    cfg = prepare(mutated(put("models.sump.args.tokenizer", "bert-base-uncased"),
-                          put("models.sump.args.max_doc_tokens", 60)))
-    assert cfg.tokenizer_of("sump") == "bert-base-uncased"
+    cfg = prepare(mutated(put("models.parade_attn.args.tokenizer", "bert-base-uncased"),
+                          put("models.parade_attn.args.max_doc_tokens", 60)))
+    assert cfg.tokenizer_of("parade_attn") == "bert-base-uncased"
     assert cfg.tokenizers["bert-base-uncased"] == {"name": "bert-base-uncased", "cap": 60, "trust_remote_code": False}
 
 
 def test_distinct_tokenizers_never_share_a_store():
     try:
         cfg = prepare(mutated(put("models.maxp.args.backbone", "org/bert"),
-                              put("models.sump.args.backbone", "org_bert")))
+                              put("models.parade_attn.args.backbone", "org_bert")))
     except ConfigError:
         return  # refusing the clash is as good as keeping the stores apart
-    assert cfg.tokenizer_of("maxp") != cfg.tokenizer_of("sump")
+    assert cfg.tokenizer_of("maxp") != cfg.tokenizer_of("parade_attn")
 
 
 def test_table_params_carry_only_the_alphas_of_the_tables_own_querysets():
@@ -950,7 +965,7 @@ def test_excluded_seeds_are_trained_but_left_out_of_the_tables():
     cfg = prepare(mutated(put("training.seeds", [1, 2]), put("models.maxp.seeds", [1, 2, 3, 4]),
                           put("models.maxp.excluded_seeds", [2])))
     assert cfg.models["maxp"].trained_seeds(cfg.seeds) == [1, 2, 3, 4]
-    assert cfg.model_seeds("maxp") == [1, 3, 4] and cfg.model_seeds("sump") == [1, 2]
+    assert cfg.model_seeds("maxp") == [1, 3, 4] and cfg.model_seeds("parade_attn") == [1, 2]
     assert [s for m, s in cfg.systems("dev") if m == "maxp"] == [1, 3, 4]
     assert cfg.excluded_checkpoints == [("maxp", 2)]
     assert cfg.table_params("table1")["models"]["maxp"]["excluded_seeds"] == [2]
@@ -986,28 +1001,29 @@ def test_table11_without_models_counts_every_model():
 def test_a_debiased_model_trains_on_its_own_copy_of_the_training_collection():
     cfg = prepare(fresh())
     assert cfg.debiased_collections == {"synthetic-debiased-k1-seed0": {"base": "synthetic", "n_splits": 1, "seed": 0}}
-    assert cfg.training_collection("neural_model1_debiased") == "synthetic-debiased-k1-seed0"
-    assert cfg.training_collection("neural_model1") == "synthetic"
+    assert cfg.training_collection("longp_debiased") == "synthetic-debiased-k1-seed0"
+    assert cfg.training_collection("longp") == "synthetic"
     params = cfg.table_params("table2")["models"]
-    debiased = "neural_model1_debiased"
-    assert params[debiased]["debiased_from"] == "neural_model1" and "debiased_from" not in params["neural_model1"]
-    assert cfg.models[debiased].args == cfg.models["neural_model1"].args
-    assert cfg.models[debiased].ranker == "neural_model1"
-    changed = prepare(mutated(put("models.neural_model1.args.max_doc_tokens", 48)))  # the original's change reaches
-    assert changed.models[debiased].args["max_doc_tokens"] == 48  # its de-biased twin
-    shuffled_twice = prepare(mutated(put("models.longp_debiased.debias", {"original": "longp", "n_splits": 3})))
+    debiased = "longp_debiased"
+    assert params[debiased]["debiased_from"] == "longp" and "debiased_from" not in params["longp"]
+    assert cfg.models[debiased].args == cfg.models["longp"].args
+    assert cfg.models[debiased].ranker == "longp"
+    changed = prepare(mutated(put("models.longp.args.max_query_tokens", 10)))  # the original's change reaches
+    assert changed.models[debiased].args["max_query_tokens"] == 10  # its de-biased twin
+    shuffled_twice = prepare(mutated(put("models.cedr_debiased", {"label": "CEDR (de-biased)",
+                                                                  "debias": {"original": "cedr_knrm", "n_splits": 3}})))
     assert sorted(shuffled_twice.debiased_collections) == ["synthetic-debiased-k1-seed0",
                                                            "synthetic-debiased-k3-seed0"]
 
 
 @pytest.mark.parametrize("mutation, message", [
-    (put("models.neural_model1_debiased.debias.original", "nope"),
-     r"^models\.neural_model1_debiased\.debias\.original: 'nope' is not a configured model"),
-    (put("models.neural_model1_debiased.lr", 1.0e-3),
-     r"^models\.neural_model1_debiased: \['lr'\] belong to its original \(models\.neural_model1\); a de-biased "
+    (put("models.longp_debiased.debias.original", "nope"),
+     r"^models\.longp_debiased\.debias\.original: 'nope' is not a configured model"),
+    (put("models.longp_debiased.lr", 1.0e-3),
+     r"^models\.longp_debiased: \['lr'\] belong to its original \(models\.longp\); a de-biased "
      r"model gives only"),
-    (put("models.neural_model1_debiased.debias.original", "longp_debiased"),
-     r"^models\.neural_model1_debiased\.debias\.original: 'longp_debiased' is itself de-biased"),
+    (put("models.twice_debiased", {"label": "Twice", "debias": {"original": "longp_debiased"}}),
+     r"^models\.twice_debiased\.debias\.original: 'longp_debiased' is itself de-biased"),
     (put("tables.table2.models", ["maxp"]), r"^tables\.table2\.models: 'maxp' has no models\.maxp\.debias"),
 ])
 def test_a_debiased_model_must_be_its_original_trained_on_other_documents(mutation, message):

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PROFILE_DIR = ROOT / "profiles" / "slurm"
 # Every rule that fits or encodes a model: one GPU each.
 GPU_RULES = ("train", "finetune", "cross_validate_fold", "rerank", "rerank_checkpoint", "rerank_zero_shot",
-             "dense_index", "hybrid_retrieve", "probes_score")
+             "rerank_zero_shot_model", "dense_index", "hybrid_retrieve", "probes_score")
 RULE_HEADER = re.compile(r"^[ \t]*(?:rule|checkpoint)(?:[ \t]+(\w+))?[ \t]*:", re.MULTILINE)
 
 
@@ -96,6 +96,15 @@ def test_the_workflow_profile_schedules_greedily_and_runs_one_local_decoder_at_a
     asking = {name for path in (ROOT / "rules").glob("*.smk") for name, body in rule_blocks(path).items()
               if "local_decoder=" in body}
     assert asking == {"litm_predict_{_task}"}  # the prediction rules, one per task, made in a loop
+
+
+def test_the_long_jobs_beside_the_rankers_and_every_job_before_them_go_first():
+    """Lost in the Middle's predictions and the probes' scorers need only their own data (and a scorer its
+    checkpoint): with a priority on the whole chain they run beside the rankers instead of alone at the end."""
+    early = {name for path in (ROOT / "rules").glob("*.smk") for name, body in rule_blocks(path).items()
+             if "priority: RUN_EARLY_PRIORITY" in body}
+    assert early == {"litm_synthetic_qa", "litm_build_qa", "litm_build_kv", "litm_predict_{_task}",
+                     "probes_synthetic", "probes_build", "probes_score"}
 
 
 def test_a_local_decoder_takes_the_resource_and_a_model_behind_an_api_does_not(tmp_path):

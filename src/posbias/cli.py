@@ -552,7 +552,7 @@ def _rerank(args) -> None:
     from posbias.steps.training import rerank_pretrained
 
     _needs(args, "--tokens", "it reads the collection's token store")
-    rerank_pretrained(model, args.tokens, args.queries, args.candidates, args.run, args.tag, _scoring(args),
+    rerank_pretrained(model, args.tokens, args.queries, args.candidates, [args.run], args.tag, _scoring(args),
                       args.threads)
 
 

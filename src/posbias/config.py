@@ -384,6 +384,15 @@ class Config:
         return [m for m in self.trained_models if all(map(self.models[m].reranks, self.direct_querysets))]
 
     @property
+    def zero_shot_job_models(self) -> list[str]:
+        """Zero-shot models that score all the reranked query sets in one job under `rerank.jobs: per_checkpoint`
+        (rule rerank_zero_shot_model: one process start and model load, as a checkpoint's job); otherwise, and
+        for a model that skips some query set, one job per query set."""
+        if self.data["rerank"].get("jobs", "per_queryset") != "per_checkpoint" or not self.rerank_querysets:
+            return []
+        return [m for m in self.zero_shot_models if all(map(self.models[m].reranks, self.rerank_querysets))]
+
+    @property
     def pooled_querysets(self) -> list[str]:
         return [n for n, q in self.querysets.items() if q.pooled]
 

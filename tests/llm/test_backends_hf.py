@@ -89,6 +89,41 @@ def test_eos_and_stop_strings_finish_with_stop(tiny_llama, tokenizer, tmp_path):
     assert cut.text == expected[:expected.index(word)] and cut.finish_reason == "stop"
 
 
+def test_a_batch_answers_as_each_prompt_alone(tiny_llama, tokenizer, tmp_path):
+    """Prompts of different lengths, padded on the left, one of them ending early at its EOS: each answer, its
+    finish reason and its token counts are those of the prompt answered alone."""
+    prompts = [PROMPT, "What is the capital of a country far away from here today?", "Why?"]
+    ids, _ = reference(tiny_llama, tokenizer, prompts[2], 6)
+    stopping = tmp_path / "stops"
+    shutil.copytree(tiny_llama, stopping)
+    generation = json.loads((stopping / "generation_config.json").read_text())
+    (stopping / "generation_config.json").write_text(json.dumps({**generation, "eos_token_id": ids[1]}))
+    alone = causal(str(stopping))
+    batched = causal(str(stopping), options={"device": "cpu", "batch_size": 3})
+    decoding = Decoding(max_new_tokens=6)
+    expected = [alone.complete(prompt, decoding) for prompt in prompts]
+    assert expected[2].finish_reason == "stop" and expected[2].completion_tokens == 2
+    calls = []
+    generate = batched.model.generate
+    batched.model.generate = lambda **kwargs: calls.append(kwargs["input_ids"].shape) or generate(**kwargs)
+    assert batched.complete_batch(prompts, decoding, [None] * 3) == expected
+    assert len(calls) == 1 and calls[0][0] == 3  # one generation of three padded rows
+    # a row that meets a stop string ends there too, though the others go on (and its pad is an EOS id)
+    word = expected[0].text.split()[1]
+    stopping = Decoding(max_new_tokens=6, stop=(word,))
+    alone_stopped = [alone.complete(prompt, stopping) for prompt in prompts]
+    assert alone_stopped[0].finish_reason == "stop" and alone_stopped[0].completion_tokens < 6
+    assert batched.complete_batch(prompts, stopping, [None] * 3) == alone_stopped
+    # through the cache layer: answered in one call, the batch recorded with each answer
+    model = LanguageModel(batched.spec, ResponseCache(tmp_path / "cache", "read_write"), backend=batched)
+    done = model.generate([Request(prompt=prompt) for prompt in prompts], decoding, progress=False)
+    assert [d.text for d in done] == [answer.text for answer in expected]
+    entries = [json.loads(line) for line in next((tmp_path / "cache").glob("*.jsonl")).read_text().splitlines()]
+    assert [entry["batch_size"] for entry in entries] == [3, 3, 3]
+    with pytest.raises(InputError, match=r"options\.batch_size 0 is not a whole number >= 1"):
+        causal(tiny_llama, options={"batch_size": 0})
+
+
 def test_context_limits_are_refused_before_loading(tiny_llama, monkeypatch):
     import transformers
 

@@ -80,6 +80,24 @@ def test_the_fixture_replays_without_the_model(monkeypatch):
     assert model.backend._model is None
 
 
+@needs_smollm2
+def test_a_batch_answers_as_each_prompt_alone(live_model):
+    """SmolLM2 pads with its EOS id: a row that meets a stop string before the others end must not count the
+    padding that follows it as its own (batch_size: 3, prompts of different lengths, each stopped early)."""
+    from dataclasses import replace
+
+    from posbias.llm.backends import make_backend
+
+    backend = live_model.backend
+    batched = make_backend(replace(SPEC, options={**SPEC.options, "batch_size": 3}))
+    batched._model = backend.model  # the weights loaded once for the module
+    sents = [backend.render(request) for request in REQUESTS]
+    decoding = Decoding(max_new_tokens=16, stop=(" is",))  # after 4 to 7 tokens
+    alone = [backend.complete(sent, decoding) for sent in sents]
+    assert all(answer.finish_reason == "stop" for answer in alone)
+    assert batched.complete_batch(sents, decoding, [None] * 3) == alone
+
+
 def test_the_fixture_holds_the_recorded_prompts():
     """Without the model's package: the fixture is intact, and its entries are what the key fields say."""
     from posbias.llm.cache import ENTRY, cache_key

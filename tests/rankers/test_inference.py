@@ -28,6 +28,26 @@ def test_rerank_scores_every_candidate_the_same_as_one_at_a_time(tiny_backbone, 
     assert abs(single["q1"]["b"] - run["q1"]["b"]) < 1e-5
 
 
+def test_a_memo_takes_the_pairs_another_query_set_scored_and_scores_only_the_rest(tiny_backbone, tokenizer,
+                                                                                  token_store):
+    """The position sweep asks FarRelevant's questions of FarRelevant's documents, in another collection under other
+    ids: a pair is known by its query text and the document's token ids, not by the ids of either."""
+    ranker = maxp(tiny_backbone)
+    first, second = token_store(DOCS, name="first"), token_store({"x": DOCS["b"], "y": "a new text"}, name="second")
+    memo: dict = {}
+    run1, _ = rerank(ranker, tokenizer, QUERIES, first, {"q1": {"a": 0, "b": 0}}, device="cpu", progress=False,
+                     memo=memo)
+    sweep_queries = {"s1": QUERIES["q1"], "s2": QUERIES["q2"]}
+    candidates = {"s1": {"x": 0, "y": 0}, "s2": {"x": 0}}
+    run2, info = rerank(ranker, tokenizer, sweep_queries, second, candidates, device="cpu", progress=False,
+                        memo=memo)
+    # (q1's text, b's tokens) came from the memo; (q1, y) and (q2, b's tokens) were scored
+    assert info["reused_pairs"] == 1 and info["scored_pairs"] == 2 and len(memo) == 4
+    assert run2["s1"]["x"] == run1["q1"]["b"]
+    fresh, _ = rerank(ranker, tokenizer, sweep_queries, second, candidates, device="cpu", progress=False)
+    assert all(abs(fresh[q][d] - run2[q][d]) < 1e-5 for q in candidates for d in candidates[q])
+
+
 def test_a_store_with_a_smaller_cap_than_the_ranker_reads_is_refused(tiny_backbone, tokenizer, token_store):
     import pytest
 

@@ -1,8 +1,9 @@
 """`LanguageModel`: a backend, its wrapper and the response cache behind one `generate(requests, decoding)`.
 
 Every request is rendered and keyed before anything is called, so a `read_only` cache refuses a job that
-lacks answers before any model is loaded or any API is paid. Misses are answered one at a time, each appended
-to the cache as it arrives: a job killed halfway keeps what it already paid for.
+lacks answers before any model is loaded or any API is paid. Misses are answered one at a time (a local model
+with `options.batch_size` answers that many at once), each appended to the cache as it arrives: a job killed
+halfway keeps what it already paid for.
 """
 
 from __future__ import annotations
@@ -52,19 +53,29 @@ class LanguageModel:
             self.backend.check(each["sent"], decoding)
         if todo:
             self.backend.prepare()  # loading weights is not part of any call's latency
-            for key, (request, each) in tqdm(todo.items(), desc=self.name, unit="call", file=sys.stderr,
-                                             disable=not progress):
-                made[key] = self._record(key, each, *self._call(each["sent"], decoding, request.meta))
+            batches = list(todo.items())
+            size = self.backend.batch_size
+            with tqdm(total=len(batches), desc=self.name, unit="call", file=sys.stderr, disable=not progress) as bar:
+                for start in range(0, len(batches), size):
+                    batch = batches[start:start + size]
+                    answers, seconds = self._call([each["sent"] for _, (_, each) in batch], decoding,
+                                                  [request.meta for _, (request, _) in batch])
+                    for (key, (_, each)), answer in zip(batch, answers, strict=True):
+                        # a batch's latency is shared by its answers
+                        made[key] = self._record(key, each, answer, seconds / len(batch), len(batch))
+                    bar.update(len(batch))
         return [self._completion(key, each["sent"], found.get(key) or made[key], key in found)
                 for key, each in zip(keys, fields)]
 
-    def _call(self, sent: str | list, decoding: Decoding, meta: Mapping) -> tuple[Answer, float]:
-        """One answer and its latency, retrying transient failures with exponential back-off."""
+    def _call(self, sents: list, decoding: Decoding, metas: list[Mapping]) -> tuple[list[Answer], float]:
+        """The answers to a batch of sent prompts (one, unless the backend batches) and the seconds they took,
+        retrying transient failures with exponential back-off."""
         for attempt in range(self.spec.max_retries + 1):
             start = time.perf_counter()
             try:
-                answer = self.backend.complete(sent, decoding, meta)
-                return answer, time.perf_counter() - start
+                answers = (self.backend.complete_batch(sents, decoding, metas) if len(sents) > 1
+                           else [self.backend.complete(sents[0], decoding, metas[0])])
+                return answers, time.perf_counter() - start
             except TransientError as err:
                 if attempt == self.spec.max_retries:
                     raise TransientError(f"{self.name}: {err}; gave up after {attempt} retries") from err
@@ -74,10 +85,11 @@ class LanguageModel:
                 time.sleep(wait)
         raise AssertionError("unreachable")
 
-    def _record(self, key: str, fields: Mapping, answer: Answer, latency_s: float) -> dict:
+    def _record(self, key: str, fields: Mapping, answer: Answer, latency_s: float, batch_size: int = 1) -> dict:
         entry = {**fields, "key": key, "text": answer.text, "finish_reason": answer.finish_reason,
                  "prompt_tokens": answer.prompt_tokens, "completion_tokens": answer.completion_tokens,
-                 "latency_s": round(latency_s, 6), "sdk": self.backend.sdk(),
+                 "latency_s": round(latency_s, 6), **({"batch_size": batch_size} if batch_size > 1 else {}),
+                 "sdk": self.backend.sdk(),
                  "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
         self.cache.put(entry)
         return entry

@@ -36,11 +36,13 @@ def score_batch(ranker: ChunkRanker, chunker, pairs: list[tuple], device: torch.
 @torch.inference_mode()
 def rerank(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenStore,
            candidates: dict[str, dict[str, float]], batch_size: int = 32, device: str = "auto",
-           precision: str = "auto", progress: bool = True,
-           source: str = "the candidates") -> tuple[dict[str, dict[str, float]], dict]:
+           precision: str = "auto", progress: bool = True, source: str = "the candidates",
+           memo: dict | None = None) -> tuple[dict[str, dict[str, float]], dict]:
     """A run with the ranker's score for every (query, candidate) pair, and how it was computed
     (`device`, `autocast`: the backbone's autocast dtype or fp32, `pairs`). `source` names the candidates
-    (their file) in errors: a query without text, a document not in the store."""
+    (their file) in errors: a query without text, a document not in the store. `memo`, shared by the calls of one
+    ranker, holds the scores by (query text, the document's token ids as the ranker reads them): a pair another
+    query set already scored is taken from it (the position sweep's distractors are FarRelevant's documents)."""
     missing_queries = sorted(set(candidates) - set(queries))
     if missing_queries:
         raise InputError(f"{len(missing_queries)} queries of {source} have no text, e.g. {missing_queries[:3]}")
@@ -65,6 +67,14 @@ def rerank(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: Token
     order = sorted(range(len(pair_docs)), key=lambda i: (lengths[i], pair_queries[i], pair_docs[i]))
     pair_scores: dict[tuple[str, str], float] = {}
     limit = ranker.geometry.max_doc_tokens
+    memo_keys = {}
+    if memo is not None:
+        memo_keys = {i: (queries[pair_queries[i]],
+                         np.asarray(store.ids(numbers[i], limit)).tobytes()) for i in order}
+        for i in order:
+            if memo_keys[i] in memo:
+                pair_scores[pair_queries[i], pair_docs[i]] = memo[memo_keys[i]]
+        order = [i for i in order if memo_keys[i] not in memo]
     scoring = 0.0  # seconds of featurisation and forward passes, token ids already read (Figure 3)
     for start in tqdm(range(0, len(order), batch_size), desc=f"reranking with {ranker.registry_name}",
                       unit="batch", disable=not progress, mininterval=5):
@@ -75,12 +85,17 @@ def rerank(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: Token
         scoring += time.perf_counter() - started
         for i, score in zip(part, scores):
             pair_scores[pair_queries[i], pair_docs[i]] = score
+            if memo is not None:
+                memo[memo_keys[i]] = score
     run: dict[str, dict[str, float]] = {q: {} for q in qids}
     for q, d in wanted:
         run[q][d] = pair_scores[by_text[queries[q]], d]
+    reused = len(scored) - len(order)
     info = {"device": str(torch_device), "autocast": dtype_name(dtype), "pairs": len(wanted),
-            "scoring_seconds": round(scoring, 4), **({"scored_pairs": len(order)} if len(order) < len(wanted) else {})}
-    log.info("reranked %d pairs of %d queries with %s on %s (backbone autocast %s, head fp32)%s", len(wanted),
+            "scoring_seconds": round(scoring, 4), **({"scored_pairs": len(order)} if len(order) < len(wanted) else {}),
+            **({"reused_pairs": reused} if reused else {})}
+    log.info("reranked %d pairs of %d queries with %s on %s (backbone autocast %s, head fp32)%s%s", len(wanted),
              len(qids), ranker.registry_name, torch_device, info["autocast"],
-             f"; {len(order)} distinct (query text, document) pairs scored" if len(order) < len(wanted) else "")
+             f"; {len(order)} distinct (query text, document) pairs scored" if len(order) < len(wanted) else "",
+             f", {reused} taken from an earlier query set" if reused else "")
     return run, info

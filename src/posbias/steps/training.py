@@ -93,6 +93,7 @@ def rerank_with(ranker, tokenizer, tokens: list[str], queries: list[str], candid
     scored). `scoring` is the config's `rerank` section without its query sets: `batch_size`, `device`
     and `precision` (the backbone's autocast: auto, bf16, fp16 or fp32). `keep_qids` limits the queries."""
     settings = {"batch_size": 32, "device": "auto", "precision": "auto", **scoring}
+    memo: dict = {}  # one ranker's scores across the query sets (posbias.rankers.inference.rerank)
     for tokens_path, queries_path, candidates_path, run in zip(tokens, queries, candidates, runs, strict=True):
         log.info("reranking %s", candidates_path)
         pool = nonempty(read_run(candidates_path), candidates_path, "candidates")
@@ -100,7 +101,7 @@ def rerank_with(ranker, tokenizer, tokens: list[str], queries: list[str], candid
             pool = {q: scores for q, scores in pool.items() if q in keep_qids}
         with TokenStore(tokens_path) as store:
             scores, info = rerank(ranker, tokenizer, read_queries(queries_path), store, pool, progress=progress,
-                                  source=candidates_path, **settings)
+                                  source=candidates_path, memo=memo, **settings)
         write_run(run, scores, tag=tag)
         write_rerank_info(run, {**info, "candidates": candidates_path, "precision": settings["precision"]})
 
@@ -113,13 +114,15 @@ def pretrained_ranker(model: dict):
     return ranker.eval(), tokenizer
 
 
-def rerank_pretrained(model: dict, tokens: str, queries: str, candidates: str, run: str, tag: str, scoring: dict,
-                      threads: int, progress: bool = True) -> None:
-    """Rerank one query set with a zero-shot model (`models.<name>.zero_shot`), built from its pretrained weights."""
+def rerank_pretrained(model: dict, tokens: str | list[str], queries: str | list[str], candidates: str | list[str],
+                      runs: list[str], tag: str, scoring: dict, threads: int, progress: bool = True) -> None:
+    """Rerank query sets with a zero-shot model (`models.<name>.zero_shot`), built once from its pretrained weights:
+    one (token store, queries, candidates) triple per run, or lists of them aligned with `runs`."""
     torch.set_num_threads(threads)
     seed_everything(0)  # a ranker with a freshly initialised head would depend on it; the bi-encoder has none
     ranker, tokenizer = pretrained_ranker(model)
-    rerank_with(ranker, tokenizer, [tokens], [queries], [candidates], [run], tag, scoring, progress)
+    listed = [[x] if isinstance(x, str) else list(x) for x in (tokens, queries, candidates)]
+    rerank_with(ranker, tokenizer, *listed, runs, tag, scoring, progress)
 
 
 def rerank_candidates(checkpoint: str, tokens: list[str], queries: list[str], candidates: list[str],

@@ -71,6 +71,12 @@ class Backend(ABC):
     def complete(self, sent: str | list, decoding: Decoding, meta: Mapping | None = None) -> Answer:
         """Answer one rendered prompt. `meta` is the request's meta, read by the mock only."""
 
+    batch_size = 1  # prompts `complete_batch` answers in one call (a local model's `options.batch_size`)
+
+    def complete_batch(self, sents: list, decoding: Decoding, metas: list[Mapping | None]) -> list[Answer]:
+        """Answer several rendered prompts (at most `batch_size`); by default one at a time."""
+        return [self.complete(sent, decoding, meta) for sent, meta in zip(sents, metas, strict=True)]
+
     def sdk(self) -> dict:
         """The package that made the answer and its version, recorded in the cache."""
         return package_version("posbias")

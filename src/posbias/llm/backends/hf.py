@@ -3,12 +3,16 @@
 
 `spec.model` is a local directory or an `offline:` name (`posbias.backbones`). Options: `dtype` (float32, the
 default, bfloat16 or float16; part of the cache key, since it changes answers), `device` (auto: cuda when
-available, else cpu) and `trust_remote_code` (false unless the config opts in).
+available, else cpu), `trust_remote_code` (false unless the config opts in) and `batch_size` (1, the default:
+one prompt at a time).
 
-Decoding is greedy and one prompt at a time: batching pads prompts, and padding can change a decoder's
-greedy answer on CPU. The answer is the generated token ids decoded, never the decoded output cut by the
-decoded prompt's length (decoding does not round-trip). The tokenizer and config are read only when needed
-and the weights only on the first call, so replaying a cache never loads a model.
+Decoding is greedy. With `batch_size` > 1 a causal model decodes that many prompts together, padded on the left
+and masked: each new token then reads the weights once for all of them, which token-by-token decoding on a CPU
+spends most of its time on. Padding changes the order of floating-point sums, so a near-tie between two tokens
+could in principle break the other way than alone; the batch size is recorded with each answer (not in the cache
+key, which names what decides an answer by design). The answer is the generated token ids decoded, never the
+decoded output cut by the decoded prompt's length (decoding does not round-trip). The tokenizer and config are
+read only when needed and the weights only on the first call, so replaying a cache never loads a model.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ def fingerprint(directory: str | Path) -> str:
 
 class _HFBackend(Backend):
     WRAPPERS = tuple(name for name in wrappers.WRAPPERS if name != "messages")
-    OPTIONS = ("dtype", "device", "trust_remote_code")
+    OPTIONS = ("dtype", "device", "trust_remote_code", "batch_size")
     LOADER = ""  # the name of the transformers Auto class
 
     def __init__(self, spec: ModelSpec):
@@ -53,6 +57,10 @@ class _HFBackend(Backend):
             raise InputError(f"model {spec.model!r}: options.dtype {self.dtype!r} is not one of {', '.join(DTYPES)}")
         self.device_option = spec.options.get("device", "auto")
         self.trust_remote_code = spec.options.get("trust_remote_code", False) is True
+        batch_size = spec.options.get("batch_size", 1)
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise InputError(f"model {spec.model!r}: options.batch_size {batch_size!r} is not a whole number >= 1")
+        self.batch_size = batch_size
         self._model = None
 
     @functools.cached_property
@@ -133,19 +141,27 @@ class _HFBackend(Backend):
         """The tokens of a rendered prompt as the model receives them."""
         return int(self._encode(sent)["input_ids"].shape[1])
 
-    def _encode(self, sent: str):
+    def _encode(self, sent: str | list[str]):
+        """Token ids and attention mask of one prompt, or of several padded on the left (where a causal model's
+        continuation starts at the same place in every row)."""
+        if isinstance(sent, list):
+            self.tokenizer.padding_side = "left"
+            if self.tokenizer.pad_token_id is None:
+                self.tokenizer.pad_token = self.tokenizer.eos_token
         return self.tokenizer(sent, add_special_tokens=wrappers.adds_special_tokens(self.spec.wrapper),
-                              return_tensors="pt")
+                              return_tensors="pt", padding=isinstance(sent, list))
 
     def check(self, sent: str, decoding: Decoding) -> None:
         require_greedy(self.spec, decoding)
         self._check_prompt(self._encode(sent)["input_ids"].shape[1], decoding)
 
-    def _generate(self, sent: str, decoding: Decoding):
-        """(prompt length, output ids of the one sequence, generation config) of a greedy generation."""
+    def _generate(self, sent: str | list[str], decoding: Decoding):
+        """(prompt length, output ids, generation config) of a greedy generation: the one sequence's ids for one
+        prompt, a row per prompt (padded prompts, then the generated ids) for a list."""
         import torch
 
-        self.check(sent, decoding)
+        for each in sent if isinstance(sent, list) else [sent]:
+            self.check(each, decoding)
         encoded = self._encode(sent)
         config = self._generation_config(decoding)
         # Stop strings end generation as soon as one is decoded (transformers matches them across token
@@ -155,13 +171,28 @@ class _HFBackend(Backend):
             output = self.model.generate(input_ids=encoded["input_ids"].to(self.device),
                                          attention_mask=encoded["attention_mask"].to(self.device),
                                          generation_config=config, **stopping)
-        return encoded["input_ids"].shape[1], output[0].cpu(), config
+        output = output.cpu()
+        return encoded["input_ids"].shape[1], output if isinstance(sent, list) else output[0], config
 
     def _check_prompt(self, prompt_tokens: int, decoding: Decoding) -> None:
         raise NotImplementedError
 
+    def _own_ids(self, ids: list[int], config, decoding: Decoding) -> list[int]:
+        """One row of a batch as generating it alone gives it: a row that finished first (at an EOS id, or once
+        its text holds a stop string) is filled with the pad id, which may be an EOS id, until the last row ends;
+        a row that never finished ran to the end."""
+        eos = set(_ids(config.eos_token_id))
+        for end in range(1, len(ids) + 1):
+            if ids[end - 1] in eos:
+                return ids[:end]
+            if decoding.stop:
+                text = self.tokenizer.decode(ids[:end], skip_special_tokens=True)
+                if any(stop in text for stop in decoding.stop):
+                    return ids[:end]
+        return ids
+
     def _answer(self, generated, config, decoding: Decoding) -> Answer:
-        ids = generated.tolist()
+        ids = generated if isinstance(generated, list) else generated.tolist()
         eos = set(_ids(config.eos_token_id))
         finish = "stop" if eos.intersection(ids) else "length"
         text, stopped = cut_at_stop(self.tokenizer.decode(ids, skip_special_tokens=True), decoding.stop)
@@ -179,6 +210,17 @@ class HFCausal(_HFBackend):
         prompt_tokens, output, config = self._generate(sent, decoding)
         answer = self._answer(output[prompt_tokens:], config, decoding)
         return Answer(answer.text, answer.finish_reason, prompt_tokens, answer.completion_tokens)
+
+    def complete_batch(self, sents: list[str], decoding: Decoding, metas: list[Mapping | None]) -> list[Answer]:
+        if len(sents) == 1:
+            return [self.complete(sents[0], decoding, metas[0])]
+        padded, output, config = self._generate(list(sents), decoding)
+        answers = []
+        for sent, row in zip(sents, output, strict=True):
+            answer = self._answer(self._own_ids(row[padded:].tolist(), config, decoding), config, decoding)
+            answers.append(Answer(answer.text, answer.finish_reason, self.count_tokens(sent),
+                                  answer.completion_tokens))
+        return answers
 
 
 class HFSeq2Seq(_HFBackend):

@@ -40,8 +40,10 @@ demo: $(STAMP)
 	# the headline cells against the values kept in the repository: one pass/fail table, exit status 1 on drift
 	$(BIN)/posbias regress --results results --expected config/regression/demo.yaml
 
+# One pytest worker per core (pytest-xdist); each test file runs whole on one worker, so a module's fixtures
+# (the tiny workflow's finished run, a trained checkpoint) are built once.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile
 
 test-slurm: $(STAMP)
 	bash tests/slurm/run_cluster_test.sh

@@ -300,6 +300,24 @@ def test_a_checkpoint_trained_on_other_documents_has_another_config_hash():
         original["config_hash"]
 
 
+def test_checkpoints_fine_tuned_from_different_checkpoints_have_different_config_hashes(tmp_path):
+    """A de-biased twin and its original are fine-tuned with the same model block, recipe and FarRelevant files;
+    only the checkpoint each starts from differs, and so must the fine-tuned checkpoints' config hashes."""
+    model, training, summary = {"ranker": "longp", "args": {}}, {"epochs": 1}, {"device": "cpu"}
+    inputs = {"tokens": "results/tokens/farrelevant/t", "queries": "q.tsv", "qrels": "qrels.txt", "candidates": "c.run"}
+    parents = {}
+    for name, tokens in (("longp", "results/tokens/synthetic/t"), ("longp_debiased", "results/tokens/synthetic-d/t")):
+        parents[name] = tmp_path / name
+        parents[name].mkdir()
+        sidecar = provenance.checkpoint_provenance(model, training, 1, summary, inputs={**inputs, "tokens": tokens})
+        (parents[name] / "provenance.json").write_text(json.dumps(sidecar))
+    fine_tuned = {name: provenance.checkpoint_provenance(model, training, 1, summary, init_checkpoint=str(parent),
+                                                         inputs=inputs) for name, parent in parents.items()}
+    assert fine_tuned["longp"]["config_hash"] != fine_tuned["longp_debiased"]["config_hash"]
+    assert fine_tuned["longp"]["init_checkpoint"]["config_hash"] == \
+        json.loads((parents["longp"] / "provenance.json").read_text())["config_hash"]
+
+
 def test_the_cli_prints_the_environment_and_a_configs_hash(capsys):
     from posbias.cli import main
     from posbias.config import load_config

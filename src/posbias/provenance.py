@@ -364,15 +364,20 @@ def checkpoint_provenance(model: Mapping, training: Mapping, seed: int, summary:
     """The sidecar of a checkpoint: the environment that trained it, the device and precision it trained at
     (`summary` from `posbias.training.loop.train`), its pretrained weights, the files it trained on (`inputs`:
     tokens, queries, judgments, candidates), and the hash of its own config slice (model block, training recipe,
-    seed, those files)."""
+    seed, those files, and the config hash of the checkpoint it was fine-tuned from)."""
     args = model.get("args", {})
     weights = {key: weights_identity(args[key]) for key in ("backbone", "aggregator", "interaction_model")
                if isinstance(args.get(key), str)}
     inputs = dict(inputs or {})
+    made_from = {"model": model, "training": training, "seed": seed, "inputs": inputs}
+    parent = None
+    if init_checkpoint:  # a fine-tuned checkpoint is also what it started from (a de-biased twin's differs)
+        parent = read_sidecar(init_checkpoint)
+        made_from["init_checkpoint"] = parent.get("config_hash") if parent else str(init_checkpoint)
     record = {
         "format": FORMAT,
         "written": now(),
-        "config_hash": config_hash({"model": model, "training": training, "seed": seed, "inputs": inputs}),
+        "config_hash": config_hash(made_from),
         "inputs": inputs,
         "device": summary.get("device"),
         "precision": {"requested": training.get("precision", "auto"), "autocast": summary.get("autocast")},
@@ -380,7 +385,6 @@ def checkpoint_provenance(model: Mapping, training: Mapping, seed: int, summary:
         "environment": environment(),
     }
     if init_checkpoint:
-        parent = read_sidecar(init_checkpoint)
         record["init_checkpoint"] = {"path": str(init_checkpoint),
                                      "config_hash": parent.get("config_hash") if parent else None}
     return record

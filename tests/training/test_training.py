@@ -6,7 +6,7 @@ import torch
 
 from posbias.errors import InputError
 from posbias.rankers.registry import build_ranker
-from posbias.training.device import autocast_dtype, pick_device
+from posbias.device import autocast_dtype, pick_device
 from posbias.training.freezing import freeze_lower, transformer_layers
 from posbias.training.loop import TrainingSettings, seed_everything, train, warmup_then_constant
 from posbias.training.loss import pairwise_margin_loss

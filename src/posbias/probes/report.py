@@ -24,9 +24,9 @@ from scipy import stats
 
 from posbias.probes.stats import ProbeStatistic
 from posbias.reporting.figures import plt, save_figure
-from posbias.reporting.render import MISSING, NO_TEST, Cell, html_page, html_table, latex_table, markdown_table
+from posbias.reporting.render import (MISSING, NO_TEST, Cell, html_page, html_table, latex_table, markdown_table,
+                                      write_outputs)
 from posbias.stats.corrections import describe, describe_families
-from posbias.steps.report import write_outputs
 
 PROBE_TABLE_LABEL = "tab:probes"
 KEYS = ["probe", "condition", "scorer"]

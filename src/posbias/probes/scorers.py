@@ -123,7 +123,7 @@ class BM25Scorer(ProbeScorer):
 class CheckpointScorer(ProbeScorer):
     def __init__(self, checkpoint: str, batch_size: int = 32, device: str = "auto", precision: str = "auto"):
         from posbias.rankers.checkpoint import load_checkpoint
-        from posbias.training.device import autocast_dtype, pick_device
+        from posbias.device import autocast_dtype, pick_device
 
         self.ranker, self.tokenizer = load_checkpoint(checkpoint)
         self.device = pick_device(device)

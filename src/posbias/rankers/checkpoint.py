@@ -26,12 +26,11 @@ import torch
 from posbias.backbones import from_pretrained
 from posbias.errors import InputError, first_line
 from posbias.io import atomic_directory, read_json
-from posbias.provenance import SIDECAR as PROVENANCE
 from posbias.rankers.base import ChunkRanker
+from posbias.rankers.checkpoint_files import AUXILIARY, BACKBONE, DESCRIPTION, LEGACY_HEAD, SIDECAR, STATE
 from posbias.rankers.registry import build_ranker
 
-BACKBONE, AUXILIARY, STATE, DESCRIPTION = "backbone", "auxiliary", "ranker.pt", "ranker.json"
-LEGACY_HEAD, LEGACY_PREFIX = "head.pt", "aggregator."
+LEGACY_PREFIX = "aggregator."  # state_dict keys of the aggregator in checkpoints written before ranker.pt
 BACKBONE_PREFIX = "encoder.backbone."  # state_dict keys saved in backbone/ instead
 
 
@@ -49,7 +48,7 @@ def save_checkpoint(ranker: ChunkRanker, tokenizer, directory: str, extra: dict 
         description = {"name": ranker.registry_name, "args": ranker.args, **(extra or {})}
         (staging / DESCRIPTION).write_text(json.dumps(description, indent=2) + "\n")
         if provenance is not None:
-            (staging / PROVENANCE).write_text(json.dumps(provenance, indent=2) + "\n")
+            (staging / SIDECAR).write_text(json.dumps(provenance, indent=2) + "\n")
 
 
 def _load_rest(ranker: ChunkRanker, path: Path, name: str) -> None:

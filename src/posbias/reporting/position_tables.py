@@ -9,7 +9,8 @@ import math
 
 import pandas as pd
 
-from posbias.reporting.render import MISSING, NO_TEST, Cell, html_page, html_table, latex_table, markdown_table
+from posbias.reporting.render import (MISSING, NO_TEST, Cell, html_page, html_table, latex_table, markdown_table,
+                                      write_outputs)
 from posbias.stats.corrections import describe_families
 
 ALPHA = 0.05
@@ -74,7 +75,6 @@ def position_table_outputs(positions: pd.DataFrame, gaps: pd.DataFrame, task: st
                            labels: dict[str, str], outputs: dict[str, str], correction: str = "holm") -> None:
     """Write the table as LaTeX, Markdown, HTML and CSV (`outputs`: tex, md, html, csv); `correction` names the
     method that made `mcnemar_p_adjusted`, for the caption."""
-    from posbias.steps.report import write_outputs
 
     header, body = position_cells(positions, gaps, task, size, labels)
     selected = positions[(positions["task"] == task) & (positions["size"].isin([size, 0, 1]))]

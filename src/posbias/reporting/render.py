@@ -3,7 +3,8 @@
 Cells, headers and captions arrive as plain text; each format escapes them here, so the table
 modules never write markup. A cell that needs emphasis or a superscript is a `Cell`, which each
 format marks up its own way. In any text, `$...$` is inline math: LaTeX keeps it as written,
-Markdown too, and HTML shows it without the dollars.
+Markdown too, and HTML shows it without the dollars. `write_outputs` writes one table's four files (every
+stage's tables go through it).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass
+
+from posbias.io import atomic_write
 
 
 MISSING = "–"  # a cell without a value: a run made elsewhere that lacks a query set, a test that could not run
@@ -106,3 +109,13 @@ def html_page(*tables: str) -> str:
             "thead{border-top:2px solid #000;border-bottom:1px solid #000}tbody{border-bottom:2px solid #000}"
             "caption{caption-side:bottom;text-align:left;padding-top:8px;max-width:60em}"
             f"</style></head><body>{''.join(tables)}</body></html>\n")
+
+
+def write_outputs(outputs: dict, csv_frame, latex: str, markdown: str, html_text: str) -> None:
+    """Write one table's four files, the `tex`, `csv`, `md` and `html` paths of `outputs`, each atomically;
+    `csv_frame` is a pandas DataFrame (every number, unrounded)."""
+    for key, text in (("tex", latex), ("md", markdown), ("html", html_text)):
+        with atomic_write(outputs[key]) as out:
+            out.write(text)
+    with atomic_write(outputs["csv"]) as out:
+        csv_frame.to_csv(out, index=False)

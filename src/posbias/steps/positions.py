@@ -24,11 +24,11 @@ import pandas as pd
 
 from posbias.errors import InputError
 from posbias.io import atomic_write, read_documents, read_qrels, read_queries
+from posbias.positions.shares import ROW_COLUMNS, read_rows  # noqa: F401 (read_rows: the steps read their own files)
 
 log = logging.getLogger(__name__)
 
 SPARSE, DENSE = "sparse", "dense"
-ROW_COLUMNS = ("kind", "qid", "doc_id", "source", "position", "position_bin", "doc_tokens", "length_bin")
 
 
 def _write_rows(rows: list[dict], extra: tuple[str, ...], out: str) -> pd.DataFrame:
@@ -42,21 +42,6 @@ def _write_json(data: Mapping, out: str) -> None:
     with atomic_write(out) as handle:
         json.dump(dict(data), handle, indent=2, sort_keys=True)
         handle.write("\n")
-
-
-def read_rows(path: str) -> pd.DataFrame:
-    frame = pd.read_csv(path, sep="\t", dtype={"qid": str, "doc_id": str}, keep_default_na=False, na_values=[""])
-    missing = [c for c in ROW_COLUMNS if c not in frame.columns]
-    if missing:
-        raise InputError(f"{path}: not a positions file (no column {', '.join(missing)})")
-    return frame
-
-
-def first_relevant_starts(frame: pd.DataFrame) -> dict[str, int]:
-    """Each query's earliest located start in its judged relevant documents (the passage's BM25 documents and
-    documents without a relevant passage or chunk left out): what the position breakdown of a table reads."""
-    located = frame[(frame["source"] == "judged") & (frame["position"] >= 0)]
-    return {str(qid): int(start) for qid, start in located.groupby("qid")["position"].min().items()}
 
 
 def _missing_documents(wanted: set[str], found: Mapping[str, str], docs: str) -> None:
@@ -260,8 +245,7 @@ def report(rows: Mapping[str, str], summaries: Mapping[str, str], settings: Mapp
     from posbias.positions import figures as draw
     from posbias.positions.shares import share_table
     from posbias.positions.truth import agreement, read_truth
-    from posbias.reporting.render import html_page, html_table, latex_table, markdown_table
-    from posbias.steps.report import write_outputs
+    from posbias.reporting.render import html_page, html_table, latex_table, markdown_table, write_outputs
 
     frames = {name: read_rows(path) for name, path in rows.items()}
     counts = {}

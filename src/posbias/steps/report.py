@@ -15,25 +15,17 @@ import pandas as pd
 
 from posbias.data import statistics as stats
 from posbias.names import RANDOM, RETRIEVER
-from posbias.io import atomic_write, read_json, read_qrels
+from posbias.io import read_json, read_qrels
 from posbias.reporting import dataset_tables as dataset
 from posbias.reporting import outcome_table as outcomes
 from posbias.reporting.columns import FINE_TUNED, ZERO_SHOT, column_header
+from posbias.reporting.render import write_outputs
 from posbias.reporting.tables import (Column, Row, Significance, build_table,
                                       significance_note, to_html, to_latex, to_markdown)
 
 log = logging.getLogger(__name__)
 
 TABLE4_LABEL, FIRST_STAGE_LABEL = "tab:farrelevant", "tab:first-stage"
-
-
-def write_outputs(outputs: dict, csv_frame: pd.DataFrame, latex: str, markdown: str, html: str) -> None:
-    """Write the `tex`, `csv`, `md` and `html` paths of `outputs` (each atomically)."""
-    for key, text in (("tex", latex), ("md", markdown), ("html", html)):
-        with atomic_write(outputs[key]) as out:
-            out.write(text)
-    with atomic_write(outputs["csv"]) as out:
-        csv_frame.to_csv(out, index=False)
 
 
 def _write_table(table: pd.DataFrame, columns: list[Column], caption: str, label: str, outputs: dict,

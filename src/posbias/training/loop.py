@@ -27,7 +27,7 @@ from tqdm import tqdm
 from posbias.data.token_store import TokenStore
 from posbias.errors import InputError
 from posbias.rankers.base import ChunkRanker
-from posbias.training.device import autocast, autocast_dtype, dtype_name, pick_device
+from posbias.device import autocast, autocast_dtype, dtype_name, pick_device
 from posbias.training.freezing import freeze_lower
 from posbias.training.loss import pairwise_margin_loss
 from posbias.training.recipe import TrainingSettings

@@ -1,6 +1,11 @@
 import pytest
 
-from posbias.reporting.render import Cell, escape_latex, html_page, html_table, latex_label, latex_table, markdown_table
+import math
+
+import numpy as np
+
+from posbias.reporting.render import (MISSING, Cell, escape_latex, html_page, html_table, is_missing, latex_label,
+                                      latex_table, markdown_table, number, percent, write_outputs)
 
 
 @pytest.mark.parametrize("text, escaped", [
@@ -37,3 +42,25 @@ def test_cells_carry_their_markup_in_each_format():
     page = html_page(html_table(header, body, "p < 0.05 & $q$"))
     assert "<td>0.300<sup>ab</sup> (+5.0%)</td>" in page and "<td><b>0.010</b></td>" in page
     assert "<th>RR@10 &amp; more</th>" in page and "<caption>p &lt; 0.05 &amp; q</caption>" in page
+
+
+@pytest.mark.parametrize("value", [None, math.nan, np.float32("nan"), np.float64("nan")])
+def test_a_missing_value_prints_as_missing_in_every_format_helper(value):
+    assert is_missing(value) and number(value) == MISSING and percent(value) == MISSING
+
+
+def test_numbers_and_percentages_keep_their_digits_whatever_the_float_type():
+    assert [number(0.12345), number(np.float32(0.5), 1), number(2, 2)] == ["0.123", "0.5", "2.00"]
+    assert [percent(0.4237), percent(np.float64(1.0), 0)] == ["42.4", "100"]
+    assert not is_missing(0.0)
+
+
+def test_write_outputs_writes_the_four_files(tmp_path):
+    import pandas as pd
+
+    outputs = {key: str(tmp_path / f"t.{key}") for key in ("tex", "csv", "md", "html")}
+    write_outputs(outputs, pd.DataFrame({"a": [0.123456789]}), "\\begin{table}", "| a |", "<table>")
+    assert (tmp_path / "t.tex").read_text() == "\\begin{table}"
+    assert (tmp_path / "t.csv").read_text() == "a\n0.123456789\n"
+    assert (tmp_path / "t.md").read_text() == "| a |" and (tmp_path / "t.html").read_text() == "<table>"
+

@@ -25,7 +25,7 @@ from scipy import stats
 from posbias.probes.stats import ProbeStatistic
 from posbias.reporting.figures import plt, save_figure
 from posbias.reporting.render import (MISSING, NO_TEST, Cell, html_page, html_table, latex_table, markdown_table,
-                                      write_outputs)
+                                      percent, write_outputs)
 from posbias.stats.corrections import describe, describe_families
 
 PROBE_TABLE_LABEL = "tab:probes"
@@ -106,7 +106,7 @@ def _cell(row: pd.Series | None, column: Column, alpha: float) -> str | Cell:
     if row is None:
         return MISSING
     if column.value == "win_rate":
-        return MISSING if math.isnan(row["win_rate"]) else f"{100 * row['win_rate']:.1f}"
+        return percent(row["win_rate"])
     if not tested(row):
         return MISSING
     significant = math.isfinite(row["p_adjusted"]) and row["p_adjusted"] < alpha

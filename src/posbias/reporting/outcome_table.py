@@ -20,14 +20,14 @@ the query set's underscores written as '-', see `render.latex_label`).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import pandas as pd
 
 from posbias.io import Qrels
 from posbias.reporting.percentages import whole_percentages
-from posbias.reporting.render import MISSING, Cell, html_page, html_table, latex_table, markdown_table
+from posbias.reporting.render import (MISSING, Cell, html_page, html_table, is_missing, latex_table, markdown_table,
+                                      number)
 from posbias.stats.corrections import adjust, describe
 from posbias.stats.outcomes import outcome_breakdown
 
@@ -99,17 +99,9 @@ class Part:
     label: str
 
 
-def _missing(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def _number(value, digits: int) -> str:
-    return MISSING if _missing(value) else f"{value:.{digits}f}"
-
-
 def _p(value, alpha: float) -> str | Cell:
     """An adjusted p-value, in bold when it is below the query set's threshold."""
-    if _missing(value):
+    if is_missing(value):
         return MISSING
     return Cell(f"{value:.3f}" if value >= 0.001 else f"{value:.1e}", bold=value < alpha)
 
@@ -135,9 +127,9 @@ def _retrieved_body(records: list[dict], labels: dict[str, str], alpha: float) -
 
 
 def _both_body(records: list[dict], labels: dict[str, str], alpha: float) -> list[list[str | Cell]]:
-    return [[*pair, str(record["n_both"]), _number(record["esl_a"], 2), _number(record["esl_b"], 2),
+    return [[*pair, str(record["n_both"]), number(record["esl_a"], 2), number(record["esl_b"], 2),
              _p(record["esl_wilcoxon_p_adj"], alpha), _p(record["esl_t_p_adj"], alpha),
-             _number(record["rr_a"], 3), _number(record["rr_b"], 3),
+             number(record["rr_a"], 3), number(record["rr_b"], 3),
              _p(record["rr_wilcoxon_p_adj"], alpha), _p(record["rr_t_p_adj"], alpha)]
             for pair, record in zip(_pair_cells(records, labels), records)]
 

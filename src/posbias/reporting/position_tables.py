@@ -10,14 +10,10 @@ import math
 import pandas as pd
 
 from posbias.reporting.render import (MISSING, NO_TEST, Cell, html_page, html_table, latex_table, markdown_table,
-                                      write_outputs)
+                                      percent, write_outputs)
 from posbias.stats.corrections import describe_families
 
 ALPHA = 0.05
-
-
-def _percent(value: float) -> str:
-    return MISSING if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.1f}"
 
 
 def position_cells(positions: pd.DataFrame, gaps: pd.DataFrame, task: str, size: int, labels: dict[str, str]
@@ -40,14 +36,14 @@ def position_cells(positions: pd.DataFrame, gaps: pd.DataFrame, task: str, size:
             point = by_index.loc[i]
             differs = point["mcnemar_p_adjusted"] < ALPHA  # NaN (the reference, or no test) is never below
             untested = not point["reference"] and math.isnan(point["mcnemar_p"])
-            cells.append(Cell(_percent(point["accuracy"]), superscript="*" if differs else "", bold=bool(point["best"]),
-                              after=f" [{_percent(point['ci_low'])}, {_percent(point['ci_high'])}]"
+            cells.append(Cell(percent(point["accuracy"]), superscript="*" if differs else "", bold=bool(point["best"]),
+                              after=f" [{percent(point['ci_low'])}, {percent(point['ci_high'])}]"
                                     + (f" ({NO_TEST})" if untested else "")))
         gap = gaps[(gaps["model"] == model) & (gaps["variant"] == variant) & (gaps["task"] == task)
                    & (gaps["size"] == size)].iloc[0]
-        cells.append(_percent(gap["gap"]))
+        cells.append(percent(gap["gap"]))
         if task == "qa":
-            cells += [_percent(gap["closedbook"]), _percent(gap["oracle"])]
+            cells += [percent(gap["closedbook"]), percent(gap["oracle"])]
         body.append(cells)
     return header, body
 

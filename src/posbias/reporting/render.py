@@ -10,6 +10,8 @@ stage's tables go through it).
 from __future__ import annotations
 
 import html
+import math
+import numbers
 import re
 from dataclasses import dataclass
 
@@ -19,6 +21,21 @@ from posbias.io import atomic_write
 MISSING = "–"  # a cell without a value: a run made elsewhere that lacks a query set, a test that could not run
 NOT_APPLICABLE = "N/A"  # a cell that has no value by design: a zero-shot model in a fine-tuned column
 NO_TEST = "no test"  # a comparison whose pairs all tie (p is NaN): printed so, left out of the correction's family
+
+
+def is_missing(value) -> bool:
+    """None or NaN: a value a table shows as `MISSING`."""
+    return value is None or (isinstance(value, numbers.Real) and math.isnan(value))
+
+
+def number(value, digits: int = 3) -> str:
+    """A number with `digits` decimals, or `MISSING`."""
+    return MISSING if is_missing(value) else f"{value:.{digits}f}"
+
+
+def percent(share, digits: int = 1) -> str:
+    """A share (0.42) as a percentage without the sign (42.0), or `MISSING`."""
+    return MISSING if is_missing(share) else f"{100 * share:.{digits}f}"
 
 
 @dataclass(frozen=True)

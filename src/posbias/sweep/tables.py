@@ -7,15 +7,11 @@ import math
 
 import pandas as pd
 
-from posbias.reporting.render import MISSING, NO_TEST, Cell
+from posbias.reporting.render import NO_TEST, Cell, number
 from posbias.stats.corrections import describe
 
 TEST_NAMES = {"t": "two-sided paired t-test", "wilcoxon": "two-sided Wilcoxon signed-rank test",
               "randomisation": "two-sided paired randomisation test"}
-
-
-def _number(value: float, digits: int = 3) -> str:
-    return MISSING if value is None or math.isnan(value) else f"{value:.{digits}f}"
 
 
 def sweep_cells(curves: pd.DataFrame) -> tuple[list[str], list[list[str | Cell]]]:
@@ -31,8 +27,8 @@ def sweep_cells(curves: pd.DataFrame) -> tuple[list[str], list[list[str | Cell]]
             row = rows.loc[p]
             # position 0 is the reference (p NaN by construction); a later NaN p: every query tied with it
             untested = f" ({NO_TEST})" if p != 0 and math.isnan(row["p"]) else ""
-            cells.append(Cell(_number(row["mrr"]), superscript="a" if row["significant"] else "",
-                              after=f" ({_number(row['mean_rank'], 1)}){untested}"))
+            cells.append(Cell(number(row["mrr"]), superscript="a" if row["significant"] else "",
+                              after=f" ({number(row['mean_rank'], 1)}){untested}"))
         body.append(cells)
     return header, body
 
@@ -71,7 +67,7 @@ def breakdown_cells(table: pd.DataFrame) -> tuple[list[str], list[list[str | Cel
     for _, rows in table.groupby("system", sort=False):
         rows = rows.set_index("bin")
         body.append([rows["label"].iloc[0]] + [
-            Cell(_number(row["value"]), superscript="a" if row["significant"] else "") for _, row in rows.iterrows()])
+            Cell(number(row["value"]), superscript="a" if row["significant"] else "") for _, row in rows.iterrows()])
     return header, body
 
 

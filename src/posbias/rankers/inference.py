@@ -17,9 +17,9 @@ import torch
 from tqdm import tqdm
 
 from posbias.data.token_store import TokenStore
+from posbias.device import autocast, autocast_dtype, dtype_name, pick_device
 from posbias.errors import InputError
 from posbias.rankers.base import ChunkRanker
-from posbias.device import autocast, autocast_dtype, dtype_name, pick_device
 
 log = logging.getLogger(__name__)
 

@@ -71,7 +71,6 @@ def position_table_outputs(positions: pd.DataFrame, gaps: pd.DataFrame, task: st
                            labels: dict[str, str], outputs: dict[str, str], correction: str = "holm") -> None:
     """Write the table as LaTeX, Markdown, HTML and CSV (`outputs`: tex, md, html, csv); `correction` names the
     method that made `mcnemar_p_adjusted`, for the caption."""
-
     header, body = position_cells(positions, gaps, task, size, labels)
     selected = positions[(positions["task"] == task) & (positions["size"].isin([size, 0, 1]))]
     n = int(selected[selected["size"] == size]["n"].max()) if len(selected) else 0

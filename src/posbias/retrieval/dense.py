@@ -18,10 +18,10 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from posbias.device import autocast, autocast_dtype, dtype_name, pick_device
 from posbias.errors import InputError
 from posbias.retrieval.encoder_network import load_network
 from posbias.settings import from_section
-from posbias.device import autocast, autocast_dtype, dtype_name, pick_device
 
 POOLINGS = ("cls", "mean")
 HEADS = ("none", "ance")  # what runs on the pooled vector; `ance`: ANCE's projection and LayerNorm

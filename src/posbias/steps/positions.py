@@ -23,7 +23,7 @@ from typing import Mapping
 import pandas as pd
 
 from posbias.io import atomic_write, read_documents, read_qrels, read_queries
-from posbias.positions.shares import ROW_COLUMNS, read_rows  # noqa: F401 (read_rows: the steps read their own files)
+from posbias.positions.shares import ROW_COLUMNS, read_rows
 
 log = logging.getLogger(__name__)
 

@@ -25,9 +25,9 @@ import torch
 from tqdm import tqdm
 
 from posbias.data.token_store import TokenStore
+from posbias.device import autocast, autocast_dtype, dtype_name, pick_device
 from posbias.errors import InputError
 from posbias.rankers.base import ChunkRanker
-from posbias.device import autocast, autocast_dtype, dtype_name, pick_device
 from posbias.training.freezing import freeze_lower
 from posbias.training.loss import pairwise_margin_loss
 from posbias.training.recipe import TrainingSettings

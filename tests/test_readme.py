@@ -1,8 +1,8 @@
-"""README.md's commands work as written.
+"""The commands of README.md and of the docs' pages (docs/**/*.md) work as written.
 
-Blocks are marked in README.md by an HTML comment on the line before their ```bash fence:
-- `<!-- walkthrough -->`: one part of the walk-through. The parts run in README order as one bash script,
-  in a scratch directory ($WORK), with $REPO set to a copy of the repository;
+Blocks are marked in a page by an HTML comment on the line before their ```bash fence:
+- `<!-- walkthrough -->`: one part of the walk-through, on docs/getting-started.md only. The parts run in page
+  order as one bash script, in a scratch directory ($WORK), with $REPO set to a copy of the repository;
 - `<!-- runnable -->`: a block that runs on its own from a copy of the repository (dry runs, the config
   example).
 Unmarked blocks need a GPU, the network, licensed data or much more time; their Snakemake commands are still
@@ -27,29 +27,33 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-README = (REPO / "README.md").read_text(encoding="utf-8")
+PAGES = {path: path.read_text(encoding="utf-8") for path in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]}
+WALKTHROUGH_PAGE = REPO / "docs" / "getting-started.md"
 MARKERS = ("walkthrough", "runnable")
 # What a copy of the repository leaves out: version control, environments and what runs write at the top
-# (a README run directory included), and caches anywhere.
-NOT_COPIED_AT_TOP = {".git", ".venv", "results", "logs", ".snakemake", ".pytest_cache", "build", "paper", "cache"}
+# (a run directory of the pages' commands included, and a built site), and caches anywhere.
+NOT_COPIED_AT_TOP = {".git", ".venv", "results", "logs", ".snakemake", ".pytest_cache", "build", "paper", "cache",
+                     "site"}
 NOT_COPIED_ANYWHERE = shutil.ignore_patterns("__pycache__", "*.egg-info")
 SHELL_OPERATORS = {"&&", "||", ";", "|", "&"}
 OUTPUT_FLAGS = ("--out", "--run", "--index", "--per-query", ">")  # what a walk-through command writes
 WALKTHROUGH_TIMEOUT_S = 600  # about 3 minutes on 2 busy cores
 
 
-# --- reading the README ----------------------------------------------------------------------------------
+# --- reading the pages -----------------------------------------------------------------------------------
 
-def marked_blocks(marker: str) -> list[str]:
-    return re.findall(rf"^<!-- {marker} -->\n```bash\n(.*?)^```$", README, flags=re.M | re.S)
+def marked_blocks(marker: str, pages: list[Path] | None = None) -> list[str]:
+    return [block for page in (pages or PAGES) for block in
+            re.findall(rf"^<!-- {marker} -->\n```bash\n(.*?)^```$", PAGES[page], flags=re.M | re.S)]
 
 
 def bash_blocks() -> list[str]:
-    return re.findall(r"^```bash\n(.*?)^```$", README, flags=re.M | re.S)
+    return [block for text in PAGES.values() for block in re.findall(r"^```bash\n(.*?)^```$", text, flags=re.M | re.S)]
 
 
 def inline_snakemake_commands() -> list[str]:
-    return re.findall(r"`(snakemake [^`]+)`", README.replace("\n", " "))
+    return [command for text in PAGES.values()
+            for command in re.findall(r"`(snakemake [^`]+)`", text.replace("\n", " "))]
 
 
 def commands(script: str) -> list[list[str]]:
@@ -121,19 +125,26 @@ def files_under(directory: Path) -> set[str]:
     return {str(path.relative_to(directory)) for path in directory.rglob("*")}
 
 
-# --- the README's structure --------------------------------------------------------------------------------
+# --- the pages' structure ----------------------------------------------------------------------------------
 
 def test_every_marker_sits_on_a_bash_block():
-    lines = README.splitlines()
-    for number, line in enumerate(lines):
-        if re.fullmatch(r"<!-- \w+ -->", line.strip()):
-            assert line.strip() in {f"<!-- {m} -->" for m in MARKERS}, f"README.md:{number + 1}: unknown marker"
-            assert lines[number + 1] == "```bash", f"README.md:{number + 1}: a marker not followed by ```bash"
-    assert len(marked_blocks("walkthrough")) >= 5 and marked_blocks("runnable")
+    for page, text in PAGES.items():
+        lines, name = text.splitlines(), page.relative_to(REPO)
+        for number, line in enumerate(lines):
+            if re.fullmatch(r"<!-- \w+ -->", line.strip()):
+                assert line.strip() in {f"<!-- {m} -->" for m in MARKERS}, f"{name}:{number + 1}: unknown marker"
+                assert lines[number + 1] == "```bash", f"{name}:{number + 1}: a marker not followed by ```bash"
+    assert len(marked_blocks("walkthrough", [WALKTHROUGH_PAGE])) >= 5 and marked_blocks("runnable")
+    assert marked_blocks("walkthrough") == marked_blocks("walkthrough", [WALKTHROUGH_PAGE]), \
+        "walk-through blocks belong on docs/getting-started.md"
+
+
+def walkthrough_script() -> str:
+    return "\n".join(marked_blocks("walkthrough", [WALKTHROUGH_PAGE]))
 
 
 def test_walkthrough_names_its_config_and_has_no_placeholders():
-    script = "\n".join(marked_blocks("walkthrough"))
+    script = walkthrough_script()
     assert "..." not in script and not re.search(r"<[a-z_ -]+>", script)
     for words in commands(script):
         if words[0] == "posbias" and words[1] in ("generate", "farrelevant", "train", "dense-index", "hybrid"):
@@ -161,7 +172,7 @@ def test_walkthrough_runs(tmp_path):
     clone, work, start = copy_of_repository(tmp_path / "clone"), tmp_path / "work", tmp_path / "start"
     start.mkdir()
     before = files_under(clone)
-    script = "\n".join(marked_blocks("walkthrough"))
+    script = walkthrough_script()
 
     result = run_bash(script, cwd=start, env=environment(REPO=str(clone), WORK=str(work)),
                       timeout=WALKTHROUGH_TIMEOUT_S)

@@ -86,7 +86,8 @@ def test_no_page_links_outside_the_repository(site):
 def test_no_page_points_at_files_outside_the_repository():
     for page in [REPO / "README.md", *DOCS.rglob("*.md")]:
         text = page.read_text(encoding="utf-8")
-        assert not re.search(r"\.\./shared|/work/|specs/", text), f"{page.relative_to(REPO)} points outside the repository"
+        assert not re.search(r"\.\./shared|/work/|specs/", text), \
+            f"{page.relative_to(REPO)} points outside the repository"
 
 
 # --- the rule map ------------------------------------------------------------------------------------------
@@ -116,7 +117,7 @@ def test_rule_names_are_read_from_rules_and_loop_templates():
 def test_rule_map_names_every_rule_and_no_other():
     rules, mapped = rule_names(), rule_map()
     assert not rules - mapped, f"docs/architecture.md's rule map lacks {sorted(rules - mapped)}"
-    assert not mapped - rules, f"docs/architecture.md's rule map names rules that do not exist: {sorted(mapped - rules)}"
+    assert not mapped - rules, f"docs/architecture.md's rule map names rules not in rules/: {sorted(mapped - rules)}"
 
 
 # --- pages per paper config ---------------------------------------------------------------------------------

@@ -27,7 +27,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PAGES = {path: path.read_text(encoding="utf-8") for path in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]}
+PAGES = {path: path.read_text(encoding="utf-8")
+         for path in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]}
 WALKTHROUGH_PAGE = REPO / "docs" / "getting-started.md"
 MARKERS = ("walkthrough", "runnable")
 # What a copy of the repository leaves out: version control, environments and what runs write at the top

@@ -122,7 +122,7 @@ def test_farrelevant_hard_negatives_are_drawn_last_and_hold_the_query_words():
 
 
 def test_hard_negatives_open_with_the_query_words_the_answer_mostly_does_not():
-    """The world property behind the sweep's dip at token 0 (README, the position sweep): every hard negative
+    """The world property behind the sweep's dip at token 0 (docs/stages/sweep.md): every hard negative
     opens, at token 0, with a passage holding the query's entity or its relation (never its answer), and only
     after it comes filler; the relevant document opens with its answer for a minority of queries. Rankers trained
     on these pairs learn that a query-word sentence at token 0 followed by filler is a hard negative."""

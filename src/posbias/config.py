@@ -127,7 +127,8 @@ def load_config(*paths: str | Path, overrides: Mapping | None = None) -> "Config
 
 @lru_cache(maxsize=1)
 def _parsed_schema() -> dict:
-    return yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
+    # the rankers' names and arguments come from their declarations (posbias.rankers.declarations)
+    return catalog.with_rankers(yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8")))
 
 
 def _schema() -> dict:

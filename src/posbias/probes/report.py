@@ -24,9 +24,9 @@ from scipy import stats
 
 from posbias.probes.declarations import ANSWER_IMPORTANCE, BREVITY, FIRST_LAST, FOIL, LITERAL, POISON, REPETITION, SWEEP
 from posbias.probes.stats import ProbeStatistic
-from posbias.reporting.figures import plt, save_figure
-from posbias.reporting.render import (MISSING, NO_TEST, Cell, html_page, html_table, latex_table, markdown_table,
-                                      percent, write_outputs)
+from posbias.reporting.figure_files import plt, save_figure
+from posbias.reporting.render import (MISSING, NO_TEST, Cell, Table, html_page, html_table, percent, write_outputs,
+                                      write_tables)
 from posbias.stats.corrections import describe, describe_families
 
 PROBE_TABLE_LABEL = "tab:probes"
@@ -188,20 +188,15 @@ def sorted_summary(summary: pd.DataFrame) -> pd.DataFrame:
     return frame.iloc[order].reset_index(drop=True)
 
 
-def _latex_text(text: str) -> str:
-    """Arrows as math: pdfLaTeX has no glyph for ↑ and ↓ in text."""
-    return text.replace("↑", r"$\uparrow$").replace("↓", r"$\downarrow$")
-
-
 def write_probe_table(summary: pd.DataFrame, labels: dict[str, str], alpha: float, correction: str,
                       outputs: dict) -> None:
     """The probe table as LaTeX, Markdown and HTML (with the literal conditions), and the full summary as CSV."""
     header, body, caption = probe_table(summary, labels, alpha, correction)
-    latex = latex_table([_latex_text(h) for h in header], body, _latex_text(caption), PROBE_TABLE_LABEL, wide=True)
-    tables = [html_table(header, body, caption)]
-    if (summary["probe"] == LITERAL).any():
-        tables.append(html_table(*literal_table(summary, labels, alpha)))
-    write_outputs(outputs, sorted_summary(summary), latex, markdown_table(header, body, caption), html_page(*tables))
+    table = Table(header, body, caption, PROBE_TABLE_LABEL, wide=True)
+    pages = [table.html()]
+    if (summary["probe"] == LITERAL).any():  # the literal conditions: on the HTML page only
+        pages.append(html_table(*literal_table(summary, labels, alpha)))
+    write_outputs(outputs, sorted_summary(summary), table.latex(), table.markdown(), html_page(*pages))
 
 
 # --- RAG poisoning -----------------------------------------------------------------------------------------------
@@ -249,8 +244,7 @@ def rag_table(table: pd.DataFrame, labels: dict[str, str], alpha: float = 0.05,
 def write_rag_table(table: pd.DataFrame, labels: dict[str, str], outputs: dict, alpha: float = 0.05,
                     correction: str = "holm") -> None:
     header, body, caption = rag_table(table, labels, alpha, correction)
-    write_outputs(outputs, table, latex_table(header, body, caption, RAG_TABLE_LABEL),
-                  markdown_table(header, body, caption), html_page(html_table(header, body, caption)))
+    write_tables(outputs, table, Table(header, body, caption, RAG_TABLE_LABEL))
 
 
 # --- the position sweep ------------------------------------------------------------------------------------------

@@ -127,7 +127,10 @@ def load_config(*paths: str | Path, overrides: Mapping | None = None) -> "Config
 
 @lru_cache(maxsize=1)
 def _parsed_schema() -> dict:
-    return yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
+    from posbias.probes.declarations import with_probes
+
+    # the rankers' and the probes' names come from their declarations (posbias.rankers, posbias.probes)
+    return with_probes(catalog.with_rankers(yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))))
 
 
 def _schema() -> dict:

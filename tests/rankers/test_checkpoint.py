@@ -7,7 +7,10 @@ from torch import nn
 from posbias.rankers.heads.chunk_scores import ChunkScores
 from posbias.rankers.checkpoint import LEGACY_HEAD, STATE, load_checkpoint, save_checkpoint
 from posbias.rankers.chunking import Chunker
-from posbias.rankers.registry import RANKERS, ChunkRanker, build_ranker
+from posbias.rankers.base import ChunkRanker
+from posbias.rankers.declaration import Argument, Chunking, RankerDeclaration
+from posbias.rankers.declarations.base import with_chunk_arguments
+from posbias.rankers.registry import RANKERS, build_ranker
 
 
 class TemperedMaxP(ChunkRanker):
@@ -26,8 +29,10 @@ class TemperedMaxP(ChunkRanker):
 
 @pytest.fixture
 def tempered(monkeypatch):
-    monkeypatch.setattr(TemperedMaxP, "registry_name", "tempered_maxp")
-    monkeypatch.setitem(RANKERS, "tempered_maxp", TemperedMaxP)
+    temperature = Argument("temperature", {"type": "number"}, default=1.0)
+    monkeypatch.setitem(RANKERS, "tempered_maxp", RankerDeclaration(
+        "tempered_maxp", "test", Chunking.OVERLAPPING_WINDOWS, with_chunk_arguments(temperature),
+        f"{__name__}:TemperedMaxP"))
 
 
 def geometry(backbone):

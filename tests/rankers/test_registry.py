@@ -1,11 +1,12 @@
-from pathlib import Path
+import dataclasses
+import inspect
 
 import pytest
 import torch
 
-import posbias
-
+from posbias.rankers import catalog
 from posbias.rankers.checkpoint import load_checkpoint, save_checkpoint
+from posbias.rankers.declaration import REQUIRED
 from posbias.rankers.registry import RANKERS, build_ranker
 
 
@@ -14,8 +15,6 @@ PRETRAINED_ARGUMENTS = ("aggregator", "interaction_model")
 
 
 def args(backbone, name):
-    from posbias.rankers import catalog
-
     if name in catalog.ONE_SEQUENCE:
         geometry = dict(max_query_tokens=6, chunk_tokens=24, stride=24, max_doc_tokens=24)
     else:
@@ -28,14 +27,41 @@ def test_registry_has_the_study_models():
     assert {"firstp", "maxp", "sump", "avgp", "parade_avg", "parade_max", "parade_attn"} <= set(RANKERS)
 
 
-def test_schema_lists_the_registered_and_the_listwise_rankers():
-    import yaml
+def constructor_parameters(cls: type) -> dict[str, inspect.Parameter]:
+    """The named constructor arguments of a ranker class, by name, in the order `build_ranker` records them: a
+    subclass that takes `**kwargs` and passes them on to its parent's `__init__` accepts the parent's too."""
+    parameters: dict[str, inspect.Parameter] = {}
+    for klass in cls.__mro__:
+        if "__init__" not in vars(klass):
+            continue
+        passes_on = False
+        for name, spec in inspect.signature(klass.__init__).parameters.items():
+            if spec.kind is inspect.Parameter.VAR_KEYWORD:
+                passes_on = True
+            elif name != "self" and spec.kind is not inspect.Parameter.VAR_POSITIONAL:
+                parameters.setdefault(name, spec)
+        if not passes_on:
+            break
+    return parameters
 
-    from posbias.rankers import catalog
 
-    schema = yaml.safe_load(open(Path(posbias.__file__).parent / "config.schema.yaml"))
-    enum = schema["properties"]["models"]["additionalProperties"]["properties"]["ranker"]["enum"]
-    assert set(enum) == catalog.ALL and set(RANKERS) <= set(enum)
+@pytest.mark.parametrize("name", sorted(RANKERS))
+def test_each_declaration_lists_its_class_constructor_arguments_and_defaults_in_order(name):
+    declared = [(argument.name, argument.default) for argument in RANKERS[name].arguments]
+    taken = [(parameter, REQUIRED if spec.default is inspect.Parameter.empty else spec.default)
+             for parameter, spec in constructor_parameters(RANKERS[name].load_class()).items()]
+    assert declared == taken
+
+
+def test_rankgpts_declaration_lists_its_settings_and_their_defaults():
+    from posbias.rankers.rankgpt import RankGPTSettings
+
+    declared = [(argument.name, argument.default) for argument in catalog.BY_NAME["rankgpt"].arguments]
+    assert declared == [("llm", REQUIRED)] + [(f.name, f.default) for f in dataclasses.fields(RankGPTSettings)]
+
+
+def test_the_registry_builds_every_torch_ranker_and_only_those():
+    assert set(RANKERS) == catalog.IMPLEMENTED
 
 
 def test_strict_arguments(tiny_backbone):

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from posbias.reporting.dataset_tables import (compact_count, documents_table, queries_table, to_html,
-                                              to_latex, to_markdown)
+from posbias.reporting.dataset_tables import as_table, compact_count, documents_table, queries_table
 
 DOC_STATS = {
     "msmarco_v1_doc": {"n_documents": 3_213_835, "avg_tokens": 1578.26, "sampled": 100_000},
@@ -46,7 +45,7 @@ def test_tables_have_one_row_per_entry_with_labels():
 
 def test_latex_is_booktabs_with_escaped_labels_and_compact_numbers():
     frame = documents_table(DOC_STATS, labels={"msmarco_v1_doc": "MS MARCO_v1 & 100% docs"})
-    latex = to_latex(frame, DOC_COLUMNS, "Collections.", "tab:documents")
+    latex = as_table(frame, DOC_COLUMNS, "Collections.", "tab:documents").latex()
     for command in (r"\toprule", r"\midrule", r"\bottomrule", r"\caption{Collections.}", r"\label{tab:documents}"):
         assert command in latex
     assert r"\begin{tabular}{lrrr}" in latex
@@ -56,7 +55,7 @@ def test_latex_is_booktabs_with_escaped_labels_and_compact_numbers():
 
 
 def test_markdown_has_header_row_and_caption():
-    markdown = to_markdown(queries_table(QUERY_STATS, {"dl_2019": "TREC DL_2019"}), QUERY_COLUMNS, "Query sets.")
+    markdown = as_table(queries_table(QUERY_STATS, {"dl_2019": "TREC DL_2019"}), QUERY_COLUMNS, "Query sets.", "tab:queries").markdown()
     lines = markdown.splitlines()
     assert lines[0] == "| Query set | Queries | Avg. tokens | Avg. positives |"
     assert lines[1] == "|---|---|---|---|"
@@ -68,7 +67,7 @@ def test_markdown_has_header_row_and_caption():
 def test_text_columns_after_the_first_are_escaped_too():
     frame = documents_table(DOC_STATS, labels={"robust04": "Robust & co"})
     columns = [("label", "Collection"), ("collection", "Name"), ("avg_tokens", "Avg. tokens")]
-    assert r"msmarco\_v1\_doc & msmarco\_v1\_doc & 1578.3 \\" in to_latex(frame, columns, "c", "tab:x")
-    page = to_html(frame, columns, "Collections & more.")
+    assert r"msmarco\_v1\_doc & msmarco\_v1\_doc & 1578.3 \\" in as_table(frame, columns, "c", "tab:x").latex()
+    page = as_table(frame, columns, "Collections & more.", "tab:x").html()
     assert "<td>Robust &amp; co</td><td>robust04</td><td>702.0</td>" in page
     assert "<th>Avg. tokens</th>" in page

@@ -3,8 +3,7 @@ import pandas as pd
 import pytest
 
 from posbias.reporting.outcome_table import (BOTH_HEADER, P_COLUMNS, RETRIEVED_HEADER, adjust_p_values,
-                                             build_outcome_table, check_one_relevant, parts, to_html, to_latex,
-                                             to_markdown)
+                                             build_outcome_table, check_one_relevant, parts)
 from posbias.stats.corrections import adjust
 
 LABELS = {"maxp": "MaxP", "firstp": "FirstP"}
@@ -50,9 +49,9 @@ def test_p_values_are_corrected_as_one_family_and_bold_below_the_threshold():
     assert np.allclose(corrected[[f"{c}_adj" for c in P_COLUMNS]].to_numpy(float), expected)
     assert corrected.loc[0, "binomial_p_adj"] == pytest.approx(0.01)  # Holm: smallest of 10 times 10
     assert (corrected["binomial_p"] == table["binomial_p"]).all()  # raw values kept for the CSV
-    assert "<b>0.010</b>" in to_html(parts(corrected, LABELS, {"dev": 0.05}))
-    assert "<b>0.010</b>" not in to_html(parts(corrected, LABELS, {"dev": 0.01}))  # not below a stricter alpha
-    assert "\\textbf{0.010}" in to_latex(parts(corrected, LABELS, {"dev": 0.05}))
+    assert "<b>0.010</b>" in "".join(p.html() for p in parts(corrected, LABELS, {"dev": 0.05}))
+    assert "<b>0.010</b>" not in "".join(p.html() for p in parts(corrected, LABELS, {"dev": 0.01}))  # not below a stricter alpha
+    assert "\\textbf{0.010}" in "\n".join(p.latex() for p in parts(corrected, LABELS, {"dev": 0.05}))
     assert "Holm correction over the 10 tests" in parts(corrected, LABELS, {"dev": 0.05})[0].caption
 
 
@@ -65,37 +64,37 @@ def test_two_tables_per_query_set_with_their_own_captions_and_labels():
                                           "tab:outcomes-msmarco_dev-retrieved", "tab:outcomes-msmarco_dev-both"]
     assert [p.header for p in printed] == [RETRIEVED_HEADER, BOTH_HEADER] * 2
     assert len(RETRIEVED_HEADER) == 8 and len(BOTH_HEADER) == 11  # instead of one table of 16 columns
-    assert all(len(row) == len(p.header) for p in printed for row in p.body)
+    assert all(len(row) == len(p.header) for p in printed for row in p.rows)
     retrieved, both = printed[2], printed[3]
     assert "on msmarco_dev, part 1" in retrieved.caption and "$p < 0.01$" in retrieved.caption
     # one family over both query sets and both parts: 2 query sets x 2 seeds x 5 tests
     assert "Benjamini-Hochberg correction over the 20 tests of the outcome breakdown" in both.caption
-    assert [row[:2] for row in retrieved.body] == [["MaxP vs FirstP", "1"], ["", "2"]]  # label on the first seed
-    latex = to_latex(printed)
+    assert [row[:2] for row in retrieved.rows] == [["MaxP vs FirstP", "1"], ["", "2"]]  # label on the first seed
+    latex = "\n".join(p.latex() for p in printed)
     assert latex.count("\\begin{table*}") == 4
     assert "\\label{tab:outcomes-msmarco-dev-both}" in latex  # a key that \ref can repeat verbatim
     assert "on msmarco\\_dev, part 2" in latex
-    assert to_html(printed).count("<table>") == 4
-    assert to_markdown(printed).count("| Ranker (B) vs baseline (A) | Seed |") == 4
+    assert "".join(p.html() for p in printed).count("<table>") == 4
+    assert "\n".join(p.markdown() for p in printed).count("| Ranker (B) vs baseline (A) | Seed |") == 4
 
 
 def test_shares_are_rounded_so_that_each_row_sums_to_one_hundred():
     table = adjust_p_values(build_outcome_table(per_seed_frame(), [("maxp", "firstp")], k=10), "none")
     retrieved = parts(table, LABELS, {"dev": 0.05})[0]
     # seed 1: 1, 1, 1 and 3 of 6 queries; rounding each share alone gives 17 + 17 + 17 + 50 = 101
-    assert retrieved.body[0][2:7] == ["6", "17%", "17%", "16%", "50%"]
-    assert retrieved.body[1][2:7] == ["6", "0%", "17%", "17%", "66%"]  # 0, 1, 1, 4 of 6
-    for row in retrieved.body:
+    assert retrieved.rows[0][2:7] == ["6", "17%", "17%", "16%", "50%"]
+    assert retrieved.rows[1][2:7] == ["6", "0%", "17%", "17%", "66%"]  # 0, 1, 1, 4 of 6
+    for row in retrieved.rows:
         assert sum(int(share.rstrip("%")) for share in row[3:7]) == 100
-    assert "& 6 & 17\\% & 17\\% & 16\\% & 50\\% &" in to_latex([retrieved])
-    assert "| MaxP vs FirstP | 1 | 6 | 17% | 17% | 16% | 50% |" in to_markdown([retrieved])
+    assert "& 6 & 17\\% & 17\\% & 16\\% & 50\\% &" in retrieved.latex()
+    assert "| MaxP vs FirstP | 1 | 6 | 17% | 17% | 16% | 50% |" in retrieved.markdown()
 
 
 def test_both_table_has_the_means_over_the_queries_both_runs_retrieve():
     table = adjust_p_values(build_outcome_table(per_seed_frame(), [("maxp", "firstp")], k=10), "none")
     both = parts(table, LABELS, {"dev": 0.05})[1]
-    assert both.body[0][:5] == ["MaxP vs FirstP", "1", "3", "2.00", "2.67"]  # ESL over q0, q1, q5
-    assert both.body[0][7:9] == [f"{(1 + 1 / 2 + 1 / 3) / 3:.3f}", f"{(1 + 1 + 1 / 6) / 3:.3f}"]
+    assert both.rows[0][:5] == ["MaxP vs FirstP", "1", "3", "2.00", "2.67"]  # ESL over q0, q1, q5
+    assert both.rows[0][7:9] == [f"{(1 + 1 / 2 + 1 / 3) / 3:.3f}", f"{(1 + 1 + 1 / 6) / 3:.3f}"]
     assert "no correction for multiple comparisons" in both.caption
 
 
@@ -115,6 +114,6 @@ def test_identical_runs_have_no_test_shown_as_a_dash_and_left_out_of_the_family(
     assert copies[list(P_COLUMNS)].isna().all().all()  # every pair ties: no test, never p = 1
     assert table.attrs["n_tests"] == 10  # MaxP's 2 seeds x 5 tests only
     printed = parts(table, {**LABELS, "copy": "Copy"}, {"dev": 0.05})
-    copy_row = next(row for row in printed[0].body if row[0] == "Copy vs FirstP")
+    copy_row = next(row for row in printed[0].rows if row[0] == "Copy vs FirstP")
     assert copy_row[-1] == "–"
     assert "Holm correction over the 10 tests" in printed[1].caption and "–: no test" in printed[1].caption

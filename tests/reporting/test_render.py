@@ -64,3 +64,24 @@ def test_write_outputs_writes_the_four_files(tmp_path):
     assert (tmp_path / "t.csv").read_text() == "a\n0.123456789\n"
     assert (tmp_path / "t.md").read_text() == "| a |" and (tmp_path / "t.html").read_text() == "<table>"
 
+
+
+def test_write_tables_writes_each_table_in_every_format_and_one_page(tmp_path):
+    import pandas as pd
+
+    from posbias.reporting.render import Table, write_tables
+
+    first = Table(["Model", "t ↑"], [["A", Cell("1.0", bold=True)]], "First.", "tab:first")
+    second = Table(["Model", "t"], [["B", "2.0"]], "Second.", "tab:second", wide=True)
+    outputs = {key: str(tmp_path / f"t.{key}") for key in ("tex", "csv", "md", "html")}
+    write_tables(outputs, pd.DataFrame({"t": [1.0, 2.0]}), first, second)
+    assert (tmp_path / "t.tex").read_text() == first.latex() + "\n" + second.latex()
+    assert r"t $\uparrow$ \\" in first.latex() and "\\begin{table*}" in second.latex()
+    assert (tmp_path / "t.md").read_text() == first.markdown() + "\n" + second.markdown()
+    assert (tmp_path / "t.html").read_text() == html_page(first.html(), second.html())
+    assert (tmp_path / "t.csv").read_text() == "t\n1.0\n2.0\n"
+
+
+def test_arrows_are_math_in_latex_only():
+    assert escape_latex("Position ↓, $p$ ↑") == r"Position $\downarrow$, $p$ $\uparrow$"
+    assert markdown_table(["t ↑"], [], "c").startswith("| t ↑ |")

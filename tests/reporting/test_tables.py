@@ -3,8 +3,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from posbias.reporting.tables import (Column, Row, Significance, build_table, column_header, duplicate_headers,
-                                      significance_note, to_html, to_latex, to_markdown)
+from posbias.reporting.tables import (Column, Row, Significance, as_table, build_table, column_header,
+                                      duplicate_headers, significance_note)
 
 
 def per_query_frame():
@@ -26,11 +26,11 @@ def test_table_marks_gains_and_renders():
     maxp = table.set_index("system").loc["maxp"]
     assert maxp["marks"] == "a" and maxp["p_a"] < 0.01 and maxp["gain"] > 0.3
     assert table.set_index("system").loc["sump", "marks"] == ""  # identical to FirstP: no mark
-    latex = to_latex(table, columns, "A caption.", "tab:x")
+    latex = as_table(table, columns, "A caption.", "tab:x").latex()
     assert "\\toprule" in latex and "\\midrule" in latex and "\\bottomrule" in latex
     maxp_line = next(line for line in latex.splitlines() if line.startswith("MaxP"))
     assert "0.604\\textsuperscript{a} (+49.0\\%)" in maxp_line
-    markdown = to_markdown(table, columns, "A caption.")
+    markdown = as_table(table, columns, "A caption.").markdown()
     assert markdown.splitlines()[0] == "| Ranker | dev RR@10 | Avg. gain |"
     assert markdown.splitlines()[2].startswith("| BM25 | ") and markdown.splitlines()[2].endswith("| - |")
 
@@ -92,7 +92,7 @@ def test_a_comparison_whose_queries_all_tie_is_no_test_and_leaves_the_family(tes
     assert table.attrs["n_tests"] == 1 and table.attrs["n_no_test"] == 1
     assert by_system.loc["maxp", "p_adj_a"] == by_system.loc["maxp", "p_a"]  # Holm over a family of one
     assert by_system.loc["maxp", "marks"] == "a"
-    markdown = to_markdown(table, columns, "A caption.")
+    markdown = as_table(table, columns, "A caption.").markdown()
     sump_line = next(line for line in markdown.splitlines() if line.startswith("| SumP"))
     assert "(+0.0%) (no test a)" in sump_line
     assert "no test" not in next(line for line in markdown.splitlines() if line.startswith("| MaxP"))
@@ -125,10 +125,10 @@ def test_external_runs_show_a_dash_where_they_have_no_values_and_pair_on_common_
     table = build_table(frame, rows, columns).set_index(["system", "queryset"])
     assert table.loc[("theirs", "dev"), "n_queries"] == 29 and table.loc[("theirs", "dev"), "marks"] == "a"
     assert np.isnan(table.loc[("theirs", "test"), "value"])
-    markdown = to_markdown(table.reset_index(), columns, "c")
+    markdown = as_table(table.reset_index(), columns, "c").markdown()
     assert "| Their run | " in markdown and "| – |" in markdown
-    assert "Their run & 0.604\\textsuperscript{a} (+49.1\\%) & – & +49.1\\%" in to_latex(table.reset_index(), columns,
-                                                                                       "c", "t")
+    assert "Their run & 0.604\\textsuperscript{a} (+49.1\\%) & – & +49.1\\%" in as_table(table.reset_index(), columns,
+                                                                                       "c", "t").latex()
     with pytest.raises(KeyError, match="no per-query values for system 'theirs'"):
         build_table(frame, [Row("theirs", "Their run")], columns)  # not marked external: an error
 
@@ -155,7 +155,7 @@ def test_zero_shot_and_fine_tuned_cells_of_one_query_set_and_metric_show_their_o
                for s in specs]
     table = build_table(tuned_frame(), [Row("maxp", "MaxP"), Row("firstp", "FirstP")], columns)
     values = table.set_index(["system", "setting"])["value"]
-    line = next(line for line in to_markdown(table, columns, "c").splitlines() if line.startswith("| MaxP"))
+    line = next(line for line in as_table(table, columns, "c").markdown().splitlines() if line.startswith("| MaxP"))
     assert line == f"| MaxP | {values[('maxp', 'zero-shot')]:.3f} | {values[('maxp', 'fine-tuned')]:.3f} |"
 
 
@@ -177,10 +177,10 @@ def test_duplicate_headers_labels_and_columns_are_refused_naming_the_table():
         build_table(per_query_frame(), [Row("maxp", "MaxP"), Row("maxp", "MaxP again")], column)
 
 
-def test_html_page_has_the_marks_and_escapes_labels():
+def test_html_has_the_marks_and_escapes_labels():
     columns = [Column("dev", "RR@10", 0.01, "dev RR@10")]
     rows = [Row("firstp", "FirstP <base>"), Row("maxp", "MaxP", gain_over="firstp", tests={"a": "firstp"})]
-    page = to_html(build_table(per_query_frame(), rows, columns), columns, "Caption with $p < 0.01$.")
+    page = as_table(build_table(per_query_frame(), rows, columns), columns, "Caption with $p < 0.01$.").html()
     assert "<sup>a</sup>" in page and "FirstP &lt;base&gt;" in page and "p &lt; 0.01" in page
     assert "http" not in page  # self-contained: the report works offline
 
@@ -199,5 +199,5 @@ def test_a_zero_shot_row_reads_n_a_where_fine_tuned_and_no_test_involves_it_ther
     assert pd.isna(cells.loc[("maxp", "fine-tuned")].get("vs_b"))  # MaxP's b-test has no partner there
     assert cells.loc[("maxp", "zero-shot"), "vs_b"] == "sump"
     assert table.attrs["n_tests"] == 1  # the one zero-shot pair
-    line = next(line for line in to_markdown(table, columns, "c").splitlines() if line.startswith("| E5"))
+    line = next(line for line in as_table(table, columns, "c").markdown().splitlines() if line.startswith("| E5"))
     assert line.split(" | ")[2] == "N/A"

@@ -11,7 +11,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from posbias.reporting.figures import plt, save_figure
+from posbias.reporting.figure_files import plt, save_figure
 
 RED, BLUE = "tab:red", "tab:blue"
 

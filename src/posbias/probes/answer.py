@@ -20,11 +20,11 @@ from __future__ import annotations
 from collections import Counter
 
 from posbias.errors import InputError
+from posbias.probes.declarations import ANSWER_IMPORTANCE
 from posbias.probes.pairs import ProbePair, evidence_sentence_id, join, single_evidence
 from posbias.probes.queries import ProbeQuery
 from posbias.probes.sampling import last_per_group, sample
 
-ANSWER_IMPORTANCE = "answer_importance"
 NEUTRAL_VARIANTS = ("authors", "strict")
 QUERIES_PER_DOCUMENT = 3
 

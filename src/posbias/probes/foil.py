@@ -36,12 +36,12 @@ from dataclasses import dataclass
 
 from posbias.errors import InputError
 from posbias.probes.answer import has_similar_label_to_tail, head_sentence_without_tail, passes_mention_filter
+from posbias.probes.declarations import FOIL
 from posbias.probes.pairs import ProbePair, evidence_sentence_id, join
 from posbias.probes.queries import ProbeQuery
 from posbias.probes.redocred import Document
 from posbias.probes.sampling import first_per_group, last_per_group, sample
 
-FOIL = "foil"
 BLOCK_SENTENCES = 4  # the S̃-block: the first 4 sentences of the unrelated document
 MIN_UNRELATED_SENTENCES = 4  # the study's `len(sents) > 3`
 EARLY_SENTENCES = (0, 1)  # where a relation or an entity type makes an unrelated document ineligible

@@ -20,12 +20,12 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from posbias.probes.declarations import LITERAL
 from posbias.probes.pairs import join, single_evidence
 from posbias.probes.queries import ProbeQuery, shortest_other_name
 from posbias.probes.redocred import Mention
 from posbias.probes.sampling import first_per_group, sample
 
-LITERAL = "literal"
 RADAR_CONDITION = "SS-SL"
 # (first side, second side) as (query name, document name) codes, in Table 3 / A.7's order.
 COMPARISONS = ("LL-LS", "LL-SL", "LL-SS", "SS-LS", "SS-SL")

@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from posbias.errors import InputError
+from posbias.probes.declarations import POISON
 from posbias.probes.foil import foil
 from posbias.probes.pairs import ProbePair, evidence_sentence_id, join
 from posbias.probes.queries import ProbeQuery, longest_name
 
 log = logging.getLogger(__name__)
 
-POISON = "poison"
 SOURCES = ("llm", "file", "swap")
 # The study's poison-generation prompt (its code, §3.2), trailing space included.
 PROMPT = ("In the sentence: '{evidence}', replace the entity '{tail}' with a different entity that makes sense in "

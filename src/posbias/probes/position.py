@@ -18,14 +18,11 @@ the study's "more than positions - 2 sentences", where the last position repeats
 
 from __future__ import annotations
 
+from posbias.probes.declarations import FIRST_LAST, SWEEP
 from posbias.probes.pairs import (ProbePair, evidence_alone_holds_the_fact, evidence_sentence_id, head_only_in_evidence,
                                   join, other_sentences)
 from posbias.probes.queries import ProbeQuery
 from posbias.probes.sampling import last_per_group, sample
-
-FIRST_LAST = "position_first_last"
-SWEEP = "position_sweep"
-
 
 REST_VARIANTS = ("paper", "authors")
 

@@ -20,11 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from posbias.errors import InputError
+from posbias.probes.declarations import REPETITION
 from posbias.probes.pairs import ProbePair, evidence_sentence_id, join, not_repeated_label, single_evidence
 from posbias.probes.queries import ProbeQuery
 from posbias.probes.sampling import first_per_group, sample
 
-REPETITION = "repetition"
 VARIANTS = ("paper", "authors")
 VARIANT_KEY = "probes.variants.repetition"
 

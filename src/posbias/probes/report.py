@@ -22,10 +22,11 @@ import pandas as pd
 from matplotlib.patches import Patch
 from scipy import stats
 
+from posbias.probes.declarations import ANSWER_IMPORTANCE, BREVITY, FIRST_LAST, FOIL, LITERAL, POISON, REPETITION, SWEEP
 from posbias.probes.stats import ProbeStatistic
-from posbias.reporting.figures import plt, save_figure
-from posbias.reporting.render import (MISSING, NO_TEST, Cell, html_page, html_table, latex_table, markdown_table,
-                                      percent, write_outputs)
+from posbias.reporting.figure_files import plt, save_figure
+from posbias.reporting.render import (MISSING, NO_TEST, Cell, Table, html_page, html_table, percent, write_outputs,
+                                      write_tables)
 from posbias.stats.corrections import describe, describe_families
 
 PROBE_TABLE_LABEL = "tab:probes"
@@ -33,7 +34,6 @@ KEYS = ["probe", "condition", "scorer"]
 STATISTICS = [f.name for f in fields(ProbeStatistic)]
 MARK = "*"
 LITERAL_CONDITIONS = ["LL-LS", "LL-SL", "LL-SS", "SS-LS", "SS-SL"]
-SWEEP = "position_sweep"
 HEAD_COUNT_BINS = (0, 1, 2, 3, 10)
 LENGTH_BINS = (130, 160, 190, 230, 512)
 
@@ -48,16 +48,14 @@ class Column:
     value: str = "t"  # or "win_rate", shown as a percentage
 
 
-COLUMNS = [Column("Answer ↑", "answer_importance"), Column("Position ↓", "position_first_last"),
-           Column("Literal ↓", "literal", "SS-SL"), Column("Brevity ↓", "brevity"),
-           Column("Repetition ↓", "repetition"),
-           Column("Foil acc. (%) ↑", "foil", value="win_rate"), Column("Foil t ↑", "foil"),
-           Column("Poison acc. (%) ↑", "poison", value="win_rate"), Column("Poison t ↑", "poison")]
+COLUMNS = [Column("Answer ↑", ANSWER_IMPORTANCE), Column("Position ↓", FIRST_LAST),
+           Column("Literal ↓", LITERAL, "SS-SL"), Column("Brevity ↓", BREVITY), Column("Repetition ↓", REPETITION),
+           Column("Foil acc. (%) ↑", FOIL, value="win_rate"), Column("Foil t ↑", FOIL),
+           Column("Poison acc. (%) ↑", POISON, value="win_rate"), Column("Poison t ↑", POISON)]
 
 # The five axes of the paper's radar plot (Fig. 1, spec §4.1), in its order.
-AXES = [Column("Brevity ↓", "brevity"), Column("Answer importance ↑", "answer_importance"),
-        Column("Repetition ↓", "repetition"), Column("Position ↓", "position_first_last"),
-        Column("Literal ↓", "literal", "SS-SL")]
+AXES = [Column("Brevity ↓", BREVITY), Column("Answer importance ↑", ANSWER_IMPORTANCE),
+        Column("Repetition ↓", REPETITION), Column("Position ↓", FIRST_LAST), Column("Literal ↓", LITERAL, "SS-SL")]
 
 
 # --- reading the summary -----------------------------------------------------------------------------------------
@@ -138,9 +136,9 @@ def _caption(summary: pd.DataFrame, columns: list[Column], alpha: float, correct
     text = ("Bias probes (Fayyaz et al., 2025). Each t is the paired t statistic of the scores of D1 against D2 "
             "over the same queries (two-sided p); positive: D1 scored higher. ↑: larger is better (D1 holds the "
             "answer); ↓: larger is more biased (D1 is the document a biased scorer prefers). ")
-    if "literal" in probes:
+    if LITERAL in probes:
         text += "Literal: short-name query against the short- vs the long-name document (SS vs SL). "
-    if probes & {"foil", "poison"}:
+    if probes & {FOIL, POISON}:
         text += ("Acc.: share of pairs where the evidence document scored higher (ties count as losses). ")
     text += (f"{MARK}: adjusted p < {alpha:g}; {describe(correction, n_tests, 'this table')}. "
              f"{MISSING}: no test (every pair tied, as for an order-invariant scorer, or no spread in the "
@@ -167,11 +165,11 @@ def literal_table(summary: pd.DataFrame, labels: dict[str, str],
                   alpha: float) -> tuple[list[str], list[list[str | Cell]], str]:
     """Literal bias in all five conditions of the paper's Table 3 (t of the first against the second pair)."""
     summary = _clean(summary)
-    columns = [Column(f"{c[:2]} vs {c[3:]}", "literal", c) for c in LITERAL_CONDITIONS]
+    columns = [Column(f"{c[:2]} vs {c[3:]}", LITERAL, c) for c in LITERAL_CONDITIONS]
     columns = [c for c in columns if _present(summary, c)]
     body = [[_label(labels, scorer)] + [_cell(_row(summary, c.probe, c.condition, scorer), c, alpha)
                                          for c in columns]
-            for scorer in _scorers(summary[summary["probe"] == "literal"])]
+            for scorer in _scorers(summary[summary["probe"] == LITERAL])]
     caption = ("Literal bias, all conditions: paired t of M(Q1, D1) against M(Q2, D2), named (query name, "
                f"document name), L long and S short; {MARK}: adjusted p < {alpha:g} (adjusted as in the table above).")
     return ["Scorer"] + [c.header for c in columns], body, caption
@@ -190,20 +188,15 @@ def sorted_summary(summary: pd.DataFrame) -> pd.DataFrame:
     return frame.iloc[order].reset_index(drop=True)
 
 
-def _latex_text(text: str) -> str:
-    """Arrows as math: pdfLaTeX has no glyph for ↑ and ↓ in text."""
-    return text.replace("↑", r"$\uparrow$").replace("↓", r"$\downarrow$")
-
-
 def write_probe_table(summary: pd.DataFrame, labels: dict[str, str], alpha: float, correction: str,
                       outputs: dict) -> None:
     """The probe table as LaTeX, Markdown and HTML (with the literal conditions), and the full summary as CSV."""
     header, body, caption = probe_table(summary, labels, alpha, correction)
-    latex = latex_table([_latex_text(h) for h in header], body, _latex_text(caption), PROBE_TABLE_LABEL, wide=True)
-    tables = [html_table(header, body, caption)]
-    if (summary["probe"] == "literal").any():
-        tables.append(html_table(*literal_table(summary, labels, alpha)))
-    write_outputs(outputs, sorted_summary(summary), latex, markdown_table(header, body, caption), html_page(*tables))
+    table = Table(header, body, caption, PROBE_TABLE_LABEL, wide=True)
+    pages = [table.html()]
+    if (summary["probe"] == LITERAL).any():  # the literal conditions: on the HTML page only
+        pages.append(html_table(*literal_table(summary, labels, alpha)))
+    write_outputs(outputs, sorted_summary(summary), table.latex(), table.markdown(), html_page(*pages))
 
 
 # --- RAG poisoning -----------------------------------------------------------------------------------------------
@@ -251,8 +244,7 @@ def rag_table(table: pd.DataFrame, labels: dict[str, str], alpha: float = 0.05,
 def write_rag_table(table: pd.DataFrame, labels: dict[str, str], outputs: dict, alpha: float = 0.05,
                     correction: str = "holm") -> None:
     header, body, caption = rag_table(table, labels, alpha, correction)
-    write_outputs(outputs, table, latex_table(header, body, caption, RAG_TABLE_LABEL),
-                  markdown_table(header, body, caption), html_page(html_table(header, body, caption)))
+    write_tables(outputs, table, Table(header, body, caption, RAG_TABLE_LABEL))
 
 
 # --- the position sweep ------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@
   (A late-interaction ranker replaces both: `posbias.rankers.late_interaction`.)
 - The head (`posbias.rankers.heads`) turns the features into one score per document.
 
-A registered ranker (`posbias.rankers.registry`) only says which head it has (`make_head`) and
+A declared ranker (`posbias.rankers.declarations`) only says which head it has (`make_head`) and
 which geometry it accepts (`check_geometry`). A ranker with constructor arguments of its own sets
 them as attributes before calling this constructor, which builds the head; `build_ranker` records
 every argument for the checkpoint.

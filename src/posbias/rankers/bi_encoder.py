@@ -30,7 +30,6 @@ from posbias.rankers.encoder import ChunkEncoder
 from posbias.rankers.geometry import ChunkGeometry, longest_input, refuse_overlong
 from posbias.rankers.heads.similarity import EmbeddingSimilarity
 from posbias.rankers.pair_template import PREFIXES, SequenceTemplate, prefix_ids
-from posbias.rankers.registry import register
 
 SHORT_INPUT = 512  # the original context of e5-base-4k
 POSITION_RULES = ("sequential", "stretched_short")
@@ -103,7 +102,6 @@ class SequenceEncoder(ChunkEncoder):
         return super().encode(inputs)
 
 
-@register("biencoder")
 class BiEncoder(ChunkRanker):
     """Cosine of the mean-pooled query and document embeddings (E5, S 3.2)."""
 

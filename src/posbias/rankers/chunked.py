@@ -8,10 +8,8 @@ from posbias.rankers.base import ChunkRanker
 from posbias.rankers.geometry import ChunkGeometry
 from posbias.rankers.heads.chunk_scores import ChunkScores
 from posbias.rankers.heads.parade import ParadeAttention, ParadeDimAttention, ParadePooling
-from posbias.rankers.registry import register
 
 
-@register("firstp")
 class FirstP(ChunkRanker):
     """Scores the first chunk only (Dai & Callan): the truncation baseline."""
 
@@ -24,37 +22,31 @@ class FirstP(ChunkRanker):
         return ChunkScores(backbone.config.hidden_size, "first", self.head_dropout)
 
 
-@register("maxp")
 class MaxP(ChunkRanker):
     def make_head(self, backbone):
         return ChunkScores(backbone.config.hidden_size, "max", self.head_dropout)
 
 
-@register("sump")
 class SumP(ChunkRanker):
     def make_head(self, backbone):
         return ChunkScores(backbone.config.hidden_size, "sum", self.head_dropout)
 
 
-@register("avgp")
 class AvgP(ChunkRanker):
     def make_head(self, backbone):
         return ChunkScores(backbone.config.hidden_size, "mean", self.head_dropout)
 
 
-@register("parade_avg")
 class ParadeAvg(ChunkRanker):
     def make_head(self, backbone):
         return ParadePooling(backbone.config.hidden_size, "mean", self.head_dropout)
 
 
-@register("parade_max")
 class ParadeMax(ChunkRanker):
     def make_head(self, backbone):
         return ParadePooling(backbone.config.hidden_size, "max", self.head_dropout)
 
 
-@register("parade_attn")
 class ParadeAttn(ChunkRanker):
     """`attention`: "scalar", the paper's one weight per chunk (S C.2), or "per_dim", the authors' FlexNeuART
     code's Linear(H -> H) and a softmax over chunks per dimension (`heads.parade.ParadeDimAttention`)."""

@@ -14,7 +14,6 @@ from posbias.rankers.base import ChunkRanker
 from posbias.rankers.geometry import ChunkGeometry
 from posbias.rankers.heads.cedr import CedrDrmm, CedrKnrm, CedrPacrr
 from posbias.rankers.heads.model1 import NeuralModel1
-from posbias.rankers.registry import register
 
 
 def require_disjoint_chunks(ranker: str, geometry: ChunkGeometry) -> None:
@@ -31,19 +30,17 @@ def channels(backbone) -> int:
 
 
 class GreedyChunkRanker(ChunkRanker):
-    """A ranker over greedy disjoint chunks (`posbias.rankers.catalog.DISJOINT_CHUNKS` lists them)."""
+    """A ranker over greedy disjoint chunks (declared with `Chunking.DISJOINT_CHUNKS`)."""
 
     def check_geometry(self, geometry: ChunkGeometry) -> None:
         require_disjoint_chunks(self.registry_name, geometry)
 
 
-@register("cedr_knrm")
 class CedrKnrmRanker(GreedyChunkRanker):
     def make_head(self, backbone):
         return CedrKnrm(backbone.config.hidden_size, channels(backbone), self.head_dropout)
 
 
-@register("cedr_pacrr")
 class CedrPacrrRanker(GreedyChunkRanker):
     def make_head(self, backbone):
         # the MLP reads max_query_tokens query slots (CEDR: a fixed 32), padded or masked as needed
@@ -51,7 +48,6 @@ class CedrPacrrRanker(GreedyChunkRanker):
                          self.head_dropout)
 
 
-@register("cedr_drmm")
 class CedrDrmmRanker(GreedyChunkRanker):
     def __init__(self, mask_query_padding: bool = True, **kwargs):
         """`mask_query_padding` (ours, default true): sum the per-query-token scores over real query tokens
@@ -64,7 +60,6 @@ class CedrDrmmRanker(GreedyChunkRanker):
                         self.head_dropout, self.mask_query_padding)
 
 
-@register("neural_model1")
 class NeuralModel1Ranker(GreedyChunkRanker):
     def __init__(self, projection_size: int | None = None, **kwargs):
         """`projection_size` (ours): the width of the learned query and document projections; None: the

@@ -25,7 +25,6 @@ from posbias.rankers.chunking import ChunkBatch, Chunker
 from posbias.rankers.geometry import ChunkGeometry, longest_input, refuse_overlong
 from posbias.rankers.heads.chunk_scores import ChunkScores
 from posbias.rankers.pair_template import PairTemplate
-from posbias.rankers.registry import register
 
 # Backbones whose forward takes a `global_attention_mask`.
 GLOBAL_ATTENTION_MODEL_TYPES = frozenset({"longformer"})
@@ -87,7 +86,6 @@ class SequencePairFeaturizer(Chunker):
         return batch
 
 
-@register("longp")
 class LongP(ChunkRanker):
     """A linear score on the pooled sequence of a long-context backbone (S C.1)."""
 

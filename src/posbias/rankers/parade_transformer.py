@@ -26,16 +26,13 @@ from torch import nn
 from posbias.backbones import load_tokenizer
 from posbias.errors import InputError
 from posbias.rankers.base import ChunkRanker
+from posbias.rankers.declarations.parade_transformer import FLEXNEUART_INTERACTION, PAPER_AGGREGATOR
 from posbias.rankers.encoder import load_backbone
 from posbias.rankers.geometry import SPECIAL_TOKENS
 from posbias.rankers.heads.parade_transformer import (
     LateInteractionParade, ParadeTransformer, SpecialTokenTransformer, input_width, random_aggregator,
     random_special_vectors, shrink_word_embeddings, special_token_vectors)
 from posbias.rankers.late_interaction import LateChunker, LateInteractionEncoder
-from posbias.rankers.registry import register
-
-PAPER_AGGREGATOR = "cross-encoder/ms-marco-MiniLM-L-6-v2"  # S Tab 1 "PRETR-L6"; the authors' config
-FLEXNEUART_INTERACTION = "cross-encoder/ms-marco-MiniLM-L-2-v2"  # FlexNeuART's default; the authors kept it
 
 AGGREGATOR_SPECIALS = 3  # C, S before the chunk vectors and S after them
 
@@ -50,7 +47,6 @@ def load_pretrained(name: str, what: str, trust_remote_code: bool) -> nn.Module:
     return shrink_word_embeddings(load_backbone(name, trust_remote_code=trust_remote_code, what=what))
 
 
-@register("parade_transf_rand")
 class ParadeTransfRand(ChunkRanker):
     def __init__(self, aggregator_layers: int = 2, aggregator_heads: int = 4, **kwargs):
         self.aggregator_layers, self.aggregator_heads = aggregator_layers, aggregator_heads
@@ -68,7 +64,6 @@ class ParadeTransfRand(ChunkRanker):
         return ParadeTransformer(aggregator, self.head_dropout)
 
 
-@register("parade_transf_pretr")
 class ParadeTransfPretr(ChunkRanker):
     def __init__(self, aggregator: str = PAPER_AGGREGATOR, **kwargs):
         self.aggregator_name = aggregator
@@ -98,7 +93,6 @@ class ParadeTransfPretr(ChunkRanker):
         return groups
 
 
-@register("parade_transf_pretr_lateir")
 class ParadeTransfPretrLateir(ParadeTransfPretr):
     def __init__(self, interaction_model: str = FLEXNEUART_INTERACTION, **kwargs):
         self.interaction_name = interaction_model

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from posbias.reporting.render import html_page, html_table, latex_table, markdown_table
+from posbias.reporting.render import Table
 
 DOCUMENT_FIELDS = ["n_documents", "avg_tokens", "sampled"]
 QUERY_FIELDS = ["n_queries", "avg_tokens", "avg_positive_judgments"]
@@ -70,15 +70,6 @@ def _header(columns: list[tuple[str, str]]) -> list[str]:
     return [header for _, header in columns]
 
 
-def to_latex(frame: pd.DataFrame, columns: list[tuple[str, str]], caption: str, label: str) -> str:
-    """A booktabs table of `columns` ([(frame column, header)]), the first column being the label."""
-    return latex_table(_header(columns), _cells(frame, columns), caption, label)
-
-
-def to_markdown(frame: pd.DataFrame, columns: list[tuple[str, str]], caption: str) -> str:
-    return markdown_table(_header(columns), _cells(frame, columns), caption)
-
-
-def to_html(frame: pd.DataFrame, columns: list[tuple[str, str]], caption: str) -> str:
-    """A standalone page, as the other tables have for the Snakemake report."""
-    return html_page(html_table(_header(columns), _cells(frame, columns), caption))
+def as_table(frame: pd.DataFrame, columns: list[tuple[str, str]], caption: str, label: str) -> Table:
+    """The table of `columns` ([(frame column, header)]), the first column being the label."""
+    return Table(_header(columns), _cells(frame, columns), caption, label)

@@ -3,25 +3,10 @@ effectiveness (the study's Figure 3)."""
 
 from __future__ import annotations
 
-import matplotlib
+import matplotlib.ticker
+import pandas as pd
 
-matplotlib.use("Agg")  # headless: jobs run without a display
-
-import matplotlib.pyplot as plt  # noqa: E402
-import matplotlib.ticker  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from posbias.io import atomic_write  # noqa: E402
-
-
-def save_figure(fig, outputs: list[str]) -> None:
-    """Write the figure to each path in the format its extension names (png, pdf), then close it."""
-    fig.tight_layout()
-    for path in outputs:
-        fmt = path.rsplit(".", 1)[-1]
-        with atomic_write(path, "wb") as handle:
-            fig.savefig(handle, format=fmt, dpi=150)
-    plt.close(fig)
+from posbias.reporting.figure_files import plt, save_figure
 
 
 def farrelevant_bars(per_seed: pd.DataFrame, labels: dict[str, str], random_system: str,

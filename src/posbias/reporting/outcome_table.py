@@ -20,14 +20,12 @@ the query set's underscores written as '-', see `render.latex_label`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import pandas as pd
 
 from posbias.io import Qrels
 from posbias.reporting.percentages import whole_percentages
-from posbias.reporting.render import (MISSING, Cell, html_page, html_table, is_missing, latex_table, markdown_table,
-                                      number)
+from posbias.reporting.render import MISSING, Cell, Table, is_missing, number
 from posbias.stats.corrections import adjust, describe
 from posbias.stats.outcomes import outcome_breakdown
 
@@ -89,16 +87,6 @@ def adjust_p_values(table: pd.DataFrame, correction: str) -> pd.DataFrame:
     return table
 
 
-@dataclass(frozen=True)
-class Part:
-    """One printed table of the breakdown."""
-
-    header: list[str]
-    body: list[list[str | Cell]]
-    caption: str
-    label: str
-
-
 def _p(value, alpha: float) -> str | Cell:
     """An adjusted p-value, in bold when it is below the query set's threshold."""
     if is_missing(value):
@@ -134,7 +122,7 @@ def _both_body(records: list[dict], labels: dict[str, str], alpha: float) -> lis
             for pair, record in zip(_pair_cells(records, labels), records)]
 
 
-def parts(table: pd.DataFrame, labels: dict[str, str], alphas: dict[str, float]) -> list[Part]:
+def parts(table: pd.DataFrame, labels: dict[str, str], alphas: dict[str, float]) -> list[Table]:
     """The printed tables of an `adjust_p_values` table: for each query set, "retrieved" then "both"."""
     correction = describe(table.attrs["correction"], table.attrs["n_tests"],
                           "the outcome breakdown (all its query sets, both parts)")
@@ -143,28 +131,16 @@ def parts(table: pd.DataFrame, labels: dict[str, str], alphas: dict[str, float])
         records, alpha, k = part.to_dict("records"), alphas[queryset], int(part["k"].iloc[0])
         notes = (f"{correction}; the CSV keeps the raw p-values too. Bold: below the threshold, $p < {alpha}$. "
                  f"{MISSING}: no test (no such query, or every pair ties), left out of the count.")
-        printed.append(Part(RETRIEVED_HEADER, _retrieved_body(records, labels, alpha),
+        printed.append(Table(RETRIEVED_HEADER, _retrieved_body(records, labels, alpha),
                             f"Outcome breakdown (Lin et al., 2021) on {queryset}, part 1: where each ranker B and "
                             f"its baseline A put the relevant document, per training seed. Shares of the queries "
                             f"where (1) neither run retrieves it in the top {k}, (2) only one does, or (3) both "
                             f"do, rounded so that each row sums to 100%; binom. p: two-sided binomial test of "
-                            f"A only against B only. {notes}", f"tab:outcomes-{queryset}-retrieved"))
-        printed.append(Part(BOTH_HEADER, _both_body(records, labels, alpha),
+                            f"A only against B only. {notes}", f"tab:outcomes-{queryset}-retrieved", wide=True))
+        printed.append(Table(BOTH_HEADER, _both_body(records, labels, alpha),
                             f"Outcome breakdown (Lin et al., 2021) on {queryset}, part 2: the queries where both "
                             f"runs retrieve the relevant document in the top {k} (outcome 3 of part 1), per "
                             f"training seed: mean expected search length (ESL, the rank of the relevant document) "
                             f"and reciprocal rank (RR) of each run, with two-sided Wilcoxon signed-rank (WSR) and "
-                            f"paired t-test p-values. {notes}", f"tab:outcomes-{queryset}-both"))
+                            f"paired t-test p-values. {notes}", f"tab:outcomes-{queryset}-both", wide=True))
     return printed
-
-
-def to_latex(printed: list[Part]) -> str:
-    return "\n".join(latex_table(p.header, p.body, p.caption, p.label, wide=True) for p in printed)
-
-
-def to_markdown(printed: list[Part]) -> str:
-    return "\n".join(markdown_table(p.header, p.body, p.caption) for p in printed)
-
-
-def to_html(printed: list[Part]) -> str:
-    return html_page(*(html_table(p.header, p.body, p.caption) for p in printed))

@@ -9,8 +9,7 @@ import math
 
 import pandas as pd
 
-from posbias.reporting.render import (MISSING, NO_TEST, Cell, html_page, html_table, latex_table, markdown_table,
-                                      percent, write_outputs)
+from posbias.reporting.render import MISSING, NO_TEST, Cell, Table, percent, write_tables
 from posbias.stats.corrections import describe_families
 
 ALPHA = 0.05
@@ -79,5 +78,4 @@ def position_table_outputs(positions: pd.DataFrame, gaps: pd.DataFrame, task: st
     tested = curves[~curves["reference"].astype(bool)]
     per_curve = [int(c["mcnemar_p"].notna().sum()) for _, c in tested.groupby(["model", "variant"])]
     text = caption(task, size, n, correction, references[0], per_curve, int(tested["mcnemar_p"].isna().sum()))
-    write_outputs(outputs, selected, latex_table(header, body, text, f"tab:litm-{task}-{size}"),
-                  markdown_table(header, body, text), html_page(html_table(header, body, text)))
+    write_tables(outputs, selected, Table(header, body, text, f"tab:litm-{task}-{size}"))

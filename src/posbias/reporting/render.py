@@ -3,8 +3,9 @@
 Cells, headers and captions arrive as plain text; each format escapes them here, so the table
 modules never write markup. A cell that needs emphasis or a superscript is a `Cell`, which each
 format marks up its own way. In any text, `$...$` is inline math: LaTeX keeps it as written,
-Markdown too, and HTML shows it without the dollars. `write_outputs` writes one table's four files (every
-stage's tables go through it).
+Markdown too, and HTML shows it without the dollars. A `Table` holds one table's header, rows, caption and
+label; `write_tables` writes the four files (tex, csv, md, html) of one or more tables, and every stage's
+tables go through it (or through `write_outputs`, the four files from their texts).
 """
 
 from __future__ import annotations
@@ -54,8 +55,13 @@ _LATEX_SPECIAL = re.compile("|".join(re.escape(c) for c in _LATEX_SPECIALS))
 _MATH = re.compile(r"(\$[^$]+\$)")  # a lone `$` (no closing one) is text and gets escaped
 
 
+_LATEX_ARROWS = {"↑": r"$\uparrow$", "↓": r"$\downarrow$"}  # pdfLaTeX has no glyph for them in text
+
+
 def escape_latex(text: str) -> str:
-    """Text with LaTeX's special characters escaped, `$...$` math left as written."""
+    """Text with LaTeX's special characters escaped, `$...$` math left as written, arrows as math."""
+    for arrow, math_arrow in _LATEX_ARROWS.items():
+        text = text.replace(arrow, math_arrow)
     parts = _MATH.split(text)  # odd positions are math
     return "".join(part if i % 2 else _LATEX_SPECIAL.sub(lambda m: _LATEX_SPECIALS[m.group()], part)
                    for i, part in enumerate(parts))
@@ -126,6 +132,34 @@ def html_page(*tables: str) -> str:
             "thead{border-top:2px solid #000;border-bottom:1px solid #000}tbody{border-bottom:2px solid #000}"
             "caption{caption-side:bottom;text-align:left;padding-top:8px;max-width:60em}"
             f"</style></head><body>{''.join(tables)}</body></html>\n")
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table, as each format prints it; `wide` (LaTeX) uses table* and a smaller font for many columns."""
+
+    header: list[str]
+    rows: list[list[str | Cell]]
+    caption: str
+    label: str = ""
+    wide: bool = False
+
+    def latex(self) -> str:
+        return latex_table(self.header, self.rows, self.caption, self.label, self.wide)
+
+    def markdown(self) -> str:
+        return markdown_table(self.header, self.rows, self.caption)
+
+    def html(self) -> str:
+        """One <table> element (`html_page` makes the page)."""
+        return html_table(self.header, self.rows, self.caption)
+
+
+def write_tables(outputs: dict, csv_frame, *tables: Table) -> None:
+    """The four files of `tables`: their LaTeX and Markdown one after another, one HTML page of them all, and
+    `csv_frame` (every number, unrounded) as the CSV."""
+    write_outputs(outputs, csv_frame, "\n".join(table.latex() for table in tables),
+                  "\n".join(table.markdown() for table in tables), html_page(*(table.html() for table in tables)))
 
 
 def write_outputs(outputs: dict, csv_frame, latex: str, markdown: str, html_text: str) -> None:

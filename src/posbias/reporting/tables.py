@@ -27,8 +27,7 @@ from typing import Hashable, Iterable, Mapping
 import pandas as pd
 
 from posbias.reporting.columns import ZERO_SHOT, column_header
-from posbias.reporting.render import (MISSING, NO_TEST, NOT_APPLICABLE, Cell, html_page, html_table, latex_table,
-                                      markdown_table)
+from posbias.reporting.render import MISSING, NO_TEST, NOT_APPLICABLE, Cell, Table
 from posbias.stats.corrections import adjust, describe
 from posbias.stats.paired import align, paired_p_value
 
@@ -245,14 +244,7 @@ def _cells(table: pd.DataFrame, columns: list[Column], row_header: str) -> tuple
     return header, body
 
 
-def to_latex(table: pd.DataFrame, columns: list[Column], caption: str, label: str, row_header: str = "Ranker") -> str:
-    return latex_table(*_cells(table, columns, row_header), caption, label)
-
-
-def to_markdown(table: pd.DataFrame, columns: list[Column], caption: str, row_header: str = "Ranker") -> str:
-    return markdown_table(*_cells(table, columns, row_header), caption)
-
-
-def to_html(table: pd.DataFrame, columns: list[Column], caption: str, row_header: str = "Ranker") -> str:
-    """A standalone page (for the Snakemake report)."""
-    return html_page(html_table(*_cells(table, columns, row_header), caption))
+def as_table(table: pd.DataFrame, columns: list[Column], caption: str, label: str = "",
+             row_header: str = "Ranker") -> Table:
+    """The printed table of a `build_table` frame."""
+    return Table(*_cells(table, columns, row_header), caption, label)

@@ -244,7 +244,7 @@ def report(rows: Mapping[str, str], summaries: Mapping[str, str], settings: Mapp
     from posbias.positions import figures as draw
     from posbias.positions.shares import share_table
     from posbias.positions.truth import agreement, read_truth
-    from posbias.reporting.render import html_page, html_table, latex_table, markdown_table, write_outputs
+    from posbias.reporting.render import Table, write_tables
 
     frames = {name: read_rows(path) for name, path in rows.items()}
     counts = {}
@@ -266,8 +266,7 @@ def report(rows: Mapping[str, str], summaries: Mapping[str, str], settings: Mapp
                f"UMBRELA's prompt, grade 1 or more) starts in the first, second or a later bin of {bin_tokens} "
                f"tokens, or nowhere (no match; no chunk judged relevant). Coverage: queries with at least one "
                f"located position.")
-    write_outputs(dict(tables), table, latex_table(header, body, caption, "tab:positions"),
-                  markdown_table(header, body, caption), html_page(html_table(header, body, caption)))
+    write_tables(dict(tables), table, Table(header, body, caption, "tab:positions"))
     draw.figure(_with_kind(frames, counts), groups, list(groups), bin_tokens, settings["max_bin"], figures["figure7"])
     draw.figure(_with_kind(frames, counts), groups, figure1, bin_tokens, settings["max_bin"], figures["figure1"])
     parts = [agreement(frames[name], read_truth(path), bin_tokens, name) for name, path in truth.items()]

@@ -22,11 +22,11 @@ import pandas as pd
 
 from posbias.errors import InputError
 from posbias.io import atomic_write
+from posbias.probes.declarations import FOIL, POISON, PROBES, SWEEP
 
 log = logging.getLogger(__name__)
 
 HEATMAP = "heatmap"
-POISON = "poison"
 
 
 # --- build ------------------------------------------------------------------------------------------------------
@@ -34,7 +34,7 @@ POISON = "poison"
 
 def probe_names() -> tuple[str, ...]:
     """Every probe the stage can build, in the report's order (poison, off by default, last)."""
-    return (*_constructions(), POISON)
+    return tuple(probe.name for probe in PROBES)
 
 
 def _constructions() -> dict:
@@ -132,14 +132,14 @@ def _poison_pairs(queries, section: Mapping, replacements_out: str | None, llm: 
 
     settings, variants = section["poison"], section.get("variants", {})
     foil_authors = variants.get("foil") == "authors"
-    sampled = poison.sampled_queries(queries, section["n"], _seed(section, "foil"), authors=foil_authors)
+    sampled = poison.sampled_queries(queries, section["n"], _seed(section, FOIL), authors=foil_authors)
     if settings["source"] == "file":
         replacements = poison.read_replacements(settings["path"])
     elif settings["source"] == "swap":
         replacements = poison.swap_replacements(queries, sampled, settings.get("seed", 0))
     else:
         replacements = poison.llm_replacements(sampled, _asker(llm, cache, settings))
-    pairs = poison.poison(queries, section["n"], _seed(section, "foil"), replacements,
+    pairs = poison.poison(queries, section["n"], _seed(section, FOIL), replacements,
                           authors=variants.get("poison") == "authors", foil_authors=foil_authors)
     if len(pairs) < 2:  # a paired test needs two
         raise InputError(f"probes.poison: only {len(pairs)} of {len(sampled)} replacements from source "
@@ -267,7 +267,7 @@ def report_paths(directory: str, probes: Sequence[str]) -> tuple[dict[str, str],
     """The probe table's files (tex, csv, md, html) and the figures' PNG and PDF (sweep, if the sweep runs; heatmap;
     summary) under `directory`."""
     tables = table_paths(directory, "probes")
-    names = [name for name in ("sweep", "heatmap", "summary") if name != "sweep" or "position_sweep" in probes]
+    names = [name for name in ("sweep", "heatmap", "summary") if name != "sweep" or SWEEP in probes]
     return tables, {name: [f"{directory}/figures/{name}.{ext}" for ext in ("png", "pdf")] for name in names}
 
 

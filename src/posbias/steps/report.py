@@ -19,9 +19,8 @@ from posbias.io import read_json, read_qrels
 from posbias.reporting import dataset_tables as dataset
 from posbias.reporting import outcome_table as outcomes
 from posbias.reporting.columns import FINE_TUNED, ZERO_SHOT, column_header
-from posbias.reporting.render import write_outputs
-from posbias.reporting.tables import (Column, Row, Significance, build_table,
-                                      significance_note, to_html, to_latex, to_markdown)
+from posbias.reporting.render import write_tables
+from posbias.reporting.tables import Column, Row, Significance, as_table, build_table, significance_note
 
 log = logging.getLogger(__name__)
 
@@ -30,8 +29,7 @@ TABLE4_LABEL, FIRST_STAGE_LABEL = "tab:farrelevant", "tab:first-stage"
 
 def _write_table(table: pd.DataFrame, columns: list[Column], caption: str, label: str, outputs: dict,
                  row_header: str = "Ranker") -> None:
-    write_outputs(outputs, table, to_latex(table, columns, caption, label, row_header),
-                  to_markdown(table, columns, caption, row_header), to_html(table, columns, caption, row_header))
+    write_tables(outputs, table, as_table(table, columns, caption, label, row_header))
 
 
 def _seeds(n: int) -> str:
@@ -263,8 +261,7 @@ def outcome_table(per_seed: list[str], qrels: list[str], querysets: list[str], r
     table = outcomes.adjust_p_values(outcomes.build_outcome_table(frame, pairs, spec["k"]), spec["correction"])
     printed = outcomes.parts(table, {m: s["label"] for m, s in models.items()},
                              dict(zip(querysets, alphas, strict=True)))
-    write_outputs(outputs, table, outcomes.to_latex(printed), outcomes.to_markdown(printed),
-                  outcomes.to_html(printed))
+    write_tables(outputs, table, *printed)
 
 
 # --- dataset statistics (Tables 9 and 10) -----------------------------------------------------------
@@ -290,15 +287,13 @@ def dataset_tables(collections: dict[str, str], querysets: dict[str, str], token
                                         for r in documents[sampled].itertuples()) + "." if sampled.any() else "")
     columns = [("label", "Collection"), ("n_documents", "# of documents"), ("avg_tokens", "avg. # of tokens")]
     caption = f"Document statistics; tokens of {tokenizer}, without special tokens.{note}"
-    write_outputs(documents_outputs, documents, dataset.to_latex(documents, columns, caption, "tab:documents"),
-                  dataset.to_markdown(documents, columns, caption), dataset.to_html(documents, columns, caption))
+    write_tables(documents_outputs, documents, dataset.as_table(documents, columns, caption, "tab:documents"))
     queries = dataset.queries_table({name: stats.read_statistics(p) for name, p in querysets.items()})
     columns = [("label", "Query set"), ("n_queries", "# of queries"), ("avg_tokens", "avg. # of tokens"),
                ("avg_positive_judgments", "avg. # of pos. judgments")]
     caption = (f"Query statistics; tokens of {tokenizer}; positive judgments (grade at least the query set's "
                f"rel_level) averaged over the judged queries.")
-    write_outputs(queries_outputs, queries, dataset.to_latex(queries, columns, caption, "tab:queries"),
-                  dataset.to_markdown(queries, columns, caption), dataset.to_html(queries, columns, caption))
+    write_tables(queries_outputs, queries, dataset.as_table(queries, columns, caption, "tab:queries"))
 
 
 def parameter_table(checkpoints: dict[str, str], labels: dict[str, str], outputs: dict,
@@ -325,8 +320,7 @@ def parameter_table(checkpoints: dict[str, str], labels: dict[str, str], outputs
                "pretrained weights); outside the backbone: "
                "the head and any aggregator. Unused weights (the backbone's pooler, a Transformer aggregator's "
                "word embeddings) are not part of our rankers, so they are not counted.")
-    write_outputs(outputs, frame, dataset.to_latex(frame, columns, caption, "tab:parameters"),
-                  dataset.to_markdown(frame, columns, caption), dataset.to_html(frame, columns, caption))
+    write_tables(outputs, frame, dataset.as_table(frame, columns, caption, "tab:parameters"))
 
 
 def scoring_times(infos: list[str], runs: list[list]) -> pd.Series:

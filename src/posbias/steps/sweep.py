@@ -13,7 +13,7 @@ from posbias.errors import InputError
 from posbias.io import (nonempty, read_documents, read_qrels, read_queries, read_ranked_run, write_documents,
                         write_qrels, write_queries, write_run)
 from posbias.names import RETRIEVER
-from posbias.reporting.render import html_page, html_table, latex_table, markdown_table, write_outputs
+from posbias.reporting.render import Table, write_tables
 from posbias.sweep.breakdown import bins_from_edges, position_breakdown
 from posbias.sweep.builder import SweepSettings, relevant_document, sweep_id, sweep_query
 from posbias.sweep.curves import expected_random, sweep_curves, with_ranks
@@ -104,8 +104,7 @@ def build_sweep(source: dict, passages: str, passage_qrels: str, settings: dict,
 
 def _write(outputs: dict, frame: pd.DataFrame, header: list, body: list, caption: str, label: str) -> None:
 
-    write_outputs(outputs, frame, latex_table(header, body, caption, label, wide=len(header) > 6),
-                  markdown_table(header, body, caption), html_page(html_table(header, body, caption)))
+    write_tables(outputs, frame, Table(header, body, caption, label, wide=len(header) > 6))
 
 
 def sweep_report(per_seed: str, positions: str, candidates: str, models: dict, metric: str, statistics: dict,

@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from posbias.reporting.figures import plt, save_figure
+from posbias.reporting.figure_files import plt, save_figure
 
 
 def sweep_figure(curves: pd.DataFrame, first_window: int, random_mrr: float, outputs: list[str],

@@ -1,0 +1,92 @@
+"""What a ranker declares about itself: its name, its arguments, how it reads a document, and its class.
+
+A declaration is plain data and imports nothing heavy: the workflow reads the declarations when it builds its
+graph (config checks, the schema's `ranker` enum and `$defs/ranker_args`), without loading torch. Only
+`load_class` imports the ranker's module, when a ranker is built (`posbias.rankers.registry`).
+The declarations themselves are in `posbias.rankers.declarations`, one module per family of rankers.
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib
+from dataclasses import dataclass, replace
+from typing import Any
+
+
+class Required:
+    """The default of an argument that has none: a config must give it."""
+
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED = Required()
+
+
+@dataclass(frozen=True)
+class Argument:
+    """One constructor argument (`models.<name>.args.<name>`).
+
+    `schema` holds its JSON-schema constraints (type, enum, bounds); `description` joins them in the config's
+    schema. `default` is the constructor's; the schema writes it into the loaded config only where
+    `schema_default` is set (RankGPT's settings are read from the config; a torch ranker records its defaults
+    in its checkpoint instead, so its config stays as written)."""
+
+    name: str
+    schema: dict[str, Any]
+    description: str = ""
+    default: Any = REQUIRED
+    schema_default: bool = False
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+    def json_schema(self) -> dict[str, Any]:
+        """The argument's entry in the config schema's `properties`."""
+        entry = dict(self.schema)
+        if self.schema_default and not self.required:
+            entry["default"] = self.default
+        if self.description:
+            entry["description"] = self.description
+        return entry
+
+    def with_default(self, default: Any) -> "Argument":
+        """The same argument with another ranker's default (the bi-encoder pools by the mean)."""
+        return replace(self, default=default)
+
+
+class Chunking(enum.Enum):
+    """How a ranker cuts a document into the inputs of its backbone (`posbias.rankers.geometry`)."""
+
+    FIRST_WINDOW = "first window"  # FirstP: one window, the rest of the document is never read
+    OVERLAPPING_WINDOWS = "overlapping windows"  # windows of chunk_tokens every stride tokens
+    DISJOINT_CHUNKS = "disjoint chunks"  # stride == chunk_tokens: every token read once
+    ONE_SEQUENCE = "one sequence"  # chunk_tokens == stride == max_doc_tokens
+    LISTWISE = "whole candidate lists"  # a language model reads a window of passages
+
+
+@dataclass(frozen=True)
+class RankerDeclaration:
+    """A ranker by its registry name: `cls` is "module:Class", imported only by `load_class`."""
+
+    name: str
+    family: str
+    chunking: Chunking
+    arguments: tuple[Argument, ...]
+    cls: str
+
+    @property
+    def listwise(self) -> bool:
+        """Orders whole candidate lists through the language-model layer (`posbias.llm`): never trained."""
+        return self.chunking is Chunking.LISTWISE
+
+    @property
+    def argument_names(self) -> frozenset[str]:
+        return frozenset(a.name for a in self.arguments)
+
+    def load_class(self) -> type:
+        """The ranker's class, its module imported now."""
+        module, _, name = self.cls.partition(":")
+        return getattr(importlib.import_module(module), name)

@@ -2,7 +2,7 @@
 
 A page asks for a generated part with a comment on a line of its own, `<!-- generated: KIND [ARGUMENT] -->`:
 
-- `rankers`: the rankers' table, from `posbias.rankers.catalog` (`ranker_table`);
+- `rankers`: the rankers' table, from the rankers' declarations (`ranker_table`);
 - `configuration`: the configuration reference, from the schema's `description:` fields (`configuration_reference`);
 - `reproduction NAME`: what `config/paper/NAME.yaml` runs, its departures and the published numbers it
   reproduces (`reproduction_summary`).
@@ -27,28 +27,13 @@ MARKER = re.compile(r"^<!-- generated: (\w+)(?: (\w+))? -->$", flags=re.M)
 # --- generators ----------------------------------------------------------------------------------------------
 
 def ranker_table() -> str:
-    """Every ranker the config accepts (`models.<name>.ranker`), how it reads a document and the arguments it
-    takes (`models.<name>.args`)."""
+    """Every ranker the config accepts (`models.<name>.ranker`), from the rankers' own declarations
+    (`posbias.rankers.declarations`): how each reads a document, its own arguments, then the arguments every
+    chunked ranker shares."""
     from posbias.rankers import catalog
 
-    def reading(name: str) -> str:
-        if name in catalog.LISTWISE:
-            return "a whole candidate list, through a language model"
-        if name in catalog.ONE_SEQUENCE:
-            return "one sequence (chunk_tokens = stride = max_doc_tokens)"
-        if name in catalog.DISJOINT_CHUNKS:
-            return "greedy disjoint chunks (stride = chunk_tokens)"
-        return "windows of chunk_tokens, stride apart"
-
-    rows = ["| ranker | reads | arguments |", "| --- | --- | --- |"]
-    for name in sorted(catalog.IMPLEMENTED):
-        own = sorted(catalog.OWN_ARGUMENTS.get(name, ()))
-        arguments = "the chunk arguments" + (" and " + ", ".join(f"`{a}`" for a in own) if own else "")
-        rows.append(f"| `{name}` | {reading(name)} | {arguments} |")
-    rows += [f"| `{name}` | {reading(name)} | see `rankgpt_args` in the [configuration](configuration.md) |"
-             for name in sorted(catalog.LISTWISE)]
-    chunk = ", ".join(f"`{a}`" for a in sorted(catalog.CHUNK_ARGUMENTS))
-    return "\n".join(rows) + f"\n\nThe chunk arguments, which every ranker but `rankgpt` takes: {chunk}.\n"
+    return (catalog.markdown_table() + "\n\nThe chunk arguments, which every ranker but `rankgpt` takes:\n\n"
+            + catalog.markdown_chunk_arguments() + "\n")
 
 
 def configuration_reference(schema: dict) -> str:

@@ -66,7 +66,7 @@ rule all:
         POSITIONS_REPORTED,
         SWEEP_REPORTED,
         # seeds trained but left out of the tables (models.<name>.excluded_seeds): their loss curves are kept
-        [f"results/models/{m}/seed{s}" for m, s in CFG.excluded_checkpoints],
+        [f"results/models/{m}/seed{s}" for m, s in CFG.models.excluded_checkpoints],
         # the manifest (code, environment, config hash, weights, every result's sha256): last
         PROVENANCE_REPORTED,
     default_target: True

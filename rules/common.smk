@@ -6,31 +6,33 @@ import re
 from pathlib import Path
 
 from posbias import names
-from posbias.config import GENERATED_COLLECTIONS, SYNTHETIC_QUERYSETS, ZERO_SHOT_SEED, canonical
+from posbias.config import canonical
+from posbias.config.sections.models import ZERO_SHOT_SEED, tokenizer_key
+from posbias.config.sections.querysets import GENERATED_COLLECTIONS, SYNTHETIC_QUERYSETS
 
 QUERYSETS = CFG.querysets
 COLLECTIONS = CFG.collections
 RETRIEVERS = CFG.retrievers
 TABLES = CFG.tables
-MODELS = CFG.model_names
-TRAINED_MODELS = CFG.trained_models  # the others are zero-shot: no train, fine-tune or fold jobs
-ZERO_SHOT_MODELS = CFG.zero_shot_models  # scored by a torch module from pretrained weights
-LISTWISE_MODELS = CFG.listwise_models  # RankGPT: through a language model
-SEEDS = CFG.seeds
+MODELS = CFG.models.names
+TRAINED_MODELS = CFG.models.trained  # the others are zero-shot: no train, fine-tune or fold jobs
+ZERO_SHOT_MODELS = CFG.models.zero_shot  # scored by a torch module from pretrained weights
+LISTWISE_MODELS = CFG.models.listwise  # RankGPT: through a language model
+SEEDS = CFG.training.seeds
 EXTERNAL_RUNS = CFG.external_runs
 FINETUNING = CFG.finetuning
-RERANK_QUERYSETS = CFG.rerank_querysets
-CV_QUERYSETS = CFG.cv_querysets
-DIRECT_QUERYSETS = CFG.direct_querysets
-CHECKPOINT_JOB_MODELS = CFG.checkpoint_job_models  # rerank.jobs: per_checkpoint (rule rerank_checkpoint)
+RERANK_QUERYSETS = CFG.rerank.querysets
+CV_QUERYSETS = CFG.cross_validation.querysets
+DIRECT_QUERYSETS = CFG.rerank.direct
+CHECKPOINT_JOB_MODELS = CFG.rerank.checkpoint_job_models  # rerank.jobs: per_checkpoint (rule rerank_checkpoint)
 PER_QUERYSET_MODELS = [m for m in TRAINED_MODELS if m not in CHECKPOINT_JOB_MODELS]  # rules rerank and finetune
-ZERO_SHOT_JOB_MODELS = CFG.zero_shot_job_models  # the same for zero-shot models (rule rerank_zero_shot_model)
-POOLED_QUERYSETS = CFG.pooled_querysets
-FINETUNED_QUERYSETS = CFG.finetuned_querysets
-OUTCOME_QUERYSETS = CFG.outcome_querysets
-TOKENIZERS = CFG.tokenizers
-FAR_QUERYSET = CFG.far_queryset
-FAR_QUERYSETS = [FAR_QUERYSET, *([CFG.far_train_queryset] if CFG.far_train_queryset else [])]
+ZERO_SHOT_JOB_MODELS = CFG.rerank.zero_shot_job_models  # the same for zero-shot models (rule rerank_zero_shot_model)
+POOLED_QUERYSETS = CFG.querysets.pooled
+FINETUNED_QUERYSETS = list(FINETUNING["querysets"]) if FINETUNING else []
+OUTCOME_QUERYSETS = CFG.tables.outcome_querysets
+TOKENIZERS = CFG.models.tokenizers
+FAR_QUERYSET = CFG.farrelevant.queryset
+FAR_QUERYSETS = [FAR_QUERYSET, *([CFG.farrelevant.train_queryset] if CFG.farrelevant.train_queryset else [])]
 OUT = CFG.results_dir  # this experiment's tables and figures
 
 # Long jobs that need nothing of the rankers' chain but its data (Lost in the Middle's predictions, the probes'
@@ -44,7 +46,7 @@ def alternatives(names_):
     return "|".join(re.escape(n) for n in names_) or "(?!)"
 
 
-DEBIASED = CFG.debiased_collections  # de-biased copies of the training collection: name -> {base, n_splits, seed}
+DEBIASED = CFG.models.debiased_collections  # de-biased copies of the training collection: name -> {base, n_splits, seed}
 
 
 wildcard_constraints:
@@ -98,7 +100,7 @@ def folds_of(queryset):
 
 def tokens_of(collection, model):
     """The token store a model reads the documents of a collection from."""
-    return f"results/tokens/{collection}/{CFG.tokenizer_of(model)}"
+    return f"results/tokens/{collection}/{CFG.models.tokenizer_of(model)}"
 
 
 def expansions_input(wildcards):
@@ -111,8 +113,6 @@ def expansions_input(wildcards):
 def statistics_input(wildcards):
     """The collection's token store when the rankers tokenise the same documents with the statistics'
     tokenizer (it holds every document's length); otherwise the documents, tokenised here."""
-    from posbias.config import tokenizer_key
-
     tokenizer = TABLES["dataset_stats"]["tokenizer"]
     key, collection = tokenizer_key(tokenizer), wildcards.collection
     if TOKENIZERS.get(key, {}).get("name") == tokenizer and docs_of(collection) == source_docs_of(collection):
@@ -180,8 +180,8 @@ def finetuning_outputs(prefix=""):
 def finetuning_params(prefix=""):
     """What the fine-tuning job receives besides files (rules finetune and rerank_checkpoint)."""
     params = dict(
-        model=lambda wc: CFG.model_params(wc.model),
-        training=lambda wc: CFG.training_params(wc.model, FINETUNING.get("training")),
+        model=lambda wc: CFG.models.params(wc.model),
+        training=lambda wc: CFG.models.training_params(wc.model, FINETUNING.get("training")),
         seed=lambda wc: int(wc.seed),
         name=lambda wc: f"{wc.model}-finetuned",
         tag=lambda wc: f"{wc.model}-finetuned-seed{wc.seed}",
@@ -200,7 +200,7 @@ def systems_evaluated(queryset, stage="eval"):
     """Per-seed evaluation files of every system on a query set; for `eval-finetuned`, the fine-tuned models'
     with the retriever and random rows of the zero-shot setting (nothing of theirs is fine-tuned)."""
     return [evaluated(queryset, system, seed, stage if system in CFG.models else "eval")
-            for system, seed in CFG.systems(queryset, stage)]
+            for system, seed in CFG.tables.systems(queryset, stage)]
 
 
 def pool_members_evaluated(wildcards):
@@ -231,18 +231,18 @@ def efficiency_runs():
     if "table1" not in TABLES:
         return []
     shown = set()
-    for qs in CFG.table_querysets("table1"):
+    for qs in CFG.tables.querysets("table1"):
         shown |= set(QUERYSETS[qs].pool) if QUERYSETS[qs].pooled else {qs}
     querysets = [qs for qs in DIRECT_QUERYSETS if qs in shown]
-    params = CFG.table_params("table1")["models"]
-    return [(m, s, qs) for m in params for s in CFG.model_seeds(m) for qs in querysets if CFG.models[m].reranks(qs)]
+    params = CFG.tables.params("table1")["models"]
+    return [(m, s, qs) for m in params for s in CFG.models.seeds(m) for qs in querysets if CFG.models[m].reranks(qs)]
 
 
 EFFICIENCY_RUNS = efficiency_runs()
 EFFICIENCY_FIGURES = [f"{OUT}/figures/efficiency.png", f"{OUT}/figures/efficiency.pdf"] if EFFICIENCY_RUNS else []
 REPORTED = [
-    *(f"{OUT}/{t}.tex" for t in CFG.baseline_tables),
-    *(f"{OUT}/{t}.tex" for t in [*CFG.debias_tables, *CFG.ablation_tables]),
+    *(f"{OUT}/{t}.tex" for t in CFG.tables.baseline),
+    *(f"{OUT}/{t}.tex" for t in [*CFG.tables.debias, *CFG.tables.ablation]),
     *([f"{OUT}/table4.tex"] if "table4" in TABLES else []),
     *FIGURES,
     *EFFICIENCY_FIGURES,
@@ -316,7 +316,7 @@ from posbias.steps.probes import redocred_files, report_paths, table_paths
 
 PROBES = CFG.data.get("probes") or {}
 PROBE_NAMES = PROBES.get("probes", [])
-PROBE_SCORERS = CFG.probe_scorers
+PROBE_SCORERS = CFG.probes.scorers
 PROBE_SYNTHETIC = "results/probes/data/synthetic_revised.json"
 
 
@@ -338,7 +338,7 @@ def probe_build_inputs():
 def probe_poison_llm():
     """The poison's language model (its job params), when it asks one."""
     poison = PROBES.get("poison", {})
-    return CFG.llm_model(poison["model"]) if "poison" in PROBE_NAMES and poison.get("source") == "llm" else None
+    return CFG.llm.model(poison["model"]) if "poison" in PROBE_NAMES and poison.get("source") == "llm" else None
 
 
 PROBE_REPLACEMENTS = ["results/probes/pairs/poison_replacements.jsonl"] if "poison" in PROBE_NAMES else []
@@ -346,7 +346,7 @@ PROBE_REPLACEMENTS = ["results/probes/pairs/poison_replacements.jsonl"] if "pois
 
 def probe_score_inputs(wildcards):
     inputs = {"pairs": [probe_pairs(p) for p in PROBE_NAMES], "heatmap": "results/probes/pairs/heatmap.jsonl"}
-    checkpoint_dir = CFG.probe_checkpoint(wildcards.scorer)
+    checkpoint_dir = CFG.probes.checkpoint(wildcards.scorer)
     return {**inputs, **({"checkpoint": checkpoint_dir} if checkpoint_dir else {})}
 
 
@@ -430,8 +430,8 @@ def position_report_outputs():
 # --- position sweep and position breakdown (rules/sweep.smk) ------------------------------------------
 
 SWEEP = CFG.data.get("sweep") or {}
-SWEEP_QUERYSET = CFG.sweep_queryset
-SWEEP_MODELS = CFG.sweep_models  # empty unless the sweep query set is reranked
+SWEEP_QUERYSET = CFG.sweep.queryset
+SWEEP_MODELS = CFG.sweep.models  # empty unless the sweep query set is reranked
 SWEEP_TABLE = {fmt: f"{OUT}/sweep.{fmt}" for fmt in ("tex", "csv", "md", "html")} if SWEEP_MODELS else {}
 SWEEP_FIGURE = [f"{OUT}/figures/sweep.png", f"{OUT}/figures/sweep.pdf"] if SWEEP_MODELS else []
 BREAKDOWN = TABLES.get("position_breakdown")
@@ -444,19 +444,19 @@ def sweep_source_inputs():
     finds the relevant passage in them), and the passage collection they were built from."""
     source = SWEEP["source"]
     return dict(queries=queries_of(source), qrels=qrels_of(source), docs=source_docs_of(collection_of(source)),
-                positions=CFG.positions_file(source), candidates=candidates_of(source),
+                positions=CFG.querysets.positions_file(source), candidates=candidates_of(source),
                 passages=SWEEP["passages"]["docs"], passage_qrels=SWEEP["passages"]["qrels"])
 
 
 def sweep_outputs(queryset):
     """The sweep collection's files; the candidate run is the query set's `candidates` (config.sweep_candidates)."""
     return dict(docs="results/data/sweep/docs.jsonl", queries=queries_of(queryset), qrels=qrels_of(queryset),
-                positions=CFG.positions_file(queryset), candidates=QUERYSETS[queryset].candidates)
+                positions=CFG.querysets.positions_file(queryset), candidates=QUERYSETS[queryset].candidates)
 
 
 def farrelevant_source_inputs():
     """A local import's files, so that replacing one rebuilds; ir_datasets reads (and downloads) in the job."""
-    source = CFG.far_source
+    source = CFG.farrelevant.source
     if source["kind"] != "local":
         return {}
     documents = source["documents"] if isinstance(source["documents"], list) else [source["documents"]]

@@ -30,7 +30,7 @@ if "generator" in config:
             "../scripts/generate_synthetic.py"
 
 
-if "generator" in config and "farrelevant" in config and CFG.far_source["kind"] == "synthetic":
+if "generator" in config and "farrelevant" in config and CFG.farrelevant.source["kind"] == "synthetic":
 
     rule build_farrelevant:
         input:

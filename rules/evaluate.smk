@@ -12,7 +12,7 @@ rule evaluate:
     output:
         values="results/eval/{queryset}/{system}/seed{seed}.parquet",
     params:
-        evaluation=lambda wc: CFG.evaluation_params(wc.queryset),
+        evaluation=lambda wc: CFG.querysets.evaluation_params(wc.queryset),
         queryset=lambda wc: wc.queryset,
         system=lambda wc: wc.system,
         seed=lambda wc: int(wc.seed),
@@ -37,7 +37,7 @@ if FINETUNED_QUERYSETS:
         output:
             values="results/eval-finetuned/{queryset}/{system}/seed{seed}.parquet",
         params:
-            evaluation=lambda wc: CFG.evaluation_params(wc.queryset),
+            evaluation=lambda wc: CFG.querysets.evaluation_params(wc.queryset),
             queryset=lambda wc: wc.queryset,
             system=lambda wc: wc.system,
             seed=lambda wc: int(wc.seed),

@@ -3,7 +3,7 @@
 # writes what rules/data.smk's build_farrelevant writes for the embedded collection (source kind synthetic).
 
 
-if "farrelevant" in config and CFG.far_source["kind"] != "synthetic":
+if "farrelevant" in config and CFG.farrelevant.source["kind"] != "synthetic":
 
     rule build_farrelevant_source:
         input:
@@ -14,7 +14,7 @@ if "farrelevant" in config and CFG.far_source["kind"] != "synthetic":
             positions=expand("results/data/farrelevant/positions/{qs}.tsv", qs=FAR_QUERYSETS),
             docs="results/data/farrelevant/docs.jsonl",
         params:
-            source=canonical(CFG.far_source),
+            source=canonical(CFG.farrelevant.source),
             settings=canonical({k: v for k, v in config["farrelevant"].items()
                                 if k not in ("tokenizer", "train_queryset", "source")}),
             tokenizer=config["farrelevant"]["tokenizer"],

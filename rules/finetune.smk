@@ -15,7 +15,7 @@ if FINETUNING:
         output:
             **finetuning_outputs(),
         params:
-            scoring=lambda wc: CFG.scoring(wc.model),
+            scoring=lambda wc: CFG.rerank.scoring(wc.model),
             **finetuning_params(),
         wildcard_constraints:
             model=alternatives(PER_QUERYSET_MODELS),

@@ -39,9 +39,9 @@ if POSITIONS:
         params:
             spec=lambda wc: canonical(POSITION_SETS[wc.pset]),
             settings=canonical({k: POSITIONS[k] for k in ("tokenizer", "bin_tokens", "dense")}),
-            judge=lambda wc: CFG.llm_model(position_judge(wc.pset)),
+            judge=lambda wc: CFG.llm.model(position_judge(wc.pset)),
             judge_name=lambda wc: position_judge(wc.pset),
-            cache=CFG.llm_cache,
+            cache=CFG.llm.cache,
         wildcard_constraints:
             pset=alternatives(DENSE_SETS),
         threads: 1

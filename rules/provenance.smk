@@ -23,7 +23,7 @@ rule provenance:
     params:
         config_hash=config_hash(CFG.data),
         weights=pretrained_names(CFG.data),
-        llms=canonical({name: CFG.llm_model(name) for name in CFG.data.get("llm", {}).get("models", {})}),
+        llms=canonical({name: CFG.llm.model(name) for name in CFG.data.get("llm", {}).get("models", {})}),
         departures=canonical(CFG.data.get("departures", {})),
     conda:
         "../envs/posbias.yaml"

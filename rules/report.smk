@@ -6,18 +6,18 @@
 # statistics jobs that tokenise whole collections are submitted like any other job.
 
 
-for _table in CFG.baseline_tables:
+for _table in CFG.tables.baseline:
 
     rule:
         name:
             f"{_table}"
         localrule: True
         input:
-            averaged=expand(f"{OUT}/eval/{{qs}}/seed_averaged.parquet", qs=CFG.table_querysets(_table)),
+            averaged=expand(f"{OUT}/eval/{{qs}}/seed_averaged.parquet", qs=CFG.tables.querysets(_table)),
         output:
             **table_outputs(_table, "baseline_table"),
         params:
-            **CFG.table_params(_table),
+            **CFG.tables.params(_table),
             label=f"tab:{_table}",
         conda:
             "../envs/posbias.yaml"
@@ -27,18 +27,18 @@ for _table in CFG.baseline_tables:
             "../scripts/baseline_table.py"
 
 
-for _table in CFG.debias_tables:
+for _table in CFG.tables.debias:
 
     rule:
         name:
             f"{_table}"
         localrule: True
         input:
-            averaged=expand(f"{OUT}/eval/{{qs}}/seed_averaged.parquet", qs=CFG.table_querysets(_table)),
+            averaged=expand(f"{OUT}/eval/{{qs}}/seed_averaged.parquet", qs=CFG.tables.querysets(_table)),
         output:
             **table_outputs(_table, "debias_table"),
         params:
-            **{k: v for k, v in CFG.table_params(_table).items() if k != "external"},
+            **{k: v for k, v in CFG.tables.params(_table).items() if k != "external"},
             label=f"tab:{_table}",
         conda:
             "../envs/posbias.yaml"
@@ -48,18 +48,18 @@ for _table in CFG.debias_tables:
             "../scripts/debias_table.py"
 
 
-for _table in CFG.ablation_tables:
+for _table in CFG.tables.ablation:
 
     rule:
         name:
             f"{_table}"
         localrule: True
         input:
-            averaged=expand(f"{OUT}/eval/{{qs}}/seed_averaged.parquet", qs=CFG.table_querysets(_table)),
+            averaged=expand(f"{OUT}/eval/{{qs}}/seed_averaged.parquet", qs=CFG.tables.querysets(_table)),
         output:
             **table_outputs(_table, "ablation_table"),
         params:
-            **{k: v for k, v in CFG.table_params(_table).items() if k != "external"},
+            **{k: v for k, v in CFG.tables.params(_table).items() if k != "external"},
             label=f"tab:{_table}",
         conda:
             "../envs/posbias.yaml"
@@ -74,13 +74,13 @@ if "table4" in TABLES:
     rule table4:
         localrule: True
         input:
-            averaged=expand(f"{OUT}/eval/{{qs}}/seed_averaged.parquet", qs=CFG.table_querysets("table4")),
+            averaged=expand(f"{OUT}/eval/{{qs}}/seed_averaged.parquet", qs=CFG.tables.querysets("table4")),
             finetuned=expand(f"{OUT}/eval-finetuned/{{qs}}/seed_averaged.parquet",
-                             qs=CFG.table_querysets("table4", setting="fine-tuned")),
+                             qs=CFG.tables.querysets("table4", setting="fine-tuned")),
         output:
             **table_outputs("table4", "table4"),
         params:
-            **CFG.table_params("table4"),
+            **CFG.tables.params("table4"),
         conda:
             "../envs/posbias.yaml"
         log:
@@ -122,7 +122,7 @@ if EFFICIENCY_RUNS:
             pdf=EFFICIENCY_FIGURES[1],
         params:
             runs=[list(run) for run in EFFICIENCY_RUNS],
-            models=CFG.table_params("table1")["models"],
+            models=CFG.tables.params("table1")["models"],
         conda:
             "../envs/posbias.yaml"
         log:
@@ -238,13 +238,13 @@ if "table11" in TABLES:
     rule table11:
         localrule: True
         input:
-            checkpoints=[f"results/models/{m}/seed{CFG.model_seeds(m)[0]}" for m in TABLES["table11"]["models"]
+            checkpoints=[f"results/models/{m}/seed{CFG.models.seeds(m)[0]}" for m in TABLES["table11"]["models"]
                          if m in TRAINED_MODELS],
         output:
             **table_outputs("table11", "table11"),
         params:
             trained=[m for m in TABLES["table11"]["models"] if m in TRAINED_MODELS],
-            zero_shot={m: CFG.model_params(m) for m in TABLES["table11"]["models"] if m in ZERO_SHOT_MODELS},
+            zero_shot={m: CFG.models.params(m) for m in TABLES["table11"]["models"] if m in ZERO_SHOT_MODELS},
             labels={m: CFG.models[m].label for m in TABLES["table11"]["models"]},
         conda:
             "../envs/posbias.yaml"

@@ -30,7 +30,7 @@ if SWEEP_MODELS:
         localrule: True
         input:
             per_seed=f"{OUT}/eval/{SWEEP_QUERYSET}/per_seed.parquet",
-            positions=CFG.positions_file(SWEEP_QUERYSET),
+            positions=CFG.querysets.positions_file(SWEEP_QUERYSET),
             candidates=candidates_of(SWEEP_QUERYSET),
         output:
             **{fmt: report(path, caption="../report/sweep_table.rst", category="Position sweep")
@@ -60,18 +60,18 @@ if BREAKDOWN:
         localrule: True
         input:
             averaged=f"{OUT}/eval/{BREAKDOWN['queryset']}/seed_averaged.parquet",
-            positions=BREAKDOWN.get("positions", CFG.positions_file(BREAKDOWN["queryset"])),
+            positions=BREAKDOWN.get("positions", CFG.querysets.positions_file(BREAKDOWN["queryset"])),
         output:
             **{fmt: report(path, caption="../report/sweep_breakdown.rst", category="Position sweep")
                if fmt == "html" else path for fmt, path in BREAKDOWN_TABLE.items()},
         params:
             spec=canonical({k: BREAKDOWN[k] for k in ("queryset", "metric", "bins")}),
-            models={m: CFG.models[m].label for m in CFG.position_breakdown_models},
+            models={m: CFG.models[m].label for m in CFG.sweep.breakdown_models},
             retriever_label=BREAKDOWN.get("retriever_label"),
             correction=config["statistics"]["correction"],
             alpha=QUERYSETS[BREAKDOWN["queryset"]].alpha,
             n_seeds=len(SEEDS),
-            zero_shot=[CFG.models[m].label for m in CFG.position_breakdown_models if CFG.models[m].zero_shot],
+            zero_shot=[CFG.models[m].label for m in CFG.sweep.breakdown_models if CFG.models[m].zero_shot],
         conda:
             "../envs/posbias.yaml"
         log:

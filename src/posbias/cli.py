@@ -432,12 +432,12 @@ def _dispatch(args) -> int:
 
         cfg = _load_config_object(args.config)
         settings = _section(cfg.data, "farrelevant", args.config)
-        if cfg.far_source["kind"] == "synthetic":
+        if cfg.farrelevant.source["kind"] == "synthetic":
             raise InputError(f"{args.config}: farrelevant.source is synthetic; use `posbias farrelevant`")
         # as the workflow's build_farrelevant_source job
-        build_farrelevant_source(cfg.far_source, {k: v for k, v in settings.items()
+        build_farrelevant_source(cfg.farrelevant.source, {k: v for k, v in settings.items()
                                                   if k not in ("tokenizer", "train_queryset", "source")},
-                                 settings["tokenizer"], args.out, cfg.far_queryset, settings.get("train_queryset"))
+                                 settings["tokenizer"], args.out, cfg.farrelevant.queryset, settings.get("train_queryset"))
     elif args.command == "fetch":
         from posbias.steps import data
 
@@ -481,7 +481,7 @@ def _dispatch(args) -> int:
 
         tokenize_documents(args.docs, args.out, args.tokenizer, args.cap, args.trust_remote_code, args.threads)
     elif args.command == "train":
-        from posbias.config import training_recipe
+        from posbias.config.sections.training import training_recipe
         from posbias.steps.training import train_model
 
         config = _load_config(args.config)
@@ -615,10 +615,10 @@ def _probes(args) -> None:
             synthetic = section["redocred"]["synthetic"]
             write_synthetic_redocred(files["files"][0]["path"], synthetic["seed"], synthetic["n_documents"])
         poison = section.get("poison", {}) if probes.POISON in names else {}
-        llm = config.llm_model(poison["model"]) if poison.get("source") == "llm" else None
+        llm = config.llm.model(poison["model"]) if poison.get("source") == "llm" else None
         probes.build({**section, "redocred": files}, {p: str(Path(args.out) / f"{p}.jsonl") for p in names},
                      str(Path(args.out) / "heatmap.jsonl"), str(Path(args.out) / "query_table.json"),
-                     str(Path(args.out) / "poison_replacements.jsonl") if poison else None, llm, config.llm_cache)
+                     str(Path(args.out) / "poison_replacements.jsonl") if poison else None, llm, config.llm.cache)
         return
     pairs = {p: Path(args.pairs) / f"{p}.jsonl" for p in names}
     missing = [str(path) for path in [*pairs.values(), Path(args.pairs) / "heatmap.jsonl"] if not path.exists()]
@@ -632,12 +632,12 @@ def _probes(args) -> None:
         if args.scorer not in scorers:
             raise InputError(f"--scorer {args.scorer}: {args.config} has no probes.scorers.{args.scorer}; known: "
                              f"{', '.join(sorted(scorers))}")
-        checkpoint = args.checkpoint or config.probe_checkpoint(args.scorer)
+        checkpoint = args.checkpoint or config.probes.checkpoint(args.scorer)
         if checkpoint is not None and not Path(checkpoint).is_dir():
             raise InputError(f"--checkpoint {checkpoint}: no such directory (train the model first, or name its "
                              f"checkpoint with --checkpoint)")
         out = Path(args.out)
-        probes.score(config.probe_scorer(args.scorer), checkpoint, {p: str(path) for p, path in pairs.items()},
+        probes.score(config.probes.scorer(args.scorer), checkpoint, {p: str(path) for p, path in pairs.items()},
                      str(Path(args.pairs) / "heatmap.jsonl"), str(out / f"{args.scorer}.parquet"),
                      str(out / f"{args.scorer}.heatmap.parquet"), args.threads)
         return
@@ -647,7 +647,7 @@ def _probes(args) -> None:
     tables, figures = probes.report_paths(args.out, names)
     probes.report({s: str(Path(args.scores) / f"{s}.parquet") for s in found},
                   {s: str(Path(args.scores) / f"{s}.heatmap.parquet") for s in found},
-                  str(Path(args.pairs) / "query_table.json"), {s: config.probe_label(s) for s in found},
+                  str(Path(args.pairs) / "query_table.json"), {s: config.probes.label(s) for s in found},
                   section["correction"], section["alpha"], section["heatmap"], tables, figures)
 
 
@@ -663,10 +663,10 @@ def _probes_rag(args, config, section: dict) -> None:
                          f"run posbias probes build)")
     out = Path(args.out)
     probes.rag(settings, str(Path(args.pairs) / "poison.jsonl"), str(Path(args.pairs) / "foil.jsonl"),
-               str(replacements), {name: config.llm_model(name) for name in settings["readers"]},
-               config.llm_model(settings["judge"]), config.llm_cache, str(out / "answers.parquet"),
+               str(replacements), {name: config.llm.model(name) for name in settings["readers"]},
+               config.llm.model(settings["judge"]), config.llm.cache, str(out / "answers.parquet"),
                probes.table_paths(args.out, "rag"),
-               {name: config.llm_label(name) for name in settings["readers"]}, section["correction"], section["alpha"])
+               {name: config.llm.label(name) for name in settings["readers"]}, section["correction"], section["alpha"])
 
 
 def _needs(args, flag: str, why: str) -> None:

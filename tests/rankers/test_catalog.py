@@ -19,12 +19,8 @@ def test_catalog_arguments_are_each_rankers_constructor_arguments():
 
 
 def test_the_schema_documents_every_argument_of_every_ranker():
-    from pathlib import Path
+    from posbias.config import schema as config_schema
 
-    import yaml
-
-    import posbias
-
-    schema = yaml.safe_load((Path(posbias.__file__).parent / "config.schema.yaml").read_text())
+    schema = config_schema()
     documented = set(schema["$defs"]["ranker_args"]["properties"])
     assert documented == set().union(*(catalog.arguments(name) for name in RANKERS)) | {"tokenizer"}

@@ -1,9 +1,5 @@
-from pathlib import Path
-
 import pytest
 import torch
-
-import posbias
 
 from posbias.rankers.checkpoint import load_checkpoint, save_checkpoint
 from posbias.rankers.registry import RANKERS, build_ranker
@@ -29,11 +25,10 @@ def test_registry_has_the_study_models():
 
 
 def test_schema_lists_the_registered_and_the_listwise_rankers():
-    import yaml
-
+    from posbias.config import schema as config_schema
     from posbias.rankers import catalog
 
-    schema = yaml.safe_load(open(Path(posbias.__file__).parent / "config.schema.yaml"))
+    schema = config_schema()
     enum = schema["properties"]["models"]["additionalProperties"]["properties"]["ranker"]["enum"]
     assert set(enum) == catalog.ALL and set(RANKERS) <= set(enum)
 

@@ -3,6 +3,10 @@
 # models are not kept); the fold runs are merged into results/runs/{queryset}/{model}/seed{seed}.run.
 
 
+def folds_of(queryset):
+    return f"results/data/{collection_of(queryset)}/folds/{queryset}.tsv"
+
+
 if CV_QUERYSETS:
 
     rule cross_validate_fold:
@@ -18,7 +22,7 @@ if CV_QUERYSETS:
             info="results/runs-cv/{queryset}/{model}/seed{seed}/fold{fold}.run.json",
         params:
             model=lambda wc: CFG.models.params(wc.model),
-            training=lambda wc: CFG.models.training_params(wc.model, config["cross_validation"].get("training")),
+            training=lambda wc: CFG.models.training_params(wc.model, CFG.data["cross_validation"].get("training")),
             seed=lambda wc: int(wc.seed),
             fold=lambda wc: int(wc.fold),
             name=lambda wc: wc.model,

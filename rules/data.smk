@@ -3,6 +3,16 @@
 # read from a source (ir_datasets, Hugging Face datasets, local files) and their truncation.
 
 
+def docs_of(collection):
+    """The documents the rankers read: truncated when the collection asks for it, de-biased for a de-biased copy
+    (which the token store then caps at the rankers' budget)."""
+    if collection in DEBIASED:
+        return f"results/data/{collection}/docs.jsonl"
+    if collection in COLLECTIONS and "truncate" in COLLECTIONS[collection]:
+        return f"results/data/{collection}/docs.truncated.jsonl"
+    return source_docs_of(collection)
+
+
 if "generator" in config:
 
     rule generate_synthetic:
@@ -20,8 +30,8 @@ if "generator" in config:
             answer_positions=expand("results/data/synthetic/passages/positions/{qs}.tsv", qs=SYNTHETIC_QUERYSETS),
             docs="results/data/synthetic/docs.jsonl",
         params:
-            settings=canonical(config["generator"]["settings"]),
-            tokenizer=config["generator"]["tokenizer"],
+            settings=canonical(CFG.data["generator"]["settings"]),
+            tokenizer=CFG.data["generator"]["tokenizer"],
         conda:
             "../envs/posbias.yaml"
         log:
@@ -44,10 +54,10 @@ if "generator" in config and "farrelevant" in config and CFG.farrelevant.source[
             positions=expand("results/data/farrelevant/positions/{qs}.tsv", qs=FAR_QUERYSETS),
             docs="results/data/farrelevant/docs.jsonl",
         params:
-            settings=canonical({k: v for k, v in config["farrelevant"].items() if k not in ("tokenizer", "train_queryset")}),
-            tokenizer=config["farrelevant"]["tokenizer"],
+            settings=canonical({k: v for k, v in CFG.data["farrelevant"].items() if k not in ("tokenizer", "train_queryset")}),
+            tokenizer=CFG.data["farrelevant"]["tokenizer"],
             queryset=FAR_QUERYSET,
-            train_queryset=config["farrelevant"].get("train_queryset"),
+            train_queryset=CFG.data["farrelevant"].get("train_queryset"),
         conda:
             "../envs/posbias.yaml"
         log:

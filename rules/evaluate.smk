@@ -5,6 +5,10 @@
 # so changing a table setting never re-evaluates a run.
 
 
+def pool_members_evaluated(wildcards):
+    return [evaluated(member, wildcards.system, wildcards.seed) for member in QUERYSETS[wildcards.queryset].pool]
+
+
 rule evaluate:
     input:
         qrels=lambda wc: qrels_of(wc.queryset),

@@ -3,6 +3,17 @@
 # writes what rules/data.smk's build_farrelevant writes for the embedded collection (source kind synthetic).
 
 
+def farrelevant_source_inputs():
+    """A local import's files, so that replacing one rebuilds; ir_datasets reads (and downloads) in the job."""
+    source = CFG.farrelevant.source
+    if source["kind"] != "local":
+        return {}
+    documents = source["documents"] if isinstance(source["documents"], list) else [source["documents"]]
+    sets = [source[s] for s in ("test", "train") if s in source]
+    return {"documents": documents, "positions": source["positions"],
+            "queries": [s["queries"] for s in sets], "qrels": [s["qrels"] for s in sets]}
+
+
 if "farrelevant" in config and CFG.farrelevant.source["kind"] != "synthetic":
 
     rule build_farrelevant_source:
@@ -15,11 +26,11 @@ if "farrelevant" in config and CFG.farrelevant.source["kind"] != "synthetic":
             docs="results/data/farrelevant/docs.jsonl",
         params:
             source=canonical(CFG.farrelevant.source),
-            settings=canonical({k: v for k, v in config["farrelevant"].items()
+            settings=canonical({k: v for k, v in CFG.data["farrelevant"].items()
                                 if k not in ("tokenizer", "train_queryset", "source")}),
-            tokenizer=config["farrelevant"]["tokenizer"],
+            tokenizer=CFG.data["farrelevant"]["tokenizer"],
             queryset=FAR_QUERYSET,
-            train_queryset=config["farrelevant"].get("train_queryset"),
+            train_queryset=CFG.data["farrelevant"].get("train_queryset"),
         conda:
             "../envs/posbias.yaml"
         log:

@@ -1,7 +1,7 @@
 """The package's layers, read from its source: a module imports only from its own layer or the layers below it
 (function-level imports included), and the top-level packages import one another without a cycle.
 
-    foundation     errors, io, logs, device, settings, names, backbones
+    foundation     errors, io, logs, device, settings, names, backbones, outputs
     domain         data, retrieval, rankers, training, llm, stats, evaluation
     reporting      reporting
     analyses       litm, probes, positions, sweep, regression
@@ -25,7 +25,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "posbias"
 STAGES = ("litm", "probes", "positions", "sweep")  # the analysis stages, one folder each
 STAGE_ROLES = {"config": "orchestration", "paths": "orchestration", "steps": "orchestration", "cli": "interface"}
 LAYERS = (
-    ("foundation", {"errors", "io", "logs", "device", "settings", "names", "backbones"}),
+    ("foundation", {"errors", "io", "logs", "device", "settings", "names", "backbones", "outputs"}),
     ("domain", {"data", "retrieval", "rankers", "training", "llm", "stats", "evaluation"}),
     ("reporting", {"reporting"}),
     ("analyses", {*STAGES, "regression"}),

@@ -557,7 +557,7 @@ def _rerank(args) -> None:
 
 
 def _litm(args) -> None:
-    from posbias.steps import litm
+    from posbias.litm import steps as litm
 
     if args.litm_command == "score":
         from posbias.litm.score import score_file
@@ -602,7 +602,8 @@ def _litm(args) -> None:
 
 
 def _probes(args) -> None:
-    from posbias.steps import probes
+    from posbias.probes import steps as probes
+    from posbias.probes.paths import report_paths
 
     config = _load_config_object(args.config)
     section = _section(config.data, "probes", args.config)
@@ -644,7 +645,7 @@ def _probes(args) -> None:
     found = [name for name in scorers if (Path(args.scores) / f"{name}.parquet").exists()]
     if not found:
         raise InputError(f"--scores {args.scores}: no scores of any probes.scorers entry (posbias probes score)")
-    tables, figures = probes.report_paths(args.out, names)
+    tables, figures = report_paths(args.out, names)
     probes.report({s: str(Path(args.scores) / f"{s}.parquet") for s in found},
                   {s: str(Path(args.scores) / f"{s}.heatmap.parquet") for s in found},
                   str(Path(args.pairs) / "query_table.json"), {s: config.probes.label(s) for s in found},
@@ -652,7 +653,8 @@ def _probes(args) -> None:
 
 
 def _probes_rag(args, config, section: dict) -> None:
-    from posbias.steps import probes
+    from posbias.outputs import table_files
+    from posbias.probes import steps as probes
 
     settings = section.get("rag")
     if not settings:
@@ -665,7 +667,7 @@ def _probes_rag(args, config, section: dict) -> None:
     probes.rag(settings, str(Path(args.pairs) / "poison.jsonl"), str(Path(args.pairs) / "foil.jsonl"),
                str(replacements), {name: config.llm.model(name) for name in settings["readers"]},
                config.llm.model(settings["judge"]), config.llm.cache, str(out / "answers.parquet"),
-               probes.table_paths(args.out, "rag"),
+               table_files(args.out, "rag"),
                {name: config.llm.label(name) for name in settings["readers"]}, section["correction"], section["alpha"])
 
 

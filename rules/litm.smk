@@ -9,9 +9,9 @@ from posbias.litm.paths import CLOSED_BOOK, data_file, prediction as litm_predic
 from posbias.litm.steps import settings as litm_settings, variants_of
 from posbias.llm.spec import LOCAL_BACKENDS
 
-LITM = CFG.data.get("litm") or {}
-LITM_TASKS = [task for task in ("qa", "kv") if LITM.get(task)]
-LITM_MODELS = LITM.get("models", [])
+LITM = CFG.litm.data
+LITM_TASKS = CFG.litm.tasks
+LITM_MODELS = CFG.litm.models
 SIZE_KEY = {"qa": "k", "kv": "n"}
 
 

@@ -7,10 +7,10 @@
 
 from posbias.positions.paths import GENERATOR_PASSAGES, report_paths as positions_report_paths
 
-POSITIONS = CFG.data.get("positions") or {}
-POSITION_SETS = POSITIONS.get("sets", {})
-SPARSE_SETS = [name for name, spec in POSITION_SETS.items() if spec["kind"] == "sparse"]
-DENSE_SETS = [name for name, spec in POSITION_SETS.items() if spec["kind"] == "dense"]
+POSITIONS = CFG.positions.data
+POSITION_SETS = CFG.positions.sets
+SPARSE_SETS = CFG.positions.sparse
+DENSE_SETS = CFG.positions.dense
 POSITION_TABLE, POSITION_FIGURES, POSITION_AGREEMENT = positions_report_paths(f"{OUT}/positions")
 POSITIONS_REPORTED = ([*POSITION_TABLE.values(), *(p for paths in POSITION_FIGURES.values() for p in paths),
                        POSITION_AGREEMENT] if POSITIONS else [])
@@ -35,19 +35,10 @@ def position_set_inputs(wildcards):
     return inputs
 
 
-def position_judge(name):
-    """The llm.models key that judges a dense set's chunks."""
-    return POSITION_SETS[name].get("judge", POSITIONS["dense"].get("judge"))
-
-
 def position_truth():
     """Set -> the generator's known answer offsets, for sets on the embedded collection."""
     return {name: f"{GENERATOR_PASSAGES}/positions/{spec['queryset']}.tsv" for name, spec in POSITION_SETS.items()
             if "generator" in CFG.data and collection_of(spec["queryset"]) == "synthetic"}
-
-
-def position_figure1():
-    return POSITIONS.get("figure1") or list(POSITIONS.get("groups", {}))[:3]
 
 
 def position_report_outputs():
@@ -71,10 +62,9 @@ if POSITIONS:
             rows="results/positions/{pset}.tsv",
             summary="results/positions/{pset}.json",
         params:
-            spec=lambda wc: canonical(POSITION_SETS[wc.pset]),
-            settings=canonical({k: POSITIONS[k] for k in ("tokenizer", "bin_tokens", "matching")}),
-            retriever=canonical({k: RETRIEVERS[POSITIONS["matching"]["retriever"]].get(k) for k in ("k1", "b")}
-                                if POSITIONS["matching"]["bm25_depth"] else None),
+            spec=lambda wc: CFG.positions.set_args(wc.pset)["spec"],
+            settings=lambda wc: CFG.positions.set_args(wc.pset)["settings"],
+            retriever=lambda wc: CFG.positions.set_args(wc.pset)["retriever"],
         wildcard_constraints:
             pset=alternatives(SPARSE_SETS),
         threads: 1
@@ -95,11 +85,11 @@ if POSITIONS:
             summary="results/positions/{pset}.json",
             judgments="results/positions/{pset}.judgments.parquet",
         params:
-            spec=lambda wc: canonical(POSITION_SETS[wc.pset]),
-            settings=canonical({k: POSITIONS[k] for k in ("tokenizer", "bin_tokens", "dense")}),
-            judge=lambda wc: CFG.llm.model(position_judge(wc.pset)),
-            judge_name=lambda wc: position_judge(wc.pset),
-            cache=CFG.llm.cache,
+            spec=lambda wc: CFG.positions.set_args(wc.pset)["spec"],
+            settings=lambda wc: CFG.positions.set_args(wc.pset)["settings"],
+            judge=lambda wc: CFG.positions.set_args(wc.pset)["judge"],
+            judge_name=lambda wc: CFG.positions.set_args(wc.pset)["judge_name"],
+            cache=lambda wc: CFG.positions.set_args(wc.pset)["cache"],
         wildcard_constraints:
             pset=alternatives(DENSE_SETS),
         threads: 1
@@ -121,13 +111,8 @@ if POSITIONS:
         output:
             **position_report_outputs(),
         params:
-            sets=list(POSITION_SETS),
+            **CFG.positions.report_args(),
             truth_sets=list(position_truth()),
-            settings=canonical({k: POSITIONS[k] for k in ("tokenizer", "bin_tokens", "max_bin", "dense")}),
-            labels={s: spec.get("label", s) for s, spec in POSITION_SETS.items()},
-            groups=canonical(POSITIONS["groups"]),
-            group_order=list(POSITIONS["groups"]),
-            figure1=position_figure1(),
             tables=POSITION_TABLE,
             figures=POSITION_FIGURES,
         conda:

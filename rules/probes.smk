@@ -10,8 +10,8 @@ from posbias.outputs import table_files
 from posbias.probes.paths import REPLACEMENTS, SYNTHETIC as PROBE_SYNTHETIC, pairs as probe_pairs, report_paths
 from posbias.probes.steps import redocred_files
 
-PROBES = CFG.data.get("probes") or {}
-PROBE_NAMES = PROBES.get("probes", [])
+PROBES = CFG.probes.data
+PROBE_NAMES = CFG.probes.names
 PROBE_SCORERS = CFG.probes.scorers
 
 

@@ -6,7 +6,7 @@
 
 from posbias.sweep.paths import SWEEP_DOCS, breakdown_table, sweep_report
 
-SWEEP = CFG.data.get("sweep") or {}
+SWEEP = CFG.sweep.data
 SWEEP_QUERYSET = CFG.sweep.queryset
 SWEEP_MODELS = CFG.sweep.models  # empty unless the sweep query set is reranked
 SWEEP_TABLE, SWEEP_FIGURE = sweep_report(OUT) if SWEEP_MODELS else ({}, [])
@@ -38,10 +38,7 @@ if SWEEP_QUERYSET:
         output:
             **sweep_outputs(SWEEP_QUERYSET),
         params:
-            settings=canonical({k: SWEEP[k] for k in ("n_queries", "n_positions", "doc_tokens", "seed")}),
-            tokenizer=SWEEP["tokenizer"],
-            queryset=SWEEP_QUERYSET,
-            depth=QUERYSETS[SWEEP_QUERYSET].depth,
+            **CFG.sweep.build_args(),
         conda:
             "../envs/posbias.yaml"
         log:
@@ -64,14 +61,7 @@ if SWEEP_MODELS:
             png=report(SWEEP_FIGURE[0], caption="../report/sweep_figure.rst", category="Position sweep"),
             pdf=SWEEP_FIGURE[1],
         params:
-            models={m: CFG.models[m].label for m in SWEEP_MODELS},
-            metric="RR",
-            statistics=canonical(CFG.data["statistics"]),
-            alpha=QUERYSETS[SWEEP_QUERYSET].alpha if SWEEP_QUERYSET else None,
-            first_window=SWEEP.get("first_window"),
-            n_seeds=len(SEEDS),
-            zero_shot=[CFG.models[m].label for m in SWEEP_MODELS if CFG.models[m].zero_shot],
-            note=SWEEP.get("note", ""),
+            **CFG.sweep.report_args(),
         conda:
             "../envs/posbias.yaml"
         log:
@@ -91,13 +81,7 @@ if BREAKDOWN:
             **{fmt: report(path, caption="../report/sweep_breakdown.rst", category="Position sweep")
                if fmt == "html" else path for fmt, path in BREAKDOWN_TABLE.items()},
         params:
-            spec=canonical({k: BREAKDOWN[k] for k in ("queryset", "metric", "bins")}),
-            models={m: CFG.models[m].label for m in CFG.sweep.breakdown_models},
-            retriever_label=BREAKDOWN.get("retriever_label"),
-            correction=CFG.data["statistics"]["correction"],
-            alpha=QUERYSETS[BREAKDOWN["queryset"]].alpha,
-            n_seeds=len(SEEDS),
-            zero_shot=[CFG.models[m].label for m in CFG.sweep.breakdown_models if CFG.models[m].zero_shot],
+            **CFG.sweep.breakdown_args(),
         conda:
             "../envs/posbias.yaml"
         log:

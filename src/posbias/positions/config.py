@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from posbias.config.canonical import canonical
 from posbias.config.section import ConfigError, Section, require
 
 
@@ -51,9 +52,11 @@ def check(cfg: dict, warnings: list[str]) -> None:
 
 
 class Positions:
-    """`CFG.positions`: the section's block (empty without one) and its sets by kind."""
+    """`CFG.positions`: the section's block (empty without one), its sets by kind, and what its jobs receive besides
+    files (rules/positions.smk's params and `posbias positions ...` alike)."""
 
     def __init__(self, cfg):
+        self._cfg = cfg
         self.data: dict = cfg.data.get("positions") or {}
         self.sets: dict = self.data.get("sets", {})
         self.sparse: list[str] = [name for name, spec in self.sets.items() if spec["kind"] == "sparse"]
@@ -66,6 +69,26 @@ class Positions:
     @property
     def figure1(self) -> list[str]:
         return self.data.get("figure1") or list(self.data.get("groups", {}))[:3]
+
+    def set_args(self, name: str) -> dict:
+        """A set's job: its spec and settings; a sparse set's BM25 parameters, a dense set's judge and cache."""
+        common = dict(spec=canonical(self.sets[name]))
+        if self.sets[name]["kind"] == "sparse":
+            matching = self.data["matching"]
+            retriever = self._cfg.retrievers[matching["retriever"]] if matching["bm25_depth"] else None
+            return dict(common, settings=canonical({k: self.data[k] for k in ("tokenizer", "bin_tokens", "matching")}),
+                        retriever=canonical({k: retriever.get(k) for k in ("k1", "b")}) if retriever else None)
+        return dict(common, settings=canonical({k: self.data[k] for k in ("tokenizer", "bin_tokens", "dense")}),
+                    judge=self._cfg.llm.model(self.judge(name)), judge_name=self.judge(name),
+                    cache=self._cfg.llm.cache)
+
+    def report_args(self) -> dict:
+        """The report's job: every set in order, the settings, labels, groups and Figure 1's groups."""
+        return dict(sets=list(self.sets),
+                    settings=canonical({k: self.data[k] for k in ("tokenizer", "bin_tokens", "max_bin", "dense")}),
+                    labels={s: spec.get("label", s) for s, spec in self.sets.items()},
+                    groups=canonical(self.data["groups"]), group_order=list(self.data["groups"]),
+                    figure1=self.figure1)
 
 
 SECTION = Section("positions", Path(__file__).with_name("config.schema.yaml"), check=check, accessor=Positions)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from posbias.config.canonical import canonical
 from posbias.config.section import ConfigError, Section, require
 from posbias.config.sections.models import reranks
 from posbias.config.sections.querysets import GENERATED_COLLECTIONS, plain_querysets
@@ -136,6 +137,29 @@ class Sweep:
             return []
         return list(spec.get("models") or [m for m in cfg.tables["table1"]["models"]
                                            if cfg.models[m].reranks(spec["queryset"])])
+
+    # what the jobs receive besides files (rules/sweep.smk's params and `posbias sweep ...` alike)
+    def build_args(self) -> dict:
+        queryset = self.queryset
+        return dict(settings=canonical({k: self.data[k] for k in ("n_queries", "n_positions", "doc_tokens", "seed")}),
+                    tokenizer=self.data["tokenizer"], queryset=queryset, depth=self._cfg.querysets[queryset].depth)
+
+    def report_args(self) -> dict:
+        cfg, models = self._cfg, self._cfg.models
+        return dict(models={m: models[m].label for m in self.models}, metric="RR",
+                    statistics=canonical(cfg.data["statistics"]),
+                    alpha=cfg.querysets[self.queryset].alpha if self.queryset else None,
+                    first_window=self.data.get("first_window"), n_seeds=len(cfg.training.seeds),
+                    zero_shot=[models[m].label for m in self.models if models[m].zero_shot],
+                    note=self.data.get("note", ""))
+
+    def breakdown_args(self) -> dict:
+        cfg, models, spec = self._cfg, self._cfg.models, self._cfg.tables["position_breakdown"]
+        return dict(spec=canonical({k: spec[k] for k in ("queryset", "metric", "bins")}),
+                    models={m: models[m].label for m in self.breakdown_models},
+                    retriever_label=spec.get("retriever_label"), correction=cfg.data["statistics"]["correction"],
+                    alpha=cfg.querysets[spec["queryset"]].alpha, n_seeds=len(cfg.training.seeds),
+                    zero_shot=[models[m].label for m in self.breakdown_models if models[m].zero_shot])
 
 
 SECTION = Section("sweep", Path(__file__).with_name("config.schema.yaml"), check=check, derive=derive, accessor=Sweep)

@@ -49,8 +49,8 @@ EFFICIENCY_FIGURES = [f"{OUT}/figures/efficiency.png", f"{OUT}/figures/efficienc
 
 
 REPORTED = [
-    *(f"{OUT}/{t}.tex" for t in CFG.tables.baseline),
-    *(f"{OUT}/{t}.tex" for t in [*CFG.tables.debias, *CFG.tables.ablation]),
+    *(f"{OUT}/{t}.tex" for t in CFG.tables.of_layout("baseline")),
+    *(f"{OUT}/{t}.tex" for t in [*CFG.tables.of_layout("debias"), *CFG.tables.of_layout("ablation")]),
     *([f"{OUT}/table4.tex"] if "table4" in TABLES else []),
     *FIGURES,
     *EFFICIENCY_FIGURES,
@@ -61,7 +61,8 @@ REPORTED = [
 ]
 
 
-for _table in CFG.tables.baseline:
+# Every model table, whatever its layout (tables.<name>.layout: baseline, debias or ablation): one rule, one script.
+for _table in CFG.tables.of_layout():
 
     rule:
         name:
@@ -70,7 +71,7 @@ for _table in CFG.tables.baseline:
         input:
             averaged=expand(f"{OUT}/eval/{{qs}}/seed_averaged.parquet", qs=CFG.tables.querysets(_table)),
         output:
-            **table_outputs(_table, "baseline_table"),
+            **table_outputs(_table, f"{TABLES[_table]['layout']}_table"),
         params:
             **CFG.tables.params(_table),
             label=f"tab:{_table}",
@@ -79,49 +80,7 @@ for _table in CFG.tables.baseline:
         log:
             f"logs/report/{_table}.log",
         script:
-            "../scripts/baseline_table.py"
-
-
-for _table in CFG.tables.debias:
-
-    rule:
-        name:
-            f"{_table}"
-        localrule: True
-        input:
-            averaged=expand(f"{OUT}/eval/{{qs}}/seed_averaged.parquet", qs=CFG.tables.querysets(_table)),
-        output:
-            **table_outputs(_table, "debias_table"),
-        params:
-            **{k: v for k, v in CFG.tables.params(_table).items() if k != "external"},
-            label=f"tab:{_table}",
-        conda:
-            "../envs/posbias.yaml"
-        log:
-            f"logs/report/{_table}.log",
-        script:
-            "../scripts/debias_table.py"
-
-
-for _table in CFG.tables.ablation:
-
-    rule:
-        name:
-            f"{_table}"
-        localrule: True
-        input:
-            averaged=expand(f"{OUT}/eval/{{qs}}/seed_averaged.parquet", qs=CFG.tables.querysets(_table)),
-        output:
-            **table_outputs(_table, "ablation_table"),
-        params:
-            **{k: v for k, v in CFG.tables.params(_table).items() if k != "external"},
-            label=f"tab:{_table}",
-        conda:
-            "../envs/posbias.yaml"
-        log:
-            f"logs/report/{_table}.log",
-        script:
-            "../scripts/ablation_table.py"
+            "../scripts/model_table.py"
 
 
 if "table4" in TABLES:

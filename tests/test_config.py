@@ -108,7 +108,7 @@ def derived(cfg) -> str:
         "finetuning": {m: cfg.models.training_params(m, cfg.finetuning.get("training")) for m in models},
         "scoring": {m: cfg.rerank.scoring(m) for m in models},
         "evaluation_params": {q: cfg.querysets.evaluation_params(q) for q in querysets},
-        "table_params": {t: cfg.tables.params(t) for t in (*cfg.tables.baseline, "table4")},
+        "table_params": {t: cfg.tables.params(t) for t in (*cfg.tables.of_layout("baseline"), "table4")},
         "tokenizers": {k: cfg.models.tokenizers[k] for k in sorted(cfg.models.tokenizers)},
     })
 
@@ -1037,4 +1037,14 @@ def test_published_rows_must_name_the_tables_columns_and_an_ablation_its_referen
     ablation = {"models": ["maxp", "parade_attn"], "reference": "firstp",
                 "columns": [{"queryset": "dev", "metric": "RR@10"}]}
     check_rejects((put("tables.table6", ablation),), r"^tables\.table6\.reference: 'firstp' is not among tables\.table6")
-    assert prepare(mutated(put("tables.table6", {**ablation, "reference": "maxp"}))).tables.ablation == ["table6"]
+    assert prepare(mutated(put("tables.table6", {**ablation, "reference": "maxp"}))).tables.of_layout("ablation") == ["table6"]
+
+
+def test_a_model_table_declares_its_layout_defaulted_by_the_schema():
+    cfg = prepare(DEFAULT)
+    assert {t: cfg.tables[t]["layout"] for t in cfg.tables.of_layout()} == {
+        t: {"table2": "debias", "table3": "debias", "table6": "ablation"}.get(t, "baseline")
+        for t in cfg.tables.of_layout()}
+    assert "table1" in cfg.tables.of_layout("baseline") and "table4" not in cfg.tables.of_layout()
+    with pytest.raises(ConfigError, match=r"^tables\.table1\.layout: 'baseline' was expected"):
+        prepare(mutated(put("tables.table1.layout", "debias")))

@@ -12,9 +12,15 @@ from posbias.config.sections.querysets import plain_querysets
 from posbias.rankers import catalog
 from posbias.reporting.columns import FINE_TUNED, column_header
 
-BASELINE_TABLE_NAMES = ("table1", "table5", "table7", "table8")  # one layout, different columns
-DEBIAS_TABLE_NAMES = ("table2", "table3")  # de-biased models against the same models trained on original documents
-ABLATION_TABLE_NAMES = ("table6",)  # variants of one model against one of them
+# A model table declares its layout (`tables.<name>.layout`, defaulted by its schema): rankers against their
+# baselines, de-biased models against their originals, or variants of one model against one of them.
+MODEL_TABLE_LAYOUTS = ("baseline", "debias", "ablation")
+
+
+def model_tables(tables: Mapping, layout: str | None = None) -> list[str]:
+    """The names of the tables with a layout (of `layout`, or any), sorted."""
+    return sorted(name for name, spec in tables.items()
+                  if "layout" in spec and (layout is None or spec["layout"] == layout))
 
 
 class Tables(dict):
@@ -24,17 +30,9 @@ class Tables(dict):
         super().__init__(cfg.data["tables"])
         self._cfg = cfg
 
-    @property
-    def baseline(self) -> list[str]:
-        return [t for t in BASELINE_TABLE_NAMES if t in self]
-
-    @property
-    def debias(self) -> list[str]:
-        return [t for t in DEBIAS_TABLE_NAMES if t in self]
-
-    @property
-    def ablation(self) -> list[str]:
-        return [t for t in ABLATION_TABLE_NAMES if t in self]
+    def of_layout(self, layout: str | None = None) -> list[str]:
+        """The model tables of a layout (or of any), sorted: rule `model_table` writes each."""
+        return model_tables(self, layout)
 
     @property
     def outcome_querysets(self) -> list[str]:
@@ -89,7 +87,7 @@ class Tables(dict):
 def derive(cfg: dict) -> None:
     """A table without `models` shows every configured model (sorted: the order of the models section must not
     move rows or rerun the job); Table 11 counts parameters, so a listwise ranker (which has none) is left out."""
-    for table in (*BASELINE_TABLE_NAMES, "table11"):
+    for table in (*model_tables(cfg["tables"], "baseline"), "table11"):
         if table in cfg["tables"]:
             shown = [m for m, spec in cfg["models"].items()
                      if table != "table11" or spec["ranker"] not in catalog.LISTWISE]
@@ -100,7 +98,9 @@ def check(cfg: dict, warnings: list[str]) -> None:
     models, querysets, tables = cfg["models"], cfg["querysets"], cfg["tables"]
     evaluated = [*cfg["rerank"]["querysets"], *(n for n, s in querysets.items() if "pool" in s)]
     finetuned = (cfg.get("finetuning") or {}).get("querysets", [])
-    for table in ("table1", "table4", *BASELINE_TABLE_NAMES[1:], *DEBIAS_TABLE_NAMES, *ABLATION_TABLE_NAMES):
+    layouts = {name: tables[name]["layout"] for name in model_tables(tables)}
+    for table in ("table1", "table4", *(t for layout in MODEL_TABLE_LAYOUTS for t in model_tables(tables, layout)
+                                        if t != "table1")):
         spec = tables.get(table)
         if spec is None:
             continue
@@ -109,7 +109,7 @@ def check(cfg: dict, warnings: list[str]) -> None:
         for m in spec["models"]:
             require(models, m, f"tables.{table}.models", "a configured model")
             baseline = models[m]["baseline"]
-            if table in BASELINE_TABLE_NAMES and baseline not in spec["models"]:
+            if layouts.get(table) == "baseline" and baseline not in spec["models"]:
                 raise ConfigError(f"tables.{table}.models: {m!r} needs its baseline {baseline!r} in the table")
         headers = []
         for i, column in enumerate(spec["columns"]):
@@ -131,16 +131,14 @@ def check(cfg: dict, warnings: list[str]) -> None:
             if unknown:
                 raise ConfigError(f"tables.{table}.reference_rows[{i}].values: {unknown} are not headers of "
                                   f"tables.{table}.columns")
-    for table in DEBIAS_TABLE_NAMES:
-        spec = cfg["tables"].get(table)
-        for m in (spec or {}).get("models", []):
+    for table in model_tables(tables, "debias"):
+        for m in tables[table]["models"]:
             require(models, m, f"tables.{table}.models", "a configured model")
             if "debias" not in models[m]:
                 raise ConfigError(f"tables.{table}.models: {m!r} has no models.{m}.debias")
-    for table in ABLATION_TABLE_NAMES:
-        if table in tables:
-            require(tables[table]["models"], tables[table]["reference"], f"tables.{table}.reference",
-                     f"among tables.{table}.models")
+    for table in model_tables(tables, "ablation"):
+        require(tables[table]["models"], tables[table]["reference"], f"tables.{table}.reference",
+                f"among tables.{table}.models")
     spec4 = tables.get("table4")
     if spec4:
         require(spec4["models"], spec4["reference"], "tables.table4.reference", "among tables.table4.models")

@@ -73,7 +73,7 @@ def test_the_three_experiments_give_the_shared_jobs_identical_params():
         for model in v1.models.names:  # what every train job receives through params:
             assert cfg.models.params(model) == v1.models.params(model), (paper, model)
             assert cfg.models.training_params(model) == v1.models.training_params(model), (paper, model)
-        assert cfg.models.tokenizers == v1.tokenizers, paper  # tokenize_documents
+        assert cfg.models.tokenizers == v1.models.tokenizers, paper  # tokenize_documents
         assert cfg.collections["msmarco_v1"] == v1.collections["msmarco_v1"], paper  # bm25_index: expansions
         assert cfg.querysets[cfg.training.queryset] == v1.querysets[v1.training.queryset], paper
         assert cfg.retrievers["bm25"] == v1.retrievers["bm25"], paper

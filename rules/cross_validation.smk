@@ -2,9 +2,7 @@
 # checkpoint is fine-tuned on the other folds and reranks the held-out fold in one job (the fold
 # models are not kept); the fold runs are merged into results/runs/{queryset}/{model}/seed{seed}.run.
 
-
-def folds_of(queryset):
-    return f"results/data/{collection_of(queryset)}/folds/{queryset}.tsv"
+include: "inputs/cross_validation.smk"
 
 
 if CV_QUERYSETS:

@@ -2,15 +2,7 @@
 # Generated collections (the embedded default and FarRelevant) come first; then collections
 # read from a source (ir_datasets, Hugging Face datasets, local files) and their truncation.
 
-
-def docs_of(collection):
-    """The documents the rankers read: truncated when the collection asks for it, de-biased for a de-biased copy
-    (which the token store then caps at the rankers' budget)."""
-    if collection in DEBIASED:
-        return f"results/data/{collection}/docs.jsonl"
-    if collection in COLLECTIONS and "truncate" in COLLECTIONS[collection]:
-        return f"results/data/{collection}/docs.truncated.jsonl"
-    return source_docs_of(collection)
+include: "inputs/data.smk"
 
 
 if "generator" in config:

@@ -4,9 +4,7 @@
 # evaluated here; what a single table needs on top (the outcome table's RR@k) has rules of its own,
 # so changing a table setting never re-evaluates a run.
 
-
-def pool_members_evaluated(wildcards):
-    return [evaluated(member, wildcards.system, wildcards.seed) for member in QUERYSETS[wildcards.queryset].pool]
+include: "inputs/evaluate.smk"
 
 
 rule evaluate:

@@ -2,16 +2,7 @@
 # study's MS MARCO FarRelevant, shared/specs/longdoc.md section 4) or imported as the authors published it. It
 # writes what rules/data.smk's build_farrelevant writes for the embedded collection (source kind synthetic).
 
-
-def farrelevant_source_inputs():
-    """A local import's files, so that replacing one rebuilds; ir_datasets reads (and downloads) in the job."""
-    source = CFG.farrelevant.source
-    if source["kind"] != "local":
-        return {}
-    documents = source["documents"] if isinstance(source["documents"], list) else [source["documents"]]
-    sets = [source[s] for s in ("test", "train") if s in source]
-    return {"documents": documents, "positions": source["positions"],
-            "queries": [s["queries"] for s in sets], "qrels": [s["qrels"] for s in sets]}
+include: "inputs/farrelevant.smk"
 
 
 if "farrelevant" in config and CFG.farrelevant.source["kind"] != "synthetic":

@@ -6,12 +6,7 @@
 # one-thread job holds a core, and everything downstream waits with it: in `make demo` a Lost-in-the-Middle
 # job held one core for 70 s while the Lucene jobs that training needs stood still.
 
-
-def expansions_input(wildcards):
-    """The doc2query file as an input once it exists; until then the index job stops with a clear error,
-    and the graph (a dry run) still builds."""
-    path = COLLECTIONS.get(wildcards.collection, {}).get("expansions")
-    return {"expansions": path} if path and Path(path).exists() else {}
+include: "inputs/retrieval.smk"
 
 
 rule bm25_index:

@@ -45,9 +45,9 @@ include: "rules/data.smk"
 include: "rules/farrelevant.smk"
 include: "rules/retrieval.smk"
 include: "rules/train.smk"
+include: "rules/finetune.smk"  # before rerank: rule rerank_checkpoint fine-tunes too
 include: "rules/rerank.smk"
 include: "rules/cross_validation.smk"
-include: "rules/finetune.smk"
 include: "rules/evaluate.smk"
 include: "rules/stats.smk"
 include: "rules/report.smk"
@@ -66,7 +66,7 @@ rule all:
         POSITIONS_REPORTED,
         SWEEP_REPORTED,
         # seeds trained but left out of the tables (models.<name>.excluded_seeds): their loss curves are kept
-        [f"results/models/{m}/seed{s}" for m, s in CFG.excluded_checkpoints],
+        [f"results/models/{m}/seed{s}" for m, s in CFG.models.excluded_checkpoints],
         # the manifest (code, environment, config hash, weights, every result's sha256): last
         PROVENANCE_REPORTED,
     default_target: True

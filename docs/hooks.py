@@ -120,8 +120,8 @@ def generated(kind: str, argument: str | None) -> str:
     if kind == "rankers":
         return ranker_table()
     if kind == "configuration":
-        from posbias.config import _schema
-        return configuration_reference(_schema())
+        from posbias.config import schema
+        return configuration_reference(schema())
     if kind == "reproduction":
         from posbias.config import read_layered
         return reproduction_summary(read_layered(PAPER_CONFIGS / f"{argument}.yaml"))

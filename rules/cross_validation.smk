@@ -2,6 +2,8 @@
 # checkpoint is fine-tuned on the other folds and reranks the held-out fold in one job (the fold
 # models are not kept); the fold runs are merged into results/runs/{queryset}/{model}/seed{seed}.run.
 
+include: "inputs/cross_validation.smk"
+
 
 if CV_QUERYSETS:
 
@@ -17,12 +19,12 @@ if CV_QUERYSETS:
             run="results/runs-cv/{queryset}/{model}/seed{seed}/fold{fold}.run",
             info="results/runs-cv/{queryset}/{model}/seed{seed}/fold{fold}.run.json",
         params:
-            model=lambda wc: CFG.model_params(wc.model),
-            training=lambda wc: CFG.training_params(wc.model, config["cross_validation"].get("training")),
+            model=lambda wc: CFG.models.params(wc.model),
+            training=lambda wc: CFG.models.training_params(wc.model, CFG.data["cross_validation"].get("training")),
             seed=lambda wc: int(wc.seed),
             fold=lambda wc: int(wc.fold),
             name=lambda wc: wc.model,
-            scoring=lambda wc: CFG.scoring(wc.model),
+            scoring=lambda wc: CFG.rerank.scoring(wc.model),
             tag=lambda wc: f"{wc.model}-seed{wc.seed}",
         wildcard_constraints:
             queryset=alternatives(CV_QUERYSETS),
@@ -40,7 +42,7 @@ if CV_QUERYSETS:
     rule merge_folds:
         input:
             runs=lambda wc: expand("results/runs-cv/{qs}/{model}/seed{seed}/fold{fold}.run", qs=wc.queryset,
-                                   model=wc.model, seed=wc.seed, fold=range(1, CFG.folds_count(wc.queryset) + 1)),
+                                   model=wc.model, seed=wc.seed, fold=range(1, CFG.querysets.folds_count(wc.queryset) + 1)),
             folds=lambda wc: folds_of(wc.queryset),
         output:
             run="results/runs/{queryset}/{model}/seed{seed}.run",

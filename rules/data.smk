@@ -2,6 +2,8 @@
 # Generated collections (the embedded default and FarRelevant) come first; then collections
 # read from a source (ir_datasets, Hugging Face datasets, local files) and their truncation.
 
+include: "inputs/data.smk"
+
 
 if "generator" in config:
 
@@ -20,8 +22,8 @@ if "generator" in config:
             answer_positions=expand("results/data/synthetic/passages/positions/{qs}.tsv", qs=SYNTHETIC_QUERYSETS),
             docs="results/data/synthetic/docs.jsonl",
         params:
-            settings=canonical(config["generator"]["settings"]),
-            tokenizer=config["generator"]["tokenizer"],
+            settings=canonical(CFG.data["generator"]["settings"]),
+            tokenizer=CFG.data["generator"]["tokenizer"],
         conda:
             "../envs/posbias.yaml"
         log:
@@ -30,7 +32,7 @@ if "generator" in config:
             "../scripts/generate_synthetic.py"
 
 
-if "generator" in config and "farrelevant" in config and CFG.far_source["kind"] == "synthetic":
+if "generator" in config and "farrelevant" in config and CFG.farrelevant.source["kind"] == "synthetic":
 
     rule build_farrelevant:
         input:
@@ -44,10 +46,10 @@ if "generator" in config and "farrelevant" in config and CFG.far_source["kind"] 
             positions=expand("results/data/farrelevant/positions/{qs}.tsv", qs=FAR_QUERYSETS),
             docs="results/data/farrelevant/docs.jsonl",
         params:
-            settings=canonical({k: v for k, v in config["farrelevant"].items() if k not in ("tokenizer", "train_queryset")}),
-            tokenizer=config["farrelevant"]["tokenizer"],
+            settings=canonical({k: v for k, v in CFG.data["farrelevant"].items() if k not in ("tokenizer", "train_queryset")}),
+            tokenizer=CFG.data["farrelevant"]["tokenizer"],
             queryset=FAR_QUERYSET,
-            train_queryset=config["farrelevant"].get("train_queryset"),
+            train_queryset=CFG.data["farrelevant"].get("train_queryset"),
         conda:
             "../envs/posbias.yaml"
         log:

@@ -4,6 +4,8 @@
 # evaluated here; what a single table needs on top (the outcome table's RR@k) has rules of its own,
 # so changing a table setting never re-evaluates a run.
 
+include: "inputs/evaluate.smk"
+
 
 rule evaluate:
     input:
@@ -12,7 +14,7 @@ rule evaluate:
     output:
         values="results/eval/{queryset}/{system}/seed{seed}.parquet",
     params:
-        evaluation=lambda wc: CFG.evaluation_params(wc.queryset),
+        evaluation=lambda wc: CFG.querysets.evaluation_params(wc.queryset),
         queryset=lambda wc: wc.queryset,
         system=lambda wc: wc.system,
         seed=lambda wc: int(wc.seed),
@@ -37,7 +39,7 @@ if FINETUNED_QUERYSETS:
         output:
             values="results/eval-finetuned/{queryset}/{system}/seed{seed}.parquet",
         params:
-            evaluation=lambda wc: CFG.evaluation_params(wc.queryset),
+            evaluation=lambda wc: CFG.querysets.evaluation_params(wc.queryset),
             queryset=lambda wc: wc.queryset,
             system=lambda wc: wc.system,
             seed=lambda wc: int(wc.seed),

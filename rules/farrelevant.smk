@@ -2,8 +2,10 @@
 # study's MS MARCO FarRelevant, shared/specs/longdoc.md section 4) or imported as the authors published it. It
 # writes what rules/data.smk's build_farrelevant writes for the embedded collection (source kind synthetic).
 
+include: "inputs/farrelevant.smk"
 
-if "farrelevant" in config and CFG.far_source["kind"] != "synthetic":
+
+if "farrelevant" in config and CFG.farrelevant.source["kind"] != "synthetic":
 
     rule build_farrelevant_source:
         input:
@@ -14,12 +16,12 @@ if "farrelevant" in config and CFG.far_source["kind"] != "synthetic":
             positions=expand("results/data/farrelevant/positions/{qs}.tsv", qs=FAR_QUERYSETS),
             docs="results/data/farrelevant/docs.jsonl",
         params:
-            source=canonical(CFG.far_source),
-            settings=canonical({k: v for k, v in config["farrelevant"].items()
+            source=canonical(CFG.farrelevant.source),
+            settings=canonical({k: v for k, v in CFG.data["farrelevant"].items()
                                 if k not in ("tokenizer", "train_queryset", "source")}),
-            tokenizer=config["farrelevant"]["tokenizer"],
+            tokenizer=CFG.data["farrelevant"]["tokenizer"],
             queryset=FAR_QUERYSET,
-            train_queryset=config["farrelevant"].get("train_queryset"),
+            train_queryset=CFG.data["farrelevant"].get("train_queryset"),
         conda:
             "../envs/posbias.yaml"
         log:

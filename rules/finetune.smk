@@ -5,6 +5,8 @@
 # query sets' candidates reruns its fine-tuning jobs too. With `rerank.jobs: per_checkpoint` the
 # checkpoint's one job in rules/rerank.smk (rerank_checkpoint) fine-tunes it instead.
 
+include: "inputs/finetune.smk"
+
 
 if FINETUNING:
 
@@ -15,7 +17,7 @@ if FINETUNING:
         output:
             **finetuning_outputs(),
         params:
-            scoring=lambda wc: CFG.scoring(wc.model),
+            scoring=lambda wc: CFG.rerank.scoring(wc.model),
             **finetuning_params(),
         wildcard_constraints:
             model=alternatives(PER_QUERYSET_MODELS),

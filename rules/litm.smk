@@ -4,9 +4,8 @@
 # response cache (llm.cache): rerunning after a change replays what was already asked. Scoring and the tables and
 # figures read only the prediction files, in the authors' layout.
 
-# The prediction jobs are long and the rest of the task is instant, so the whole chain goes first (RUN_EARLY_PRIORITY,
-# rules/common.smk): left to the greedy scheduler, a task's data job ran last and its predictions alone at the end of
-# the demo for 150 s.
+include: "inputs/litm.smk"
+
 
 if "qa" in LITM_TASKS and LITM["qa"]["source"]["kind"] == "synthetic":
 
@@ -76,8 +75,8 @@ for _task in LITM_TASKS:
             section=canonical(LITM[_task]),
             data=litm_data(_task),
             prediction_keys=litm_prediction_keys(_task),
-            llm=lambda wc: CFG.llm_model(wc.model),
-            cache=CFG.llm_cache,
+            llm=lambda wc: CFG.llm.model(wc.model),
+            cache=CFG.llm.cache,
             decoding=canonical(LITM["decoding"]),
         wildcard_constraints:
             model=alternatives(LITM_MODELS),
@@ -86,7 +85,7 @@ for _task in LITM_TASKS:
         # side share the memory bandwidth (the demo's two SmolLM2 jobs: 454 s together, 329 s apart);
         # profiles/default caps this resource at 1. Models behind an API take none.
         resources:
-            local_decoder=lambda wc: int(CFG.llm_model(wc.model)["backend"] in LOCAL_BACKENDS),
+            local_decoder=lambda wc: int(CFG.llm.model(wc.model)["backend"] in LOCAL_BACKENDS),
         priority: RUN_EARLY_PRIORITY
         benchmark:
             f"results/benchmarks/litm/{_task}/{{model}}.tsv"
@@ -127,7 +126,7 @@ if LITM_TASKS:
         params:
             tables=LITM_TABLES,
             figures=LITM_FIGURES,
-            labels={m: CFG.llm_label(m) for m in LITM_MODELS},
+            labels={m: CFG.llm.label(m) for m in LITM_MODELS},
             correction=LITM.get("correction", "holm"),
         conda:
             "../envs/posbias.yaml"

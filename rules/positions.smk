@@ -4,6 +4,9 @@
 # then one report job: the table of shares, Figures 7 and 1, and on the embedded collection the agreement of the
 # estimates with the generator's known answer offsets.
 
+include: "inputs/positions.smk"
+
+
 if POSITIONS:
 
     rule positions_sparse:
@@ -13,10 +16,9 @@ if POSITIONS:
             rows="results/positions/{pset}.tsv",
             summary="results/positions/{pset}.json",
         params:
-            spec=lambda wc: canonical(POSITION_SETS[wc.pset]),
-            settings=canonical({k: POSITIONS[k] for k in ("tokenizer", "bin_tokens", "matching")}),
-            retriever=canonical({k: RETRIEVERS[POSITIONS["matching"]["retriever"]].get(k) for k in ("k1", "b")}
-                                if POSITIONS["matching"]["bm25_depth"] else None),
+            spec=lambda wc: CFG.positions.set_args(wc.pset)["spec"],
+            settings=lambda wc: CFG.positions.set_args(wc.pset)["settings"],
+            retriever=lambda wc: CFG.positions.set_args(wc.pset)["retriever"],
         wildcard_constraints:
             pset=alternatives(SPARSE_SETS),
         threads: 1
@@ -37,11 +39,11 @@ if POSITIONS:
             summary="results/positions/{pset}.json",
             judgments="results/positions/{pset}.judgments.parquet",
         params:
-            spec=lambda wc: canonical(POSITION_SETS[wc.pset]),
-            settings=canonical({k: POSITIONS[k] for k in ("tokenizer", "bin_tokens", "dense")}),
-            judge=lambda wc: CFG.llm_model(position_judge(wc.pset)),
-            judge_name=lambda wc: position_judge(wc.pset),
-            cache=CFG.llm_cache,
+            spec=lambda wc: CFG.positions.set_args(wc.pset)["spec"],
+            settings=lambda wc: CFG.positions.set_args(wc.pset)["settings"],
+            judge=lambda wc: CFG.positions.set_args(wc.pset)["judge"],
+            judge_name=lambda wc: CFG.positions.set_args(wc.pset)["judge_name"],
+            cache=lambda wc: CFG.positions.set_args(wc.pset)["cache"],
         wildcard_constraints:
             pset=alternatives(DENSE_SETS),
         threads: 1
@@ -63,13 +65,8 @@ if POSITIONS:
         output:
             **position_report_outputs(),
         params:
-            sets=list(POSITION_SETS),
+            **CFG.positions.report_args(),
             truth_sets=list(position_truth()),
-            settings=canonical({k: POSITIONS[k] for k in ("tokenizer", "bin_tokens", "max_bin", "dense")}),
-            labels={s: spec.get("label", s) for s, spec in POSITION_SETS.items()},
-            groups=canonical(POSITIONS["groups"]),
-            group_order=list(POSITIONS["groups"]),
-            figure1=position_figure1(),
             tables=POSITION_TABLE,
             figures=POSITION_FIGURES,
         conda:

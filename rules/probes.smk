@@ -5,6 +5,9 @@
 # tests, corrected together, and draws the table and figures. The data and scoring jobs go first
 # (RUN_EARLY_PRIORITY, rules/common.smk): left to the greedy scheduler they ran last, two scorers alone for a minute.
 
+include: "inputs/probes.smk"
+
+
 if PROBES and "synthetic" in PROBES["redocred"]:
 
     rule probes_synthetic:
@@ -30,14 +33,14 @@ if PROBES:
             probe_build_inputs(),
         output:
             pairs=[probe_pairs(p) for p in PROBE_NAMES],
-            heatmap="results/probes/pairs/heatmap.jsonl",
+            heatmap=probe_pairs("heatmap"),
             query_table="results/probes/pairs/query_table.json",
             replacements=PROBE_REPLACEMENTS,
         params:
             section=canonical({**PROBES, "redocred": probe_redocred_files()}),
             probes=PROBE_NAMES,
             llm=probe_poison_llm(),
-            cache=CFG.llm_cache,
+            cache=CFG.llm.cache,
         threads: 1
         conda:
             "../envs/posbias.yaml"
@@ -54,7 +57,7 @@ if PROBES:
             scores="results/probes/scores/{scorer}.parquet",
             heatmap="results/probes/scores/{scorer}.heatmap.parquet",
         params:
-            scorer=lambda wc: CFG.probe_scorer(wc.scorer),
+            scorer=lambda wc: CFG.probes.scorer(wc.scorer),
             probes=PROBE_NAMES,
         wildcard_constraints:
             scorer=alternatives(PROBE_SCORERS),
@@ -78,7 +81,7 @@ if PROBES:
             **probe_report_outputs(),
         params:
             scorers=PROBE_SCORERS,
-            labels={s: CFG.probe_label(s) for s in PROBE_SCORERS},
+            labels={s: CFG.probes.label(s) for s in PROBE_SCORERS},
             correction=PROBES.get("correction"),
             alpha=PROBES.get("alpha"),
             heatmap=canonical(PROBES.get("heatmap", {})),
@@ -105,10 +108,10 @@ if PROBE_RAG:
                for fmt, path in PROBE_RAG_TABLE.items()},
         params:
             settings=canonical(PROBE_RAG),
-            readers={name: CFG.llm_model(name) for name in PROBE_RAG["readers"]},
-            judge=CFG.llm_model(PROBE_RAG["judge"]),
-            cache=CFG.llm_cache,
-            labels={name: CFG.llm_label(name) for name in PROBE_RAG["readers"]},
+            readers={name: CFG.llm.model(name) for name in PROBE_RAG["readers"]},
+            judge=CFG.llm.model(PROBE_RAG["judge"]),
+            cache=CFG.llm.cache,
+            labels={name: CFG.llm.label(name) for name in PROBE_RAG["readers"]},
             tables=PROBE_RAG_TABLE,
             correction=PROBES.get("correction"),
             alpha=PROBES.get("alpha"),

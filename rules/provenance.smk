@@ -5,6 +5,7 @@
 # config hash), each run's device and precision, and every file under results/ with its sha256. Its inputs are rule all's other targets, so it
 # reruns only when one of them is rebuilt or the config changes (params), never on a plain re-invocation.
 
+
 from posbias.provenance import config_hash, pretrained_names
 
 PROVENANCE = {"json": f"{OUT}/provenance.json", "html": f"{OUT}/provenance.html"}
@@ -23,7 +24,7 @@ rule provenance:
     params:
         config_hash=config_hash(CFG.data),
         weights=pretrained_names(CFG.data),
-        llms=canonical({name: CFG.llm_model(name) for name in CFG.data.get("llm", {}).get("models", {})}),
+        llms=canonical({name: CFG.llm.model(name) for name in CFG.data.get("llm", {}).get("models", {})}),
         departures=canonical(CFG.data.get("departures", {})),
     conda:
         "../envs/posbias.yaml"

@@ -5,68 +5,29 @@
 # takes seconds, so on a cluster it runs beside Snakemake instead of waiting in the queue. The
 # statistics jobs that tokenise whole collections are submitted like any other job.
 
-
-for _table in CFG.baseline_tables:
-
-    rule:
-        name:
-            f"{_table}"
-        localrule: True
-        input:
-            averaged=expand(f"{OUT}/eval/{{qs}}/seed_averaged.parquet", qs=CFG.table_querysets(_table)),
-        output:
-            **table_outputs(_table, "baseline_table"),
-        params:
-            **CFG.table_params(_table),
-            label=f"tab:{_table}",
-        conda:
-            "../envs/posbias.yaml"
-        log:
-            f"logs/report/{_table}.log",
-        script:
-            "../scripts/baseline_table.py"
+include: "inputs/report.smk"
 
 
-for _table in CFG.debias_tables:
+# Every model table, whatever its layout (tables.<name>.layout: baseline, debias or ablation): one rule, one script.
+for _table in CFG.tables.of_layout():
 
     rule:
         name:
             f"{_table}"
         localrule: True
         input:
-            averaged=expand(f"{OUT}/eval/{{qs}}/seed_averaged.parquet", qs=CFG.table_querysets(_table)),
+            averaged=expand(f"{OUT}/eval/{{qs}}/seed_averaged.parquet", qs=CFG.tables.querysets(_table)),
         output:
-            **table_outputs(_table, "debias_table"),
+            **table_outputs(_table, f"{TABLES[_table]['layout']}_table"),
         params:
-            **{k: v for k, v in CFG.table_params(_table).items() if k != "external"},
+            **CFG.tables.params(_table),
             label=f"tab:{_table}",
         conda:
             "../envs/posbias.yaml"
         log:
             f"logs/report/{_table}.log",
         script:
-            "../scripts/debias_table.py"
-
-
-for _table in CFG.ablation_tables:
-
-    rule:
-        name:
-            f"{_table}"
-        localrule: True
-        input:
-            averaged=expand(f"{OUT}/eval/{{qs}}/seed_averaged.parquet", qs=CFG.table_querysets(_table)),
-        output:
-            **table_outputs(_table, "ablation_table"),
-        params:
-            **{k: v for k, v in CFG.table_params(_table).items() if k != "external"},
-            label=f"tab:{_table}",
-        conda:
-            "../envs/posbias.yaml"
-        log:
-            f"logs/report/{_table}.log",
-        script:
-            "../scripts/ablation_table.py"
+            "../scripts/model_table.py"
 
 
 if "table4" in TABLES:
@@ -74,13 +35,13 @@ if "table4" in TABLES:
     rule table4:
         localrule: True
         input:
-            averaged=expand(f"{OUT}/eval/{{qs}}/seed_averaged.parquet", qs=CFG.table_querysets("table4")),
+            averaged=expand(f"{OUT}/eval/{{qs}}/seed_averaged.parquet", qs=CFG.tables.querysets("table4")),
             finetuned=expand(f"{OUT}/eval-finetuned/{{qs}}/seed_averaged.parquet",
-                             qs=CFG.table_querysets("table4", setting="fine-tuned")),
+                             qs=CFG.tables.querysets("table4", setting="fine-tuned")),
         output:
             **table_outputs("table4", "table4"),
         params:
-            **CFG.table_params("table4"),
+            **CFG.tables.params("table4"),
         conda:
             "../envs/posbias.yaml"
         log:
@@ -122,7 +83,7 @@ if EFFICIENCY_RUNS:
             pdf=EFFICIENCY_FIGURES[1],
         params:
             runs=[list(run) for run in EFFICIENCY_RUNS],
-            models=CFG.table_params("table1")["models"],
+            models=CFG.tables.params("table1")["models"],
         conda:
             "../envs/posbias.yaml"
         log:
@@ -169,7 +130,7 @@ if "first_stage" in TABLES:
         params:
             spec=canonical(TABLES.get("first_stage")),
             querysets=canonical({q: {"alpha": QUERYSETS[q].alpha} for q in TABLES.get("first_stage", {}).get("querysets", [])}),
-            statistics=canonical(config["statistics"]),
+            statistics=canonical(CFG.data["statistics"]),
         conda:
             "../envs/posbias.yaml"
         log:
@@ -238,13 +199,13 @@ if "table11" in TABLES:
     rule table11:
         localrule: True
         input:
-            checkpoints=[f"results/models/{m}/seed{CFG.model_seeds(m)[0]}" for m in TABLES["table11"]["models"]
+            checkpoints=[f"results/models/{m}/seed{CFG.models.seeds(m)[0]}" for m in TABLES["table11"]["models"]
                          if m in TRAINED_MODELS],
         output:
             **table_outputs("table11", "table11"),
         params:
             trained=[m for m in TABLES["table11"]["models"] if m in TRAINED_MODELS],
-            zero_shot={m: CFG.model_params(m) for m in TABLES["table11"]["models"] if m in ZERO_SHOT_MODELS},
+            zero_shot={m: CFG.models.params(m) for m in TABLES["table11"]["models"] if m in ZERO_SHOT_MODELS},
             labels={m: CFG.models[m].label for m in TABLES["table11"]["models"]},
         conda:
             "../envs/posbias.yaml"

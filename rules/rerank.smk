@@ -20,7 +20,7 @@ rule rerank:
         runs=["results/runs/{queryset}/{model}/seed{seed}.run"],
         infos=["results/runs/{queryset}/{model}/seed{seed}.run.json"],
     params:
-        scoring=lambda wc: CFG.scoring(wc.model),
+        scoring=lambda wc: CFG.rerank.scoring(wc.model),
         tag=lambda wc: f"{wc.model}-seed{wc.seed}",
     wildcard_constraints:
         queryset=alternatives(DIRECT_QUERYSETS),
@@ -50,7 +50,7 @@ rule rerank_checkpoint:
         infos=expand("results/runs/{queryset}/{{model}}/seed{{seed}}.run.json", queryset=DIRECT_QUERYSETS),
         **(finetuning_outputs("finetune_") if FINETUNING else {}),
     params:
-        scoring=lambda wc: CFG.scoring(wc.model),
+        scoring=lambda wc: CFG.rerank.scoring(wc.model),
         tag=lambda wc: f"{wc.model}-seed{wc.seed}",
         **(finetuning_params("finetune_") if FINETUNING else {}),
     wildcard_constraints:
@@ -75,8 +75,8 @@ rule rerank_zero_shot:
         run=f"results/runs/{{queryset}}/{{model}}/seed{ZERO_SHOT_SEED}.run",
         info=f"results/runs/{{queryset}}/{{model}}/seed{ZERO_SHOT_SEED}.run.json",
     params:
-        model=lambda wc: CFG.model_params(wc.model),
-        scoring=lambda wc: CFG.scoring(wc.model),
+        model=lambda wc: CFG.models.params(wc.model),
+        scoring=lambda wc: CFG.rerank.scoring(wc.model),
         tag=lambda wc: f"{wc.model}-zero-shot",
     wildcard_constraints:
         queryset=alternatives(RERANK_QUERYSETS),
@@ -103,8 +103,8 @@ rule rerank_zero_shot_model:
         infos=expand(f"results/runs/{{queryset}}/{{{{model}}}}/seed{ZERO_SHOT_SEED}.run.json",
                      queryset=RERANK_QUERYSETS),
     params:
-        model=lambda wc: CFG.model_params(wc.model),
-        scoring=lambda wc: CFG.scoring(wc.model),
+        model=lambda wc: CFG.models.params(wc.model),
+        scoring=lambda wc: CFG.rerank.scoring(wc.model),
         tag=lambda wc: f"{wc.model}-zero-shot",
     wildcard_constraints:
         model=alternatives(ZERO_SHOT_JOB_MODELS),
@@ -132,9 +132,9 @@ rule rerank_listwise:
         info=f"results/runs/{{queryset}}/{{model}}/seed{ZERO_SHOT_SEED}.run.json",
     params:
         args=lambda wc: canonical(CFG.models[wc.model].args),
-        llm=lambda wc: CFG.llm_model(CFG.models[wc.model].args["llm"]),
+        llm=lambda wc: CFG.llm.model(CFG.models[wc.model].args["llm"]),
         llm_name=lambda wc: CFG.models[wc.model].args["llm"],
-        cache=CFG.llm_cache,
+        cache=CFG.llm.cache,
         tag=lambda wc: f"{wc.model}-zero-shot",
     wildcard_constraints:
         queryset=alternatives(RERANK_QUERYSETS),

@@ -6,6 +6,8 @@
 # one-thread job holds a core, and everything downstream waits with it: in `make demo` a Lost-in-the-Middle
 # job held one core for 70 s while the Lucene jobs that training needs stood still.
 
+include: "inputs/retrieval.smk"
+
 
 rule bm25_index:
     input:
@@ -36,7 +38,7 @@ rule bm25_retrieve:
         b=lambda wc: canonical(RETRIEVERS[wc.retriever]["b"]),
         tag=lambda wc: wc.retriever,
     wildcard_constraints:
-        retriever=alternatives(CFG.retrievers_of_kind("bm25")),
+        retriever=alternatives(CFG.retrievers.of_kind("bm25")),
     threads: 1
     conda:
         "../envs/posbias.yaml"
@@ -55,7 +57,7 @@ rule dense_index:
         encoder=lambda wc: canonical(RETRIEVERS[wc.retriever]["encoder"]),
         faiss=lambda wc: canonical(RETRIEVERS[wc.retriever]["faiss"]),
     wildcard_constraints:
-        retriever=alternatives(CFG.retrievers_of_kind("hybrid")),
+        retriever=alternatives(CFG.retrievers.of_kind("hybrid")),
     threads: 1
     conda:
         "../envs/posbias.yaml"
@@ -79,7 +81,7 @@ rule hybrid_retrieve:
         bm25=lambda wc: canonical({k: RETRIEVERS[RETRIEVERS[wc.retriever]["bm25"]][k] for k in ("k1", "b")}),
         tag=lambda wc: wc.retriever,
     wildcard_constraints:
-        retriever=alternatives(CFG.retrievers_of_kind("hybrid")),
+        retriever=alternatives(CFG.retrievers.of_kind("hybrid")),
     threads: 1
     conda:
         "../envs/posbias.yaml"

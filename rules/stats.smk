@@ -11,7 +11,7 @@ rule combine_seeds:
         per_seed=f"{OUT}/eval/{{queryset}}/per_seed.parquet",
         averaged=f"{OUT}/eval/{{queryset}}/seed_averaged.parquet",
     wildcard_constraints:
-        queryset=alternatives(CFG.evaluated_querysets),
+        queryset=alternatives(CFG.rerank.evaluated),
     conda:
         "../envs/posbias.yaml"
     log:
@@ -45,8 +45,8 @@ if OUTCOME_QUERYSETS:
         localrule: True
         input:
             values=lambda wc: [f"results/eval-cutoff/k{wc.k}/{wc.queryset}/{model}/seed{seed}.parquet"
-                               for model in MODELS if CFG.evaluates(model, wc.queryset)
-                               for seed in CFG.model_seeds(model)],
+                               for model in MODELS if CFG.models.evaluates(model, wc.queryset)
+                               for seed in CFG.models.seeds(model)],
         output:
             per_seed=f"{OUT}/eval-cutoff/k{{k}}/{{queryset}}/per_seed.parquet",
             averaged=f"{OUT}/eval-cutoff/k{{k}}/{{queryset}}/seed_averaged.parquet",

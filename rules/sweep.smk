@@ -3,6 +3,8 @@
 # MRR and mean rank per position. And the breakdown of a query set's effectiveness by where its answer starts.
 # The report rules read small Parquet files: local rules.
 
+include: "inputs/sweep.smk"
+
 
 if SWEEP_QUERYSET:
 
@@ -12,10 +14,7 @@ if SWEEP_QUERYSET:
         output:
             **sweep_outputs(SWEEP_QUERYSET),
         params:
-            settings=canonical({k: SWEEP[k] for k in ("n_queries", "n_positions", "doc_tokens", "seed")}),
-            tokenizer=SWEEP["tokenizer"],
-            queryset=SWEEP_QUERYSET,
-            depth=QUERYSETS[SWEEP_QUERYSET].depth,
+            **CFG.sweep.build_args(),
         conda:
             "../envs/posbias.yaml"
         log:
@@ -30,7 +29,7 @@ if SWEEP_MODELS:
         localrule: True
         input:
             per_seed=f"{OUT}/eval/{SWEEP_QUERYSET}/per_seed.parquet",
-            positions=CFG.positions_file(SWEEP_QUERYSET),
+            positions=CFG.querysets.positions_file(SWEEP_QUERYSET),
             candidates=candidates_of(SWEEP_QUERYSET),
         output:
             **{fmt: report(path, caption="../report/sweep_table.rst", category="Position sweep")
@@ -38,14 +37,7 @@ if SWEEP_MODELS:
             png=report(SWEEP_FIGURE[0], caption="../report/sweep_figure.rst", category="Position sweep"),
             pdf=SWEEP_FIGURE[1],
         params:
-            models={m: CFG.models[m].label for m in SWEEP_MODELS},
-            metric="RR",
-            statistics=canonical(config["statistics"]),
-            alpha=QUERYSETS[SWEEP_QUERYSET].alpha if SWEEP_QUERYSET else None,
-            first_window=SWEEP.get("first_window"),
-            n_seeds=len(SEEDS),
-            zero_shot=[CFG.models[m].label for m in SWEEP_MODELS if CFG.models[m].zero_shot],
-            note=SWEEP.get("note", ""),
+            **CFG.sweep.report_args(),
         conda:
             "../envs/posbias.yaml"
         log:
@@ -60,18 +52,12 @@ if BREAKDOWN:
         localrule: True
         input:
             averaged=f"{OUT}/eval/{BREAKDOWN['queryset']}/seed_averaged.parquet",
-            positions=BREAKDOWN.get("positions", CFG.positions_file(BREAKDOWN["queryset"])),
+            positions=BREAKDOWN.get("positions", CFG.querysets.positions_file(BREAKDOWN["queryset"])),
         output:
             **{fmt: report(path, caption="../report/sweep_breakdown.rst", category="Position sweep")
                if fmt == "html" else path for fmt, path in BREAKDOWN_TABLE.items()},
         params:
-            spec=canonical({k: BREAKDOWN[k] for k in ("queryset", "metric", "bins")}),
-            models={m: CFG.models[m].label for m in CFG.position_breakdown_models},
-            retriever_label=BREAKDOWN.get("retriever_label"),
-            correction=config["statistics"]["correction"],
-            alpha=QUERYSETS[BREAKDOWN["queryset"]].alpha,
-            n_seeds=len(SEEDS),
-            zero_shot=[CFG.models[m].label for m in CFG.position_breakdown_models if CFG.models[m].zero_shot],
+            **CFG.sweep.breakdown_args(),
         conda:
             "../envs/posbias.yaml"
         log:

@@ -5,15 +5,15 @@
 
 rule train:
     input:
-        tokens=lambda wc: tokens_of(CFG.training_collection(wc.model), wc.model),  # de-biased models: a copy
-        queries=lambda wc: queries_of(CFG.train_queryset),  # lambdas: a config without the study has none
-        qrels=lambda wc: qrels_of(CFG.train_queryset),
-        candidates=lambda wc: candidates_of(CFG.train_queryset),
+        tokens=lambda wc: tokens_of(CFG.models.training_collection(wc.model), wc.model),  # de-biased models: a copy
+        queries=lambda wc: queries_of(CFG.training.queryset),  # lambdas: a config without the study has none
+        qrels=lambda wc: qrels_of(CFG.training.queryset),
+        candidates=lambda wc: candidates_of(CFG.training.queryset),
     output:
         checkpoint=directory("results/models/{model}/seed{seed}"),
     params:
-        model=lambda wc: CFG.model_params(wc.model),
-        training=lambda wc: CFG.training_params(wc.model),
+        model=lambda wc: CFG.models.params(wc.model),
+        training=lambda wc: CFG.models.training_params(wc.model),
         seed=lambda wc: int(wc.seed),
         name=lambda wc: wc.model,
     wildcard_constraints:

@@ -1,6 +1,6 @@
 """Snakemake entry: Lost in the Middle's data files of one task, one per setting (size and gold position)."""
 from posbias.logs import job_log
-from posbias.steps.litm import build_kv, build_qa
+from posbias.litm.steps import build_kv, build_qa
 
 with job_log(snakemake.log[0]):
     outputs = dict(zip(snakemake.params.names, snakemake.output, strict=True))

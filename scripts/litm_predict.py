@@ -1,6 +1,6 @@
 """Snakemake entry: one language model answers every Lost-in-the-Middle prompt of one task."""
 from posbias.logs import job_log
-from posbias.steps.litm import predict
+from posbias.litm.steps import predict
 
 with job_log(snakemake.log[0]):
     p = snakemake.params

@@ -1,6 +1,6 @@
 """Snakemake entry: score every Lost-in-the-Middle prediction file of one task (the authors' metrics)."""
 from posbias.logs import job_log
-from posbias.steps.litm import score
+from posbias.litm.steps import score
 
 with job_log(snakemake.log[0]):
     predictions = dict(zip(snakemake.params.prediction_keys, snakemake.input, strict=True))

@@ -1,6 +1,6 @@
 """Snakemake entry: a dense-label query set's first relevant chunks, judged by a language model."""
 from posbias.logs import job_log
-from posbias.steps.positions import dense
+from posbias.positions.steps import dense
 
 with job_log(snakemake.log[0]):
     given, params = snakemake.input, snakemake.params

@@ -1,6 +1,6 @@
 """Snakemake entry: the table of shares, Figures 1 and 7, and the agreement with the generator's offsets."""
 from posbias.logs import job_log
-from posbias.steps.positions import report
+from posbias.positions.steps import report
 
 with job_log(snakemake.log[0]):
     params = snakemake.params

@@ -1,6 +1,6 @@
 """Snakemake entry: a sparse-label query set's first relevant positions, by approximate passage matching."""
 from posbias.logs import job_log
-from posbias.steps.positions import sparse
+from posbias.positions.steps import sparse
 
 with job_log(snakemake.log[0]):
     given = snakemake.input

@@ -1,6 +1,6 @@
 """Snakemake entry: every probe's document pairs, the heatmap's queries and the query table's counts."""
 from posbias.logs import job_log
-from posbias.steps.probes import build
+from posbias.probes.steps import build
 
 with job_log(snakemake.log[0]):
     pairs = dict(zip(snakemake.params.probes, snakemake.output.pairs, strict=True))

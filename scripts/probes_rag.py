@@ -1,6 +1,6 @@
 """Snakemake entry: RAG poisoning, readers answering the poison probe's questions, judged by a language model."""
 from posbias.logs import job_log
-from posbias.steps.probes import rag
+from posbias.probes.steps import rag
 
 with job_log(snakemake.log[0]):
     params = snakemake.params

@@ -1,6 +1,6 @@
 """Snakemake entry: the probes' paired tests, corrected together, as a table and figures."""
 from posbias.logs import job_log
-from posbias.steps.probes import report
+from posbias.probes.steps import report
 
 with job_log(snakemake.log[0]):
     params = snakemake.params

@@ -1,6 +1,6 @@
 """Snakemake entry: one scorer's scores of every probe pair and of the heatmap's queries."""
 from posbias.logs import job_log
-from posbias.steps.probes import score
+from posbias.probes.steps import score
 
 with job_log(snakemake.log[0]):
     pairs = dict(zip(snakemake.params.probes, snakemake.input.pairs, strict=True))

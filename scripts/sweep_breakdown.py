@@ -1,6 +1,6 @@
 """Snakemake entry: a query set's metric per model by answer position (LaTeX, CSV, Markdown, HTML)."""
 from posbias.logs import job_log
-from posbias.steps.sweep import breakdown_report
+from posbias.sweep.steps import breakdown_report
 
 with job_log(snakemake.log[0]):
     p = snakemake.params

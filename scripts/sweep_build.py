@@ -1,6 +1,6 @@
 """Snakemake entry: the position sweep's collection (documents, queries, qrels, positions, candidates)."""
 from posbias.logs import job_log
-from posbias.steps.sweep import build_sweep
+from posbias.sweep.steps import build_sweep
 
 with job_log(snakemake.log[0]):
     i = snakemake.input

@@ -1,6 +1,6 @@
 """Snakemake entry: the position sweep's table (LaTeX, CSV, Markdown, HTML) and figure (PNG, PDF)."""
 from posbias.logs import job_log
-from posbias.steps.sweep import sweep_report
+from posbias.sweep.steps import sweep_report
 
 with job_log(snakemake.log[0]):
     o, p = snakemake.output, snakemake.params

@@ -103,13 +103,13 @@ def derived(cfg) -> str:
     """Everything jobs receive through `params:`, job by job, printed as Snakemake compares it."""
     models, querysets = sorted(cfg.models), sorted(cfg.querysets)
     return repr({
-        "model_params": {m: cfg.model_params(m) for m in models},
-        "training_params": {m: cfg.training_params(m) for m in models},
-        "finetuning": {m: cfg.training_params(m, cfg.finetuning.get("training")) for m in models},
-        "scoring": {m: cfg.scoring(m) for m in models},
-        "evaluation_params": {q: cfg.evaluation_params(q) for q in querysets},
-        "table_params": {t: cfg.table_params(t) for t in (*cfg.baseline_tables, "table4")},
-        "tokenizers": {k: cfg.tokenizers[k] for k in sorted(cfg.tokenizers)},
+        "model_params": {m: cfg.models.params(m) for m in models},
+        "training_params": {m: cfg.models.training_params(m) for m in models},
+        "finetuning": {m: cfg.models.training_params(m, cfg.finetuning.get("training")) for m in models},
+        "scoring": {m: cfg.rerank.scoring(m) for m in models},
+        "evaluation_params": {q: cfg.querysets.evaluation_params(q) for q in querysets},
+        "table_params": {t: cfg.tables.params(t) for t in (*cfg.tables.of_layout("baseline"), "table4")},
+        "tokenizers": {k: cfg.models.tokenizers[k] for k in sorted(cfg.models.tokenizers)},
     })
 
 
@@ -130,19 +130,19 @@ def starts_with_path(path: Path, rest: str) -> str:
 def test_shipped_config_prepares_without_warnings(path):
     cfg = load_config(ROOT / path)
     assert cfg.warnings == []
-    assert cfg.model_names and cfg.rerank_querysets
+    assert cfg.models.names and cfg.rerank.querysets
 
 
 def test_the_full_embedded_zoo_is_the_demo_with_every_twin():
     """config/embedded-full.yaml adds models to the demo's and changes none of them (its anchors repeat
     config.yaml's), and every table shows them."""
     demo, full = load_config(ROOT / "config.yaml"), load_config(ROOT / "config/embedded-full.yaml")
-    assert set(demo.model_names) < set(full.model_names)
-    assert all(full.model_params(m) == demo.model_params(m) for m in demo.model_names)
-    assert sorted(set(full.trained_models) - set(demo.trained_models)) == [
+    assert set(demo.models.names) < set(full.models.names)
+    assert all(full.models.params(m) == demo.models.params(m) for m in demo.models.names)
+    assert sorted(set(full.models.trained) - set(demo.models.trained)) == [
         "avgp", "firstp_smollm2", "longp_smollm2", "neural_model1_debiased", "parade_avg", "parade_max", "sump"]
     for table in ("table1", "table4", "table7"):
-        assert set(full.tables[table]["models"]) == set(full.model_names) - {"longp_debiased",
+        assert set(full.tables[table]["models"]) == set(full.models.names) - {"longp_debiased",
                                                                              "neural_model1_debiased"}
     assert full.tables["table2"]["models"] == ["neural_model1_debiased", "longp_debiased"]
 
@@ -198,9 +198,9 @@ def test_single_base_is_merged_key_by_key_and_lists_are_replaced(tmp_path):
                                              "rerank": {"batch_size": 8}})
     cfg = load_config(top)
     assert cfg.data["training"]["epochs"] == 5
-    assert cfg.seeds == [7]  # a list is replaced, not appended to
+    assert cfg.training.seeds == [7]  # a list is replaced, not appended to
     assert cfg.data["training"]["batch_size"] == DEFAULT["training"]["batch_size"]  # kept from the base
-    assert cfg.rerank_querysets == DEFAULT["rerank"]["querysets"] and cfg.data["rerank"]["batch_size"] == 8
+    assert cfg.rerank.querysets == DEFAULT["rerank"]["querysets"] and cfg.data["rerank"]["batch_size"] == 8
 
 
 def test_real_redocred_files_layered_on_the_demo_replace_its_synthetic_world(tmp_path):
@@ -220,7 +220,7 @@ def test_a_list_of_bases_merges_in_order_with_the_file_on_top(tmp_path, bases, s
     write_yaml(tmp_path / "seeds.yaml", {"training": {"seeds": [4, 5]}, "rerank": {"batch_size": 8}})
     top = write_yaml(tmp_path / "top.yaml", {"base": bases, "rerank": {"batch_size": 16}})
     cfg = load_config(top)
-    assert cfg.seeds == seeds
+    assert cfg.training.seeds == seeds
     assert cfg.data["rerank"]["batch_size"] == 16
 
 
@@ -233,7 +233,7 @@ def test_base_paths_are_relative_to_the_file_naming_them(tmp_path, monkeypatch):
     cfg = load_config(Path("..") / "exp" / "top.yaml")
     assert cfg.data["training"]["epochs"] == 3
     assert cfg.data["rerank"]["batch_size"] == 8
-    assert cfg.model_names == sorted(DEFAULT["models"])
+    assert cfg.models.names == sorted(DEFAULT["models"])
 
 
 def test_shared_base_reached_twice_is_not_a_cycle(tmp_path):
@@ -278,7 +278,7 @@ def test_load_config_merges_files_in_order_then_overrides(tmp_path):
     full = write_yaml(tmp_path / "full.yaml", fresh())
     more = write_yaml(tmp_path / "more.yaml", {"training": {"seeds": [4, 5], "epochs": 3}})
     cfg = load_config(full, more, overrides={"training": {"seeds": [9]}})
-    assert cfg.seeds == [9]
+    assert cfg.training.seeds == [9]
     assert cfg.data["training"]["epochs"] == 3
     assert cfg.data["training"]["batch_size"] == DEFAULT["training"]["batch_size"]
 
@@ -325,7 +325,7 @@ def test_a_config_without_the_study_runs_only_the_probes():
     probes = copy.deepcopy(DEFAULT["probes"])
     probes["scorers"] = {name: s for name, s in probes["scorers"].items() if s.get("kind") != "checkpoint"}
     cfg = prepare({"probes": probes})
-    assert cfg.models == {} and cfg.querysets == {} and cfg.seeds == [] and cfg.rerank_querysets == []
+    assert cfg.models == {} and cfg.querysets == {} and cfg.training.seeds == [] and cfg.rerank.querysets == []
     assert cfg.data["probes"]["scorers"].keys() == probes["scorers"].keys()
 
 
@@ -470,9 +470,9 @@ def test_pooled_queryset_is_evaluated_and_shown_but_not_retrieved():
     pool = cfg.querysets["dl"]
     assert pool.pooled and pool.pool == ("dev", "test")
     assert (pool.collection, pool.depth, pool.retriever) == (None, None, None)
-    assert cfg.pooled_querysets == ["dl"]
-    assert cfg.evaluated_querysets == [*cfg.rerank_querysets, "dl"]
-    assert "dl" in cfg.table_querysets("table1") and "dl" in cfg.table_params("table1")["querysets"]
+    assert cfg.querysets.pooled == ["dl"]
+    assert cfg.rerank.evaluated == [*cfg.rerank.querysets, "dl"]
+    assert "dl" in cfg.tables.querysets("table1") and "dl" in cfg.tables.params("table1")["querysets"]
 
 
 RETRIEVER_ERRORS = [
@@ -526,9 +526,9 @@ def test_training_check_names_the_key(mutations, message):
 
 def test_cross_validated_sourced_queryset_is_accepted():
     cfg = prepare(mutated(with_robust(), put("cross_validation", {"querysets": ["robust"]})))
-    assert cfg.cv_querysets == ["robust"]
-    assert "robust" in cfg.rerank_querysets and "robust" not in cfg.direct_querysets
-    assert cfg.folds_count("robust") == 2
+    assert cfg.cross_validation.querysets == ["robust"]
+    assert "robust" in cfg.rerank.querysets and "robust" not in cfg.rerank.direct
+    assert cfg.querysets.folds_count("robust") == 2
 
 
 MODEL_ERRORS = [
@@ -620,18 +620,18 @@ def test_table4_may_leave_out_the_baseline_and_tell_settings_apart_by_header():
                                                         {"queryset": "farrelevant", "metric": "RR",
                                                          "setting": "fine-tuned"}])))
     assert "firstp" not in cfg.tables["table4"]["models"]
-    assert cfg.table_querysets("table4") == cfg.table_querysets("table4", setting="fine-tuned") == ["farrelevant"]
+    assert cfg.tables.querysets("table4") == cfg.tables.querysets("table4", setting="fine-tuned") == ["farrelevant"]
 
 
 def test_baseline_table_without_models_shows_every_implemented_model():
     cfg = prepare(mutated(drop("tables.table7.models")))
-    assert sorted(cfg.tables["table7"]["models"]) == cfg.model_names
+    assert sorted(cfg.tables["table7"]["models"]) == cfg.models.names
 
 
 def test_default_table_rows_do_not_depend_on_the_key_order_of_models():
     data = mutated(drop("tables.table1.models"))
     flipped = {**data, "models": dict(reversed(list(data["models"].items())))}
-    assert prepare(data).table_params("table1") == prepare(flipped).table_params("table1")
+    assert prepare(data).tables.params("table1") == prepare(flipped).tables.params("table1")
 
 
 EXTERNAL_RUN_ERRORS = [
@@ -662,10 +662,10 @@ def test_folds_file_must_number_folds_from_one(tmp_path):
                           put("querysets.good", {"collection": "robust", "metrics": ["AP"],
                                                  "source": {"kind": "ir_datasets", "id": ROBUST},
                                                  "folds": str(tmp_path / "good.tsv")})))
-    assert cfg.folds_count("good") == 3
+    assert cfg.querysets.folds_count("good") == 3
     with pytest.raises(ConfigError, match=r"^querysets\.robust\.folds: .*gappy\.tsv must number its folds 1\.\.k, "
                                           r"got \[1, 3\]$"):
-        cfg.folds_count("robust")
+        cfg.querysets.folds_count("robust")
 
 
 # --- warnings and skipped models -----------------------------------------------------------------
@@ -683,24 +683,24 @@ def test_a_longp_model_is_measured_against_its_firstp_twin():
 
 def test_rankgpt_is_zero_shot_listwise_and_left_out_of_table11():
     cfg = prepare(fresh())
-    assert set(cfg.listwise_models) == {"firstp_rankgpt", "longp_rankgpt"}
-    assert cfg.models["longp_rankgpt"].zero_shot and "longp_rankgpt" not in cfg.trained_models
-    assert "longp_rankgpt" not in cfg.zero_shot_models  # scored by a language model, not rerank_zero_shot
-    assert cfg.model_seeds("longp_rankgpt") == [0]
+    assert set(cfg.models.listwise) == {"firstp_rankgpt", "longp_rankgpt"}
+    assert cfg.models["longp_rankgpt"].zero_shot and "longp_rankgpt" not in cfg.models.trained
+    assert "longp_rankgpt" not in cfg.models.zero_shot  # scored by a language model, not rerank_zero_shot
+    assert cfg.models.seeds("longp_rankgpt") == [0]
     cfg = prepare(mutated(drop("tables.table11")))
     assert "table11" not in cfg.tables
     cfg = prepare(mutated(put("tables.table11", {})))
-    assert not set(cfg.tables["table11"]["models"]) & set(cfg.listwise_models)
+    assert not set(cfg.tables["table11"]["models"]) & set(cfg.models.listwise)
     check_rejects(put("tables.table11.models", ["maxp", "longp_rankgpt"]),
                   r"^tables\.table11\.models: 'longp_rankgpt' ranks through a language model")
 
 
 def test_a_model_reranks_only_its_query_sets_and_tables_mark_the_others():
     cfg = prepare(fresh())
-    assert cfg.reranked_querysets("longp_rankgpt") == ["test", "farrelevant"]
-    assert ("longp_rankgpt", 0) not in cfg.systems("dev") and ("longp_rankgpt", 0) in cfg.systems("test")
-    assert cfg.table_params("table1")["models"]["longp_rankgpt"]["not_run"] == ["dev"]
-    assert cfg.table_params("table1")["models"]["maxp"]["not_run"] == []
+    assert cfg.models.reranked_querysets("longp_rankgpt") == ["test", "farrelevant"]
+    assert ("longp_rankgpt", 0) not in cfg.tables.systems("dev") and ("longp_rankgpt", 0) in cfg.tables.systems("test")
+    assert cfg.tables.params("table1")["models"]["longp_rankgpt"]["not_run"] == ["dev"]
+    assert cfg.tables.params("table1")["models"]["maxp"]["not_run"] == []
 
 
 LANGUAGE_MODEL_ERRORS = [
@@ -771,11 +771,11 @@ def test_probe_checks_name_the_key(mutation, message):
 
 def test_a_checkpoint_scorer_reads_its_models_first_seed_unless_told():
     cfg = prepare(fresh())
-    assert cfg.probe_checkpoint("firstp") == "results/models/firstp/seed1" and cfg.probe_checkpoint("bm25") is None
-    assert cfg.probe_label("firstp") == "FirstP" and cfg.probe_label("minilm") == "MiniLM (dot)"
-    assert "label" not in cfg.probe_scorer("minilm") and cfg.probe_scorer("minilm")["max_tokens"] == 512
+    assert cfg.probes.checkpoint("firstp") == "results/models/firstp/seed1" and cfg.probes.checkpoint("bm25") is None
+    assert cfg.probes.label("firstp") == "FirstP" and cfg.probes.label("minilm") == "MiniLM (dot)"
+    assert "label" not in cfg.probes.scorer("minilm") and cfg.probes.scorer("minilm")["max_tokens"] == 512
     cfg = prepare(mutated(put("training.seeds", [1, 2]), put("probes.scorers.firstp.seed", 2)))
-    assert cfg.probe_checkpoint("firstp") == "results/models/firstp/seed2"
+    assert cfg.probes.checkpoint("firstp") == "results/models/firstp/seed2"
 
 
 def test_missing_expansions_file_is_a_warning(tmp_path):
@@ -851,39 +851,39 @@ def test_a_changed_value_does_change_what_jobs_receive():
 def test_training_params_layer_training_then_model_block_then_overrides():
     cfg = prepare(mutated(put("training.epochs", 2), put("training.batch_size", 4), put("training.grad_accum", 1),
                           put("models.maxp.training", {"epochs": 3, "precision": "fp32"})))
-    assert cfg.training_params("parade_attn")["epochs"] == 2
-    assert cfg.training_params("maxp")["epochs"] == 3 and cfg.training_params("maxp")["precision"] == "fp32"
-    recipe = cfg.training_params("maxp", {"epochs": 4, "batch_size": 8})
+    assert cfg.models.training_params("parade_attn")["epochs"] == 2
+    assert cfg.models.training_params("maxp")["epochs"] == 3 and cfg.models.training_params("maxp")["precision"] == "fp32"
+    recipe = cfg.models.training_params("maxp", {"epochs": 4, "batch_size": 8})
     assert (recipe["epochs"], recipe["precision"], recipe["batch_size"], recipe["grad_accum"]) == (4, "fp32", 8, 1)
     assert "seeds" not in recipe and "queryset" not in recipe
-    assert cfg.training_params("maxp", None) == cfg.training_params("maxp")
+    assert cfg.models.training_params("maxp", None) == cfg.models.training_params("maxp")
 
 
 def test_seeds_and_training_queryset_do_not_reach_training_params():
     before = prepare(fresh())
     after = prepare(mutated(append("training.seeds", 99), put("training.queryset", "dev")))
-    assert all(after.training_params(m) == before.training_params(m) for m in before.model_names)
+    assert all(after.models.training_params(m) == before.models.training_params(m) for m in before.models.names)
 
 
 def test_model_params_carry_ranker_args_and_rates_only():
     cfg = prepare(mutated(put("models.maxp.training", {"epochs": 3})))
     spec = DEFAULT["models"]["maxp"]
-    assert cfg.model_params("maxp") == canonical({"ranker": "maxp", "args": spec["args"], "lr": spec["lr"],
+    assert cfg.models.params("maxp") == canonical({"ranker": "maxp", "args": spec["args"], "lr": spec["lr"],
                                                   "head_lr": spec["head_lr"]})
 
 
 def test_scoring_uses_rerank_section_and_a_models_own_precision():
     cfg = prepare(mutated(put("rerank.precision", "bf16"), put("models.maxp.training", {"precision": "fp32"})))
-    assert cfg.scoring("parade_attn") == {"batch_size": DEFAULT["rerank"]["batch_size"],
+    assert cfg.rerank.scoring("parade_attn") == {"batch_size": DEFAULT["rerank"]["batch_size"],
                                           "device": DEFAULT["rerank"]["device"], "precision": "bf16"}
-    assert cfg.scoring("maxp")["precision"] == "fp32"
+    assert cfg.rerank.scoring("maxp")["precision"] == "fp32"
     more = prepare(mutated(put("rerank.precision", "bf16"), append("rerank.querysets", "train")))
-    assert more.scoring("parade_attn") == cfg.scoring("parade_attn")
+    assert more.rerank.scoring("parade_attn") == cfg.rerank.scoring("parade_attn")
 
 
 def test_evaluation_params_are_a_querysets_metrics_and_relevance_level():
     cfg = prepare(mutated(put("querysets.test.rel_level", 2)))
-    assert cfg.evaluation_params("test") == {"metrics": DEFAULT["querysets"]["test"]["metrics"], "rel_level": 2}
+    assert cfg.querysets.evaluation_params("test") == {"metrics": DEFAULT["querysets"]["test"]["metrics"], "rel_level": 2}
 
 
 def test_tokenizer_store_cap_is_the_longest_document_budget_of_its_backbone():
@@ -894,18 +894,18 @@ def test_tokenizer_store_cap_is_the_longest_document_budget_of_its_backbone():
           for m, chunk, budget, extra in [("parade_attn", 24, 48, {}),
                                           ("cedr_knrm", 12, 36, {"trust_remote_code": True})])))
     backbone = DEFAULT["models"]["firstp"]["args"]["backbone"]
-    assert cfg.tokenizers == {
-        cfg.tokenizer_of("firstp"): {"name": backbone, "cap": 10_000, "trust_remote_code": False},
+    assert cfg.models.tokenizers == {
+        cfg.models.tokenizer_of("firstp"): {"name": backbone, "cap": 10_000, "trust_remote_code": False},
         "org_other-bert": {"name": "org/other-bert", "cap": 48, "trust_remote_code": True},
     }
-    assert cfg.tokenizer_of("maxp") == cfg.tokenizer_of("firstp") != cfg.tokenizer_of("parade_attn") == "org_other-bert"
+    assert cfg.models.tokenizer_of("maxp") == cfg.models.tokenizer_of("firstp") != cfg.models.tokenizer_of("parade_attn") == "org_other-bert"
 
 
 def test_a_models_own_tokenizer_gets_its_own_store():
     cfg = prepare(mutated(put("models.parade_attn.args.tokenizer", "bert-base-uncased"),
                           put("models.parade_attn.args.max_doc_tokens", 60)))
-    assert cfg.tokenizer_of("parade_attn") == "bert-base-uncased"
-    assert cfg.tokenizers["bert-base-uncased"] == {"name": "bert-base-uncased", "cap": 60, "trust_remote_code": False}
+    assert cfg.models.tokenizer_of("parade_attn") == "bert-base-uncased"
+    assert cfg.models.tokenizers["bert-base-uncased"] == {"name": "bert-base-uncased", "cap": 60, "trust_remote_code": False}
 
 
 def test_distinct_tokenizers_never_share_a_store():
@@ -914,24 +914,24 @@ def test_distinct_tokenizers_never_share_a_store():
                               put("models.parade_attn.args.backbone", "org_bert")))
     except ConfigError:
         return  # refusing the clash is as good as keeping the stores apart
-    assert cfg.tokenizer_of("maxp") != cfg.tokenizer_of("parade_attn")
+    assert cfg.models.tokenizer_of("maxp") != cfg.models.tokenizer_of("parade_attn")
 
 
 def test_table_params_carry_only_the_alphas_of_the_tables_own_querysets():
     base = prepare(fresh())
-    assert set(base.table_params("table1")["querysets"]) == {c["queryset"]
+    assert set(base.tables.params("table1")["querysets"]) == {c["queryset"]
                                                              for c in DEFAULT["tables"]["table1"]["columns"]}
     other = prepare(mutated(put("querysets.farrelevant.alpha", 0.2)))
-    assert other.table_params("table1") == base.table_params("table1")
-    assert other.table_params("table4") != base.table_params("table4")
+    assert other.tables.params("table1") == base.tables.params("table1")
+    assert other.tables.params("table4") != base.tables.params("table4")
     own = prepare(mutated(put("querysets.dev.alpha", 0.2)))
-    assert own.table_params("table1")["querysets"]["dev"] == {"alpha": 0.2}
+    assert own.tables.params("table1")["querysets"]["dev"] == {"alpha": 0.2}
 
 
 def test_table_params_carry_only_external_runs_the_table_shows():
     cfg = prepare(mutated(put("external_runs", {"theirs": {"label": "Theirs", "runs": {"farrelevant": "a.run"}}})))
-    assert cfg.table_params("table1")["external"] == {}
-    assert cfg.table_params("table4")["external"] == {"theirs": {"label": "Theirs", "baseline": None,
+    assert cfg.tables.params("table1")["external"] == {}
+    assert cfg.tables.params("table4")["external"] == {"theirs": {"label": "Theirs", "baseline": None,
                                                                  "querysets": ["farrelevant"]}}
 
 
@@ -939,36 +939,36 @@ def test_systems_add_the_external_rows_to_the_zero_shot_setting_only():
     cfg = prepare(mutated(put("training.seeds", [1, 2]),
                           put("external_runs", {"theirs": {"label": "Theirs", "runs": {"dev": "a.run"}}})))
     def models_on(queryset):  # RankGPT does not rerank dev
-        return [(m, s) for m in cfg.model_names if cfg.models[m].reranks(queryset)
+        return [(m, s) for m in cfg.models.names if cfg.models[m].reranks(queryset)
                 for s in ((0,) if cfg.models[m].zero_shot else (1, 2))]
 
     models = models_on("dev")
-    assert cfg.systems("dev") == [("retriever", 0), ("random", 1), ("random", 2), *models, ("theirs", 0)]
-    assert cfg.systems("test") == [("retriever", 0), ("random", 1), ("random", 2), *models_on("test")]
+    assert cfg.tables.systems("dev") == [("retriever", 0), ("random", 1), ("random", 2), *models, ("theirs", 0)]
+    assert cfg.tables.systems("test") == [("retriever", 0), ("random", 1), ("random", 2), *models_on("test")]
     # the fine-tuned tables keep the retriever and random rows (nothing of theirs is fine-tuned), not the
     # zero-shot models
     trained = [(m, s) for m, s in models if not m.endswith("_e5")]
-    assert cfg.systems("dev", stage="eval-finetuned") == [("retriever", 0), ("random", 1), ("random", 2), *trained]
+    assert cfg.tables.systems("dev", stage="eval-finetuned") == [("retriever", 0), ("random", 1), ("random", 2), *trained]
 
 
 def test_zero_shot_models_have_one_run_and_no_fine_tuned_row():
     cfg = prepare(mutated(put("training.seeds", [1, 2])))
-    assert cfg.zero_shot_models == ["firstp_e5", "longp_e5"]
-    assert set(cfg.trained_models) == set(cfg.model_names) - {"firstp_e5", "longp_e5"} - set(cfg.listwise_models)
-    assert cfg.model_seeds("longp_e5") == [0] and cfg.model_seeds("maxp") == [1, 2]
-    assert [s for m, s in cfg.systems("dev") if m == "longp_e5"] == [0]
-    assert "longp_e5" not in {m for m, _ in cfg.systems("farrelevant", stage="eval-finetuned")}
-    assert cfg.table_params("table4")["models"]["longp_e5"]["zero_shot"] is True
+    assert cfg.models.zero_shot == ["firstp_e5", "longp_e5"]
+    assert set(cfg.models.trained) == set(cfg.models.names) - {"firstp_e5", "longp_e5"} - set(cfg.models.listwise)
+    assert cfg.models.seeds("longp_e5") == [0] and cfg.models.seeds("maxp") == [1, 2]
+    assert [s for m, s in cfg.tables.systems("dev") if m == "longp_e5"] == [0]
+    assert "longp_e5" not in {m for m, _ in cfg.tables.systems("farrelevant", stage="eval-finetuned")}
+    assert cfg.tables.params("table4")["models"]["longp_e5"]["zero_shot"] is True
 
 
 def test_excluded_seeds_are_trained_but_left_out_of_the_tables():
     cfg = prepare(mutated(put("training.seeds", [1, 2]), put("models.maxp.seeds", [1, 2, 3, 4]),
                           put("models.maxp.excluded_seeds", [2])))
-    assert cfg.models["maxp"].trained_seeds(cfg.seeds) == [1, 2, 3, 4]
-    assert cfg.model_seeds("maxp") == [1, 3, 4] and cfg.model_seeds("parade_attn") == [1, 2]
-    assert [s for m, s in cfg.systems("dev") if m == "maxp"] == [1, 3, 4]
-    assert cfg.excluded_checkpoints == [("maxp", 2)]
-    assert cfg.table_params("table1")["models"]["maxp"]["excluded_seeds"] == [2]
+    assert cfg.models["maxp"].trained_seeds(cfg.training.seeds) == [1, 2, 3, 4]
+    assert cfg.models.seeds("maxp") == [1, 3, 4] and cfg.models.seeds("parade_attn") == [1, 2]
+    assert [s for m, s in cfg.tables.systems("dev") if m == "maxp"] == [1, 3, 4]
+    assert cfg.models.excluded_checkpoints == [("maxp", 2)]
+    assert cfg.tables.params("table1")["models"]["maxp"]["excluded_seeds"] == [2]
 
 
 def test_experiment_names_its_results_folder():
@@ -1000,10 +1000,10 @@ def test_table11_without_models_counts_every_model():
 
 def test_a_debiased_model_trains_on_its_own_copy_of_the_training_collection():
     cfg = prepare(fresh())
-    assert cfg.debiased_collections == {"synthetic-debiased-k1-seed0": {"base": "synthetic", "n_splits": 1, "seed": 0}}
-    assert cfg.training_collection("longp_debiased") == "synthetic-debiased-k1-seed0"
-    assert cfg.training_collection("longp") == "synthetic"
-    params = cfg.table_params("table2")["models"]
+    assert cfg.models.debiased_collections == {"synthetic-debiased-k1-seed0": {"base": "synthetic", "n_splits": 1, "seed": 0}}
+    assert cfg.models.training_collection("longp_debiased") == "synthetic-debiased-k1-seed0"
+    assert cfg.models.training_collection("longp") == "synthetic"
+    params = cfg.tables.params("table2")["models"]
     debiased = "longp_debiased"
     assert params[debiased]["debiased_from"] == "longp" and "debiased_from" not in params["longp"]
     assert cfg.models[debiased].args == cfg.models["longp"].args
@@ -1012,7 +1012,7 @@ def test_a_debiased_model_trains_on_its_own_copy_of_the_training_collection():
     assert changed.models[debiased].args["max_query_tokens"] == 10  # its de-biased twin
     shuffled_twice = prepare(mutated(put("models.cedr_debiased", {"label": "CEDR (de-biased)",
                                                                   "debias": {"original": "cedr_knrm", "n_splits": 3}})))
-    assert sorted(shuffled_twice.debiased_collections) == ["synthetic-debiased-k1-seed0",
+    assert sorted(shuffled_twice.models.debiased_collections) == ["synthetic-debiased-k1-seed0",
                                                            "synthetic-debiased-k3-seed0"]
 
 
@@ -1037,4 +1037,14 @@ def test_published_rows_must_name_the_tables_columns_and_an_ablation_its_referen
     ablation = {"models": ["maxp", "parade_attn"], "reference": "firstp",
                 "columns": [{"queryset": "dev", "metric": "RR@10"}]}
     check_rejects((put("tables.table6", ablation),), r"^tables\.table6\.reference: 'firstp' is not among tables\.table6")
-    assert prepare(mutated(put("tables.table6", {**ablation, "reference": "maxp"}))).ablation_tables == ["table6"]
+    assert prepare(mutated(put("tables.table6", {**ablation, "reference": "maxp"}))).tables.of_layout("ablation") == ["table6"]
+
+
+def test_a_model_table_declares_its_layout_defaulted_by_the_schema():
+    cfg = prepare(DEFAULT)
+    assert {t: cfg.tables[t]["layout"] for t in cfg.tables.of_layout()} == {
+        t: {"table2": "debias", "table3": "debias", "table6": "ablation"}.get(t, "baseline")
+        for t in cfg.tables.of_layout()}
+    assert "table1" in cfg.tables.of_layout("baseline") and "table4" not in cfg.tables.of_layout()
+    with pytest.raises(ConfigError, match=r"^tables\.table1\.layout: 'baseline' was expected"):
+        prepare(mutated(put("tables.table1.layout", "debias")))

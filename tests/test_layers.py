@@ -1,13 +1,15 @@
 """The package's layers, read from its source: a module imports only from its own layer or the layers below it
 (function-level imports included), and the top-level packages import one another without a cycle.
 
-    foundation     errors, io, logs, device, settings, names, backbones
+    foundation     errors, io, logs, device, settings, names, backbones, outputs
     domain         data, retrieval, rankers, training, llm, stats, evaluation
     reporting      reporting
     analyses       litm, probes, positions, sweep, regression
-    orchestration  config, provenance, steps
-    interface      cli   (and scripts/ and rules/, outside the package)
+    orchestration  config, provenance, steps, and each stage's config, paths and steps (litm.config, ...)
+    interface      cli and each stage's cli (litm.cli, ...)   (and scripts/ and rules/, outside the package)
 
+An analysis stage's folder holds modules of two layers: its domain work (build, stats, report, ...) is an analysis,
+its `config`, `paths`, `steps` and `cli` are orchestration and interface; each of those is a unit of its own here.
 A new top-level module or package must be given a layer here: the test fails until it is.
 """
 
@@ -20,22 +22,34 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "posbias"
 
+STAGES = ("litm", "probes", "positions", "sweep")  # the analysis stages, one folder each
+STAGE_ROLES = {"config": "orchestration", "paths": "orchestration", "steps": "orchestration", "cli": "interface"}
 LAYERS = (
-    ("foundation", {"errors", "io", "logs", "device", "settings", "names", "backbones"}),
+    ("foundation", {"errors", "io", "logs", "device", "settings", "names", "backbones", "outputs"}),
     ("domain", {"data", "retrieval", "rankers", "training", "llm", "stats", "evaluation"}),
     ("reporting", {"reporting"}),
-    ("analyses", {"litm", "probes", "positions", "sweep", "regression"}),
-    ("orchestration", {"config", "provenance", "steps"}),
-    ("interface", {"cli"}),
+    ("analyses", {*STAGES, "regression"}),
+    ("orchestration", {"config", "provenance", "steps",
+                       *(f"{s}.{r}" for s in STAGES for r, layer in STAGE_ROLES.items() if layer == "orchestration")}),
+    ("interface", {"cli", *(f"{s}.{r}" for s in STAGES for r, layer in STAGE_ROLES.items() if layer == "interface")}),
 )
 RANK = {unit: rank for rank, (_, units) in enumerate(LAYERS) for unit in units}
 ROOT = "posbias"  # the package's own __init__ (its version): importable from every layer
 
 
+def stage_unit(parts: list[str]) -> str | None:
+    """`litm.steps` for the parts litm, steps(.py) of a stage's orchestration or interface module, else None."""
+    if len(parts) >= 2 and parts[0] in STAGES and parts[1].removesuffix(".py") in STAGE_ROLES:
+        return f"{parts[0]}.{parts[1].removesuffix('.py')}"
+    return None
+
+
 def unit_of(path: Path, package: Path) -> str:
-    """The top-level module or subpackage a source file belongs to (`rankers` for rankers/heads/x.py)."""
-    first = path.relative_to(package).parts[0]
-    return ROOT if first == "__init__.py" else first.removesuffix(".py")
+    """The top-level module or subpackage a source file belongs to (`rankers` for rankers/heads/x.py), or a
+    stage's role module (`litm.steps`)."""
+    parts = list(path.relative_to(package).parts)
+    first = parts[0]
+    return ROOT if first == "__init__.py" else stage_unit(parts) or first.removesuffix(".py")
 
 
 def imported_units(tree: ast.AST, known: set[str]) -> set[str]:
@@ -46,13 +60,17 @@ def imported_units(tree: ast.AST, known: set[str]) -> set[str]:
             names = node.module.split(".")
             if names[0] != ROOT:
                 continue
-            if len(names) > 1:
+            if len(names) > 2 and stage_unit(names[1:3]):
+                units.add(stage_unit(names[1:3]))
+            elif len(names) == 2 and names[1] in STAGES:  # `from posbias.litm import steps, files`
+                units.update(stage_unit([names[1], a.name]) or names[1] for a in node.names)
+            elif len(names) > 1:
                 units.add(names[1])
             else:  # `from posbias import io`: the names are the units
                 units.update(a.name if a.name in known else ROOT for a in node.names)
         elif isinstance(node, ast.Import):
-            units.update(a.name.split(".")[1] if "." in a.name else ROOT for a in node.names
-                         if a.name.split(".")[0] == ROOT)
+            units.update((stage_unit(a.name.split(".")[1:3]) or a.name.split(".")[1]) if "." in a.name else ROOT
+                         for a in node.names if a.name.split(".")[0] == ROOT)
     return units
 
 
@@ -136,3 +154,15 @@ def test_a_cycle_between_packages_of_one_layer_is_found_and_an_unplaced_module_i
     graph = import_graph(package)
     assert cycles(graph) == [["rankers", "training", "rankers"]]
     assert layer_violations(graph) == ["extras: no layer (add it to LAYERS)"]
+
+
+def test_a_stages_orchestration_modules_are_units_of_their_own(tmp_path):
+    """litm/steps.py may import the config layer; litm/files.py (an analysis) may not import litm/steps.py."""
+    package = write_package(tmp_path, {
+        "__init__.py": "", "config/__init__.py": "", "litm/__init__.py": "",
+        "litm/steps.py": "from posbias.config import load_config\nfrom posbias.litm import files\n",
+        "litm/files.py": "from posbias.litm import steps\n", "litm/cli.py": "import posbias.litm.steps\n"})
+    graph = import_graph(package)
+    assert graph["litm.cli"] == {"litm.steps": ["litm/cli.py"]}
+    assert layer_violations(graph) == [
+        "litm (analyses) imports litm.steps (orchestration) in litm/files.py"]

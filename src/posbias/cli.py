@@ -1,4 +1,5 @@
-"""The `posbias` command line: every step the workflow runs, runnable by hand.
+"""The `posbias` command line: every step the workflow runs, runnable by hand. The analysis stages' commands
+(litm, probes, positions, sweep) are registered by their folders' cli.py (`STAGE_COMMANDS`).
 
     posbias generate --config config.yaml --out results/data/synthetic --passages results/data/synthetic-passages
     posbias fetch --config config/paper/robust04.yaml --collection robust04 --out docs.jsonl
@@ -20,6 +21,13 @@
     posbias probes score --config config.yaml --scorer minilm --pairs probes/pairs --out probes/scores
     posbias probes report --config config.yaml --pairs probes/pairs --scores probes/scores --out probes/report
     posbias probes rag --config my_probes.yaml --pairs probes/pairs --out probes/rag
+    posbias positions locate --config config.yaml --set dev --docs ... --queries ... --qrels ... --passages ...
+        --passage-qrels ... --out positions/          (one positions.sets entry; a dense set's judge through llm.cache)
+    posbias positions report --config config.yaml --rows positions/ --out positions/report
+    posbias sweep build --config config.yaml --queries ... --qrels ... --docs ... --positions ... --candidates ...
+        --passages ... --passage-qrels ... --out sweep/
+    posbias sweep report --config config.yaml --per-seed per_seed.parquet --positions ... --candidates ... --out out/
+    posbias sweep breakdown --config config.yaml --averaged seed_averaged.parquet --positions ... --out out/
     posbias evaluate --qrels qrels.txt --run out.run --metric RR@10 --metric nDCG@10
     posbias compare --qrels qrels.txt --run a.run --run b.run --metric RR@10 [--json]
     posbias provenance [--config config.yaml]      (the environment, and a config's hash, as manifests record them)
@@ -40,16 +48,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import math
-import re
 import sys
 from pathlib import Path
 
-import yaml
-
 from posbias.errors import InputError, first_line
 
+# Each analysis stage registers its own subcommands (`register(commands)` in posbias/<stage>/cli.py); they are
+# named, not imported, so that this module imports no stage and a stage's command line sits in its folder.
+STAGE_COMMANDS = ("posbias.litm.cli", "posbias.probes.cli", "posbias.positions.cli", "posbias.sweep.cli")
 SEED_LIMIT = 2**32 - 1  # NumPy's seeds are 32-bit
 DEFAULT_METRICS = ["RR@10", "nDCG@10"]
 
@@ -296,59 +305,6 @@ def main(argv: list[str] | None = None) -> int:
     cmp.add_argument("--rel-level", type=POSITIVE, default=1, help="lowest grade that counts as relevant")
     cmp.add_argument("--json", action="store_true", help="print the full result as one JSON object")
 
-    litm = commands.add_parser("litm", help="Lost in the Middle: build the examples, ask a language model, score "
-                                            "the answers (each step alone)")
-    steps = litm.add_subparsers(dest="litm_command", required=True)
-    build = steps.add_parser("build", help="write a task's data files (one per setting) as the config's litm "
-                                           "section asks")
-    build.add_argument("--config", default="config.yaml")
-    build.add_argument("--task", choices=["qa", "kv"], required=True)
-    build.add_argument("--out", required=True, help="directory of the data files ({setting}.jsonl.gz)")
-    run = steps.add_parser("run", help="ask a language model every prompt of a task's data files")
-    run.add_argument("--config", default="config.yaml")
-    run.add_argument("--task", choices=["qa", "kv"], required=True)
-    run.add_argument("--model", required=True, help="a key of the config's llm.models")
-    _reads(run, "--data", "directory", required=True, help="the data files (posbias litm build)")
-    run.add_argument("--out", required=True, help="directory of the predictions ({variant}/{setting}.jsonl.gz)")
-    run.add_argument("--cache-mode", choices=["read_write", "read_only", "off"],
-                     help="the response cache's mode instead of the config's llm.cache.mode")
-    score = steps.add_parser("score", help="score a predictions file in the authors' layout (answers or value, "
-                                           "and model_answer); prints the accuracy as JSON")
-    _reads(score, "--predictions", required=True)
-    score.add_argument("--task", choices=["qa", "kv"], help="default: read from the first record")
-    score.add_argument("--out", help="also write the scored records (with metric_* fields) here (.jsonl.gz)")
-    score.add_argument("--lstrip-first", action="store_true",
-                       help="strip leading whitespace before taking the first line (the authors' Llama-2 script "
-                            "did; their other scripts did not)")
-
-    probes = commands.add_parser("probes", help="bias probes (Fayyaz et al. 2025): build the document pairs, score "
-                                                "them, test and report (each step alone)")
-    steps = probes.add_subparsers(dest="probes_command", required=True)
-    build = steps.add_parser("build", help="write every probe's pairs ({probe}.jsonl), the heatmap's queries and "
-                                           "the query table's counts, as the config's probes section asks")
-    build.add_argument("--config", default="config.yaml")
-    build.add_argument("--out", required=True, help="directory of the pairs files")
-    score = steps.add_parser("score", help="score every probe's pairs with one scorer of the config")
-    score.add_argument("--config", default="config.yaml")
-    score.add_argument("--scorer", required=True, help="a key of the config's probes.scorers")
-    _reads(score, "--pairs", "directory", required=True, help="the pairs files (posbias probes build)")
-    _reads(score, "--checkpoint", "directory",
-           help="a checkpoint scorer's model directory (default: the workflow's results/models/<model>/seed<s>)")
-    score.add_argument("--out", required=True, help="directory of the scores ({scorer}.parquet and "
-                                                    "{scorer}.heatmap.parquet)")
-    score.add_argument("--threads", type=POSITIVE, help="CPU threads (default: torch's)")
-    report = steps.add_parser("report", help="paired tests of every scorer in --scores, corrected together; "
-                                             "the probe table and figures")
-    report.add_argument("--config", default="config.yaml")
-    _reads(report, "--pairs", "directory", required=True, help="the pairs files (for query_table.json)")
-    _reads(report, "--scores", "directory", required=True, help="the scores (posbias probes score)")
-    report.add_argument("--out", required=True, help="directory of probes.{tex,csv,md,html} and figures/")
-    rag = steps.add_parser("rag", help="RAG poisoning: the config's probes.rag readers answer the poison probe's "
-                                       "questions, its judge decides (through the response cache)")
-    rag.add_argument("--config", default="config.yaml")
-    _reads(rag, "--pairs", "directory", required=True, help="the pairs files, with poison (posbias probes build)")
-    rag.add_argument("--out", required=True, help="directory of answers.parquet and rag.{tex,csv,md,html}")
-
     prov = commands.add_parser("provenance", help="print what made a result (JSON): git commit and uncommitted "
                                                   "changes, the lock file's sha256, Python, package, Java and CUDA "
                                                   "versions; with --config also its hash, its weights' hashes and "
@@ -368,6 +324,9 @@ def main(argv: list[str] | None = None) -> int:
                      help="the reproduction table of --config: its tables against its `reproduction` section's "
                           "published numbers (reproduced, published, difference, within tolerance)")
     reg.add_argument("--config", help="with --reproduction: the paper config (e.g. config/paper/study.yaml)")
+
+    for module in STAGE_COMMANDS:
+        importlib.import_module(module).register(commands)
 
     args = parser.parse_args(argv)
     # Combinations argparse cannot express, refused the way it refuses the rest (usage, exit status 2).
@@ -414,6 +373,9 @@ def _warn(command: str, message: str) -> None:
 
 
 def _dispatch(args) -> int:
+    if getattr(args, "handler", None):  # a stage's subcommand (posbias/<stage>/cli.py)
+        args.handler(args)
+        return 0
     if args.command == "generate":
         from posbias.steps.data import generate_synthetic
 
@@ -432,12 +394,12 @@ def _dispatch(args) -> int:
 
         cfg = _load_config_object(args.config)
         settings = _section(cfg.data, "farrelevant", args.config)
-        if cfg.far_source["kind"] == "synthetic":
+        if cfg.farrelevant.source["kind"] == "synthetic":
             raise InputError(f"{args.config}: farrelevant.source is synthetic; use `posbias farrelevant`")
         # as the workflow's build_farrelevant_source job
-        build_farrelevant_source(cfg.far_source, {k: v for k, v in settings.items()
+        build_farrelevant_source(cfg.farrelevant.source, {k: v for k, v in settings.items()
                                                   if k not in ("tokenizer", "train_queryset", "source")},
-                                 settings["tokenizer"], args.out, cfg.far_queryset, settings.get("train_queryset"))
+                                 settings["tokenizer"], args.out, cfg.farrelevant.queryset, settings.get("train_queryset"))
     elif args.command == "fetch":
         from posbias.steps import data
 
@@ -481,7 +443,7 @@ def _dispatch(args) -> int:
 
         tokenize_documents(args.docs, args.out, args.tokenizer, args.cap, args.trust_remote_code, args.threads)
     elif args.command == "train":
-        from posbias.config import training_recipe
+        from posbias.config.sections.training import training_recipe
         from posbias.steps.training import train_model
 
         config = _load_config(args.config)
@@ -494,10 +456,6 @@ def _dispatch(args) -> int:
                     args.threads, name=args.model)
     elif args.command == "rerank":
         _rerank(args)
-    elif args.command == "litm":
-        _litm(args)
-    elif args.command == "probes":
-        _probes(args)
     elif args.command == "evaluate":
         _evaluate(args)
     elif args.command == "compare":
@@ -554,119 +512,6 @@ def _rerank(args) -> None:
     _needs(args, "--tokens", "it reads the collection's token store")
     rerank_pretrained(model, args.tokens, args.queries, args.candidates, [args.run], args.tag, _scoring(args),
                       args.threads)
-
-
-def _litm(args) -> None:
-    from posbias.steps import litm
-
-    if args.litm_command == "score":
-        from posbias.litm.score import score_file
-
-        frame = score_file(args.predictions, out=args.out, task=args.task, lstrip_first=args.lstrip_first)
-        print(json.dumps({"predictions": args.predictions, "n": len(frame), "accuracy": float(frame["score"].mean()),
-                          **({"empty_first_line": int(frame["empty_first_line"].sum())}
-                             if "empty_first_line" in frame else {})}))
-        return
-    config = _load_config(args.config)
-    section = _section(_section(config, "litm", args.config), args.task, args.config)
-    if args.litm_command == "build":
-        outputs = {name: str(Path(args.out) / f"{name}.jsonl.gz")
-                   for name, _, _ in litm.settings(args.task, section) if name != litm.CLOSED_BOOK}
-        if args.task == "kv":
-            litm.build_kv(section, outputs)
-            return
-        retrieval = section["source"].get("path")
-        if section["source"]["kind"] == "synthetic":
-            retrieval = str(Path(args.out) / "synthetic-retrieval.jsonl.gz")
-            litm.build_synthetic_qa(_section(config, "generator", args.config), section["source"]["n_questions"],
-                                    retrieval)
-        litm.build_qa(section, retrieval, outputs)
-        return
-    known = config.get("llm", {}).get("models", {})
-    if args.model not in known:
-        raise InputError(f"--model {args.model}: {args.config} has no llm.models.{args.model}; known: "
-                         f"{', '.join(sorted(known)) or 'none'}")
-    llm = known[args.model]
-    cache = {**config.get("llm", {}).get("cache", {"dir": "cache/llm", "mode": "read_write"}),
-             **({"mode": args.cache_mode} if args.cache_mode else {})}
-    data = {name: str(Path(args.data) / f"{name}.jsonl.gz") for name, _, _ in litm.settings(args.task, section)
-            if name != litm.CLOSED_BOOK}
-    for path in data.values():
-        if not Path(path).exists():
-            raise InputError(f"--data {args.data}: no {Path(path).name} (write it with posbias litm build)")
-    outputs = {f"{variant}/{name}": str(Path(args.out) / variant / f"{name}.jsonl.gz")
-               for name, _, _ in litm.settings(args.task, section)
-               for variant in litm.variants_of(args.task, section, name)}
-    litm.predict(args.task, section, {k: v for k, v in llm.items() if k != "label"}, cache,
-                 config["litm"]["decoding"], data, outputs, model_name=args.model, seed=section.get("seed", 0))
-
-
-def _probes(args) -> None:
-    from posbias.steps import probes
-
-    config = _load_config_object(args.config)
-    section = _section(config.data, "probes", args.config)
-    names = section["probes"]
-    if args.probes_command == "build":
-        files = probes.redocred_files(section["redocred"], str(Path(args.out) / "synthetic_revised.json"))
-        if "synthetic" in section["redocred"]:
-            from posbias.probes.synthetic import write_synthetic_redocred
-
-            synthetic = section["redocred"]["synthetic"]
-            write_synthetic_redocred(files["files"][0]["path"], synthetic["seed"], synthetic["n_documents"])
-        poison = section.get("poison", {}) if probes.POISON in names else {}
-        llm = config.llm_model(poison["model"]) if poison.get("source") == "llm" else None
-        probes.build({**section, "redocred": files}, {p: str(Path(args.out) / f"{p}.jsonl") for p in names},
-                     str(Path(args.out) / "heatmap.jsonl"), str(Path(args.out) / "query_table.json"),
-                     str(Path(args.out) / "poison_replacements.jsonl") if poison else None, llm, config.llm_cache)
-        return
-    pairs = {p: Path(args.pairs) / f"{p}.jsonl" for p in names}
-    missing = [str(path) for path in [*pairs.values(), Path(args.pairs) / "heatmap.jsonl"] if not path.exists()]
-    if missing:
-        raise InputError(f"--pairs {args.pairs}: no {Path(missing[0]).name} (write it with posbias probes build)")
-    if args.probes_command == "rag":
-        _probes_rag(args, config, section)
-        return
-    scorers = section["scorers"]
-    if args.probes_command == "score":
-        if args.scorer not in scorers:
-            raise InputError(f"--scorer {args.scorer}: {args.config} has no probes.scorers.{args.scorer}; known: "
-                             f"{', '.join(sorted(scorers))}")
-        checkpoint = args.checkpoint or config.probe_checkpoint(args.scorer)
-        if checkpoint is not None and not Path(checkpoint).is_dir():
-            raise InputError(f"--checkpoint {checkpoint}: no such directory (train the model first, or name its "
-                             f"checkpoint with --checkpoint)")
-        out = Path(args.out)
-        probes.score(config.probe_scorer(args.scorer), checkpoint, {p: str(path) for p, path in pairs.items()},
-                     str(Path(args.pairs) / "heatmap.jsonl"), str(out / f"{args.scorer}.parquet"),
-                     str(out / f"{args.scorer}.heatmap.parquet"), args.threads)
-        return
-    found = [name for name in scorers if (Path(args.scores) / f"{name}.parquet").exists()]
-    if not found:
-        raise InputError(f"--scores {args.scores}: no scores of any probes.scorers entry (posbias probes score)")
-    tables, figures = probes.report_paths(args.out, names)
-    probes.report({s: str(Path(args.scores) / f"{s}.parquet") for s in found},
-                  {s: str(Path(args.scores) / f"{s}.heatmap.parquet") for s in found},
-                  str(Path(args.pairs) / "query_table.json"), {s: config.probe_label(s) for s in found},
-                  section["correction"], section["alpha"], section["heatmap"], tables, figures)
-
-
-def _probes_rag(args, config, section: dict) -> None:
-    from posbias.steps import probes
-
-    settings = section.get("rag")
-    if not settings:
-        raise InputError(f"{args.config}: no probes.rag section (its readers and judge)")
-    replacements = Path(args.pairs) / "poison_replacements.jsonl"
-    if not replacements.exists():
-        raise InputError(f"--pairs {args.pairs}: no poison_replacements.jsonl (list poison under probes.probes and "
-                         f"run posbias probes build)")
-    out = Path(args.out)
-    probes.rag(settings, str(Path(args.pairs) / "poison.jsonl"), str(Path(args.pairs) / "foil.jsonl"),
-               str(replacements), {name: config.llm_model(name) for name in settings["readers"]},
-               config.llm_model(settings["judge"]), config.llm_cache, str(out / "answers.parquet"),
-               probes.table_paths(args.out, "rag"),
-               {name: config.llm_label(name) for name in settings["readers"]}, section["correction"], section["alpha"])
 
 
 def _needs(args, flag: str, why: str) -> None:

@@ -332,7 +332,7 @@ SDK = {"openai_chat": "openai", "openai_completions": "openai", "anthropic_messa
 
 
 def language_model(spec: Mapping) -> dict:
-    """A language model's identity (`llm.models.<name>`, as `Config.llm_model` gives it): backend, model id,
+    """A language model's identity (`llm.models.<name>`, as `Config.llm.model` gives it): backend, model id,
     revision, wrapper, public base URL, the SDK and its version, the API version (Anthropic's
     `anthropic-version` header; `v1` for OpenAI's API, which is versioned by path), and for local weights
     their identity (`weights_identity`)."""

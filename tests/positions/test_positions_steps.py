@@ -11,7 +11,8 @@ import pytest
 from posbias.errors import InputError
 from posbias.io import write_documents, write_qrels, write_queries
 from posbias.positions.truth import read_truth
-from posbias.steps import positions as steps
+from posbias.positions import steps
+from posbias.positions.paths import report_paths
 
 FILLER = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore."
 ANSWER = "the capital of freedonia is fredville."
@@ -108,7 +109,7 @@ def test_report_writes_table_figures_and_agreement(files):
     out.mkdir()
     rows.to_csv(out / "dev.tsv", sep="\t", index=False)
     (out / "dev.json").write_text(json.dumps({"kind": "sparse", "queries": 4}))
-    tables, figures, agreement = steps.report_paths(str(out / "report"))
+    tables, figures, agreement = report_paths(str(out / "report"))
     steps.report({"dev": str(out / "dev.tsv")}, {"dev": str(out / "dev.json")}, SETTINGS, {"dev": "Dev"},
                  {"g": {"label": "G", "sets": ["dev"]}}, ["g"], tables, figures, {"dev": str(files / "truth.tsv")},
                  agreement)

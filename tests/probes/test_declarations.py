@@ -1,8 +1,8 @@
 """posbias.probes.declarations: the one list of probes, and what the schema and the steps read from it."""
 
-from posbias.config import _schema
+from posbias.config import schema as _schema
 from posbias.probes.declarations import POISON, PROBES
-from posbias.steps import probes as steps
+from posbias.probes import steps
 
 
 def test_the_schema_lists_every_declared_probe_and_the_default_ones():

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from posbias.config import _schema
+from posbias.config import schema as _schema
 from posbias.rankers import catalog
 from posbias.rankers.declaration import Argument, Chunking, RankerDeclaration
 from posbias.rankers.declarations import DECLARATIONS
@@ -69,6 +69,6 @@ def test_the_markdown_table_has_a_row_per_ranker_with_its_own_arguments():
 
 
 def test_the_declarations_the_catalog_and_the_schema_load_without_torch():
-    code = ("import sys; import posbias.config, posbias.rankers.registry; posbias.config._schema(); "
+    code = ("import sys; import posbias.config, posbias.rankers.registry; posbias.config.schema(); "
             "assert 'torch' not in sys.modules, sorted(m for m in sys.modules if m.startswith('torch'))")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -12,6 +12,7 @@ import pytest
 from posbias.data.statistics import write_statistics
 from posbias.io import write_qrels
 from posbias.steps.report import (ablation_table, baseline_table, dataset_tables, debias_table, first_stage_table,
+                                  model_table,
                                   outcome_table, table4)
 
 QUERYSET = "msmarco_dev"  # an underscore, as real query set names have
@@ -298,6 +299,20 @@ def test_the_ablation_table_computes_gains_and_tests_against_its_reference_varia
     assert (frame.loc[["firstp", "sump"], "vs_a"] == "maxp").all() and (frame.loc[["firstp", "sump"], "gain"] < 0).all()
     assert (tmp_path / "table6.md").read_text().count("PARADE Attn with k chunks. Per-query values") == 1
 
+
+
+def test_a_model_table_is_written_in_the_layout_it_declares(tmp_path):
+    """The one rule's job (scripts/model_table.py): an ablation-layout spec gives the ablation table."""
+    averaged = tmp_path / "averaged.parquet"
+    per_query(["retriever", "firstp", "maxp", "sump"]).to_parquet(averaged)
+    spec = {"models": ["maxp", "firstp", "sump"], "reference": "maxp", "caption": "PARADE Attn with k chunks",
+            "columns": [{"queryset": QUERYSET, "metric": "RR@10"}]}
+    ablation_table([str(averaged)], spec, MODELS, {QUERYSET: {"alpha": 0.05}}, 3, STATISTICS, "tab:t",
+                   outputs(tmp_path / "direct", "t"))
+    model_table([str(averaged)], {**spec, "layout": "ablation"}, MODELS, {}, {QUERYSET: {"alpha": 0.05}}, 3,
+                STATISTICS, "tab:t", outputs(tmp_path / "declared", "t"))
+    for fmt in ("tex", "csv", "md", "html"):
+        assert (tmp_path / "declared" / f"t.{fmt}").read_bytes() == (tmp_path / "direct" / f"t.{fmt}").read_bytes()
 
 # The study's Table 4 (zero-shot | fine-tuned MRR), typed in only to check the arithmetic of per-row references.
 PUBLISHED_TABLE4 = {"firstp": (0.016, 0.090), "maxp": (0.297, 0.328), "maxp_electra": (0.328, 0.349),

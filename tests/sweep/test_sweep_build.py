@@ -11,7 +11,7 @@ from sweep_data import FILLER, RELEVANT, outputs, write_source
 
 from posbias.errors import InputError
 from posbias.io import read_documents, read_qrels, read_queries, read_run
-from posbias.steps.sweep import build_sweep
+from posbias.sweep.steps import build_sweep
 
 SETTINGS = {"n_queries": 2, "n_positions": 4, "doc_tokens": 60, "seed": 3}
 

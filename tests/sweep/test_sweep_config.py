@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from posbias.config import ConfigError, GENERATED_PASSAGES, prepare, sweep_candidates
+from posbias.config import ConfigError, prepare
+from posbias.sweep.config import GENERATED_PASSAGES, sweep_candidates
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT = yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8"))
@@ -31,17 +32,17 @@ def config(**changes) -> dict:
 
 def test_defaults_are_derived():
     cfg = prepare(config())
-    assert cfg.sweep_queryset == "sweep" and cfg.querysets["sweep"].candidates == sweep_candidates("sweep")
+    assert cfg.sweep.queryset == "sweep" and cfg.querysets["sweep"].candidates == sweep_candidates("sweep")
     far = DEFAULT["farrelevant"]
     sweep = cfg.data["sweep"]
     assert (sweep["tokenizer"], sweep["first_window"], sweep["doc_tokens"]) == (
         far["tokenizer"], far["first_window"], far["max_doc_tokens"])
     assert sweep["passages"] == GENERATED_PASSAGES
-    assert cfg.sweep_models[:2] == DEFAULT["tables"]["table1"]["models"][:2]  # Table 1's order first
-    assert not {"firstp_rankgpt", "longp_rankgpt"} & set(cfg.sweep_models)  # they skip the sweep set
-    assert "firstp" in cfg.checkpoint_job_models and "sweep" in cfg.direct_querysets  # in each checkpoint's job
-    assert cfg.position_breakdown_models == [m for m in cfg.tables["table1"]["models"] if "rankgpt" not in m]
-    assert cfg.positions_file("dev") == "results/data/synthetic/positions/dev.tsv"
+    assert cfg.sweep.models[:2] == DEFAULT["tables"]["table1"]["models"][:2]  # Table 1's order first
+    assert not {"firstp_rankgpt", "longp_rankgpt"} & set(cfg.sweep.models)  # they skip the sweep set
+    assert "firstp" in cfg.rerank.checkpoint_job_models and "sweep" in cfg.rerank.direct  # in each checkpoint's job
+    assert cfg.sweep.breakdown_models == [m for m in cfg.tables["table1"]["models"] if "rankgpt" not in m]
+    assert cfg.querysets.positions_file("dev") == "results/data/synthetic/positions/dev.tsv"
 
 
 @pytest.mark.parametrize("changes,problem", [
@@ -70,11 +71,11 @@ def test_problems_name_the_key(changes, problem):
 
 
 def test_without_farrelevant_and_generator_the_keys_are_required():
-    from posbias.config import _derive_sweep, check_sweep
+    from posbias.sweep.config import check_sweep, derive as derive_sweep
 
     def prepared(sweep):
         cfg = {"querysets": {"s": {"collection": "sweep"}}, "sweep": sweep}
-        _derive_sweep(cfg)
+        derive_sweep(cfg)
         check_sweep(cfg, [])
 
     for missing in ("tokenizer", "first_window", "doc_tokens"):
@@ -90,4 +91,4 @@ def test_a_sweep_nothing_uses_is_a_warning():
     data = config(querysets__sweep=None, rerank__querysets=["dev", "test", "farrelevant"])
     assert any(w.startswith("sweep: no query set uses the sweep collection") for w in prepare(data).warnings)
     cfg = prepare(config(rerank__querysets=["dev", "test", "farrelevant"]))
-    assert cfg.sweep_models == [] and any("is not reranked" in w for w in cfg.warnings)
+    assert cfg.sweep.models == [] and any("is not reranked" in w for w in cfg.warnings)

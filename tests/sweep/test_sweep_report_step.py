@@ -9,7 +9,7 @@ import pytest
 from posbias.errors import InputError
 from posbias.io import write_run
 from posbias.steps.evaluate import write_parquet
-from posbias.steps.sweep import breakdown_report, sweep_report
+from posbias.sweep.steps import breakdown_report, sweep_report
 from posbias.sweep.positions import write_sweep_positions
 
 STATISTICS = {"test": "t", "correction": "holm", "permutations": 999, "seed": 0}

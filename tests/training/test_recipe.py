@@ -1,6 +1,6 @@
 import pytest
 
-from posbias.config import training_recipe
+from posbias.config.sections.training import training_recipe
 from posbias.settings import from_section
 from posbias.training.recipe import TrainingSettings
 
@@ -53,13 +53,9 @@ def test_impossible_settings_name_their_key(bad, message):
 
 def test_every_training_key_of_the_schema_is_a_setting():
     import dataclasses
-    from pathlib import Path
+    from posbias.config import schema as config_schema
 
-    import yaml
-
-    import posbias
-
-    schema = yaml.safe_load((Path(posbias.__file__).parent / "config.schema.yaml").read_text())
+    schema = config_schema()
     fields = {f.name for f in dataclasses.fields(TrainingSettings)}
     section = set(schema["properties"]["training"]["properties"]) - {"queryset", "seeds"}
     assert section == fields - {"lr", "head_lr", "aggregator_lr"}  # the learning rates are per model

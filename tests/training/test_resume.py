@@ -119,11 +119,11 @@ def test_a_job_killed_after_a_saved_state_resumes_to_the_same_bits(training_inpu
 
 
 def test_a_non_finite_loss_stops_the_job_naming_model_seed_and_step(training_inputs, tmp_path, monkeypatch):
-    from posbias.rankers import registry
+    from posbias.rankers.base import ChunkRanker
     from posbias.steps.training import train_model
 
     config = yaml.safe_load((training_inputs / "config.yaml").read_text())
-    original_forward = registry.ChunkRanker.forward
+    original_forward = ChunkRanker.forward
     calls = []
 
     def poisoned(self, batch):  # the third forward pass (step 2, first micro-batch) returns NaN scores
@@ -131,7 +131,7 @@ def test_a_non_finite_loss_stops_the_job_naming_model_seed_and_step(training_inp
         out = original_forward(self, batch)
         return out * float("nan") if len(calls) == 2 else out
 
-    monkeypatch.setattr(registry.ChunkRanker, "forward", poisoned)
+    monkeypatch.setattr(ChunkRanker, "forward", poisoned)
     training = {k: v for k, v in config["training"].items() if k not in ("seeds", "queryset")}
     out = tmp_path / "ckpt"
     with pytest.raises(FloatingPointError, match=r"training maxp \(seed 3\): the loss is nan at optimizer step 2 of 6"):

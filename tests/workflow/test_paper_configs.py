@@ -53,8 +53,8 @@ def test_the_three_experiments_schedule_the_same_training_and_index_jobs(paper_j
     # A zero-shot model reads the training collection only where it reranks it (MS MARCO v1 dev), so the token
     # store of a tokenizer no trained model has is not shared.
     cfg = load_config(PAPER / "msmarco_v1.yaml")
-    trained = {cfg.tokenizer_of(m) for m in cfg.trained_models}
-    zero_shot_only = {cfg.tokenizer_of(m) for m in cfg.zero_shot_models} - trained
+    trained = {cfg.models.tokenizer_of(m) for m in cfg.models.trained}
+    zero_shot_only = {cfg.models.tokenizer_of(m) for m in cfg.models.zero_shot} - trained
 
     def jobs(paper, rule):
         return {w for r, w in paper_jobs[paper] if r == rule and ("msmarco_v1" in w or rule == "train")
@@ -69,13 +69,13 @@ def test_the_three_experiments_give_the_shared_jobs_identical_params():
     configs = {paper: load_config(PAPER / f"{paper}.yaml") for paper in EXPERIMENTS}
     v1 = configs["msmarco_v1"]
     for paper, cfg in configs.items():
-        assert cfg.model_names == v1.model_names, paper
-        for model in v1.model_names:  # what every train job receives through params:
-            assert cfg.model_params(model) == v1.model_params(model), (paper, model)
-            assert cfg.training_params(model) == v1.training_params(model), (paper, model)
-        assert cfg.tokenizers == v1.tokenizers, paper  # tokenize_documents
+        assert cfg.models.names == v1.models.names, paper
+        for model in v1.models.names:  # what every train job receives through params:
+            assert cfg.models.params(model) == v1.models.params(model), (paper, model)
+            assert cfg.models.training_params(model) == v1.models.training_params(model), (paper, model)
+        assert cfg.models.tokenizers == v1.models.tokenizers, paper  # tokenize_documents
         assert cfg.collections["msmarco_v1"] == v1.collections["msmarco_v1"], paper  # bm25_index: expansions
-        assert cfg.querysets[cfg.train_queryset] == v1.querysets[v1.train_queryset], paper
+        assert cfg.querysets[cfg.training.queryset] == v1.querysets[v1.training.queryset], paper
         assert cfg.retrievers["bm25"] == v1.retrievers["bm25"], paper
 
 
@@ -87,7 +87,7 @@ def test_each_experiment_writes_its_tables_into_its_own_directory(dry_runs):
 def test_the_pooled_trec_dl_column_stacks_the_three_years(paper_jobs):
     cfg = load_config(PAPER / "msmarco_v2.yaml")
     assert cfg.querysets["dl19_21"].pool == ("dl19", "dl20", "dl21")
-    assert {"dl19_21"} <= set(cfg.table_querysets("table1"))
+    assert {"dl19_21"} <= set(cfg.tables.querysets("table1"))
     pooled = [w for r, w in paper_jobs["msmarco_v2"] if r == "pool_evaluations"]
     assert pooled and all("queryset=dl19_21" in w for w in pooled)
 
@@ -133,10 +133,10 @@ def test_the_farrelevant_config_builds_table4_and_figure2_from_ms_marco_passages
     assert "results/farrelevant/table4.tex" in output
     # the checkpoints are the MS MARCO experiments' own: the same train jobs with the same params
     far, v1 = load_config(PAPER / "farrelevant.yaml"), load_config(PAPER / "msmarco_v1.yaml")
-    assert far.trained_models == v1.trained_models
-    assert all(far.training_params(m) == v1.training_params(m) and far.model_params(m) == v1.model_params(m)
-               for m in v1.trained_models)
-    assert far.far_source["kind"] == "ir_datasets" and far.data["farrelevant"]["n_queries"] == 1000
+    assert far.models.trained == v1.models.trained
+    assert all(far.models.training_params(m) == v1.models.training_params(m) and far.models.params(m) == v1.models.params(m)
+               for m in v1.models.trained)
+    assert far.farrelevant.source["kind"] == "ir_datasets" and far.data["farrelevant"]["n_queries"] == 1000
 
 
 @pytest.fixture(scope="module")

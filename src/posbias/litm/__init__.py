@@ -18,4 +18,8 @@ One idea per module:
   within each curve) and best-worst gaps.
 
 Which of the authors' quirks each module replicates or fixes is said in its docstring (spec `litm.md` §6).
+
+Every analysis stage has the same four orchestration files: `config` (its config section: schema fragment
+`config.schema.yaml`, checks, accessor `CFG.litm`), `paths` (where its files go), `steps` (the job functions
+that rules/litm.smk and its command line run) and `cli` (`posbias litm ...`).
 """

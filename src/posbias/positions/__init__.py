@@ -14,4 +14,8 @@ Two ways to find it:
 Both give one row per (query, document) (`rows`); `shares` bins them (256 tokens in the study) into the table
 of shares and the coverage, `figures` draws Figures 1 and 7, and `truth` compares estimates with the embedded
 generator's known answer offsets.
+
+Every analysis stage has the same four orchestration files: `config` (its config section: schema fragment
+`config.schema.yaml`, checks, accessor `CFG.positions`), `paths` (where its files go), `steps` (the job functions
+that rules/positions.smk and its command line run) and `cli` (`posbias positions ...`).
 """

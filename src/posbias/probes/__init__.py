@@ -9,4 +9,8 @@ paired tests.
 - `position`, `brevity`, `answer`, `literal`, `repetition`, `foil`: the probes' pair constructions (spec §2.1-§2.7).
 - `synthetic`: a Re-DocRED-format world the demo writes itself.
 - `stats`: the paired statistics of one probe and scorer.
+
+Every analysis stage has the same four orchestration files: `config` (its config section: schema fragment
+`config.schema.yaml`, checks, accessor `CFG.probes`), `paths` (where its files go), `steps` (the job functions
+that rules/probes.smk and its command line run) and `cli` (`posbias probes ...`).
 """

@@ -2,7 +2,7 @@
 the config lists probes itself, and whether it samples with a seed of its own (`probes.seeds.<name>`).
 
 The config schema's list of probes and seeds, and the steps' list of probes, are read from here
-(`with_probes`, `posbias.steps.probes.probe_names`). It imports nothing, so the workflow reads it when it
+(`with_probes`, `posbias.probes.steps.probe_names`). It imports nothing, so the workflow reads it when it
 builds its graph.
 """
 

@@ -149,6 +149,17 @@ def ablation_table(averaged: list[str], spec: dict, models: dict, querysets: dic
                               spec.get("caption", "Ablation"), models[reference]["label"], label, outputs)
 
 
+def model_table(averaged: list[str], spec: dict, models: dict, external: dict, querysets: dict, n_seeds: int,
+                statistics: dict, label: str, outputs: dict) -> None:
+    """A model table in the layout it declares (`spec["layout"]`); only the baseline layout shows runs made
+    elsewhere."""
+    if spec["layout"] == "baseline":
+        baseline_table(averaged, spec, models, external, querysets, n_seeds, statistics, label, outputs)
+        return
+    write = {"debias": debias_table, "ablation": ablation_table}[spec["layout"]]
+    write(averaged, spec, models, querysets, n_seeds, statistics, label, outputs)
+
+
 def _table_against_references(averaged: list[str], spec: dict, models: dict, querysets: dict, n_seeds: int,
                               statistics: dict, rows: list[Row], lead: str, reference: str, label: str,
                               outputs: dict) -> None:

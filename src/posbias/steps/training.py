@@ -9,7 +9,7 @@ import shutil
 import torch
 
 from posbias.backbones import load_tokenizer
-from posbias.config import learning_rates, tokenizer_name
+from posbias.config.sections.models import learning_rates, tokenizer_name
 from posbias.data.token_store import TokenStore
 from posbias.errors import InputError
 from posbias.io import atomic_write, iter_run, nonempty, read_qrels, read_queries, read_run, write_run

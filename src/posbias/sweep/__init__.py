@@ -13,4 +13,8 @@ ranker reranks the same distractors at every position. Modules, one idea each:
 - `curves`: per model and position, MRR and mean rank with intervals, paired tests against the first position
 - `breakdown`: a query set's metric per model by position bin, Welch tests against the first bin
 - `tables`, `figure`: their tables and the sweep figure
+
+Every analysis stage has the same four orchestration files: `config` (its config section: schema fragment
+`config.schema.yaml`, checks, accessor `CFG.sweep`), `paths` (where its files go), `steps` (the job functions
+that rules/sweep.smk and its command line run) and `cli` (`posbias sweep ...`).
 """

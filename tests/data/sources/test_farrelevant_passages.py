@@ -325,7 +325,7 @@ def test_the_paper_config_needs_no_generator_and_fills_the_ms_marco_defaults():
 
     data = paper_config(kind="ir_datasets", pool_size=10)
     assert "generator" not in data
-    assert prepare(data).far_source == {"kind": "ir_datasets", "pool_size": 10, "passages": "msmarco-passage",
+    assert prepare(data).farrelevant.source == {"kind": "ir_datasets", "pool_size": 10, "passages": "msmarco-passage",
                                         "test": "msmarco-passage/dev/small", "train": "msmarco-passage/train",
                                         "per": "query", "target_draw": "after_prefix"}
 

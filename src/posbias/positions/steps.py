@@ -229,13 +229,6 @@ def _oracle_passages(passages: str | None, passage_qrels: str | None, qids: set[
 # --- report -----------------------------------------------------------------------------------------------------
 
 
-def report_paths(directory: str) -> tuple[dict[str, str], dict[str, list[str]], str]:
-    """The share table's files (tex, csv, md, html), Figures 1 and 7 (png, pdf) and the agreement CSV."""
-    tables = {fmt: f"{directory}/positions.{fmt}" for fmt in ("tex", "csv", "md", "html")}
-    figures = {name: [f"{directory}/figures/{name}.{ext}" for ext in ("png", "pdf")] for name in ("figure1", "figure7")}
-    return tables, figures, f"{directory}/agreement.csv"
-
-
 def report(rows: Mapping[str, str], summaries: Mapping[str, str], settings: Mapping, labels: Mapping[str, str],
            groups: Mapping[str, Mapping], figure1: list[str], tables: Mapping[str, str],
            figures: Mapping[str, list[str]], truth: Mapping[str, str], agreement_out: str) -> None:

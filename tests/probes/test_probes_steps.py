@@ -13,7 +13,8 @@ from scipy import stats
 
 from posbias.errors import InputError
 from posbias.probes.synthetic import write_synthetic_redocred
-from posbias.steps import probes
+from posbias.probes import steps as probes
+from posbias.probes.paths import report_paths
 
 SECTION = {"n": 8, "seeds": {"default": 0, "literal": 1}, "sweep_positions": 4, "variants": {},
            "poison": {"source": "swap", "seed": 0},
@@ -106,7 +107,7 @@ def test_statistics_match_scipy_and_are_corrected_in_two_families(scored):
 
 
 def test_report_writes_the_table_and_figures(built, scored, tmp_path):
-    tables, figures = probes.report_paths(str(tmp_path), probes.probe_names())
+    tables, figures = report_paths(str(tmp_path), probes.probe_names())
     probes.report(scored, {"bm25": str(built / "bm25.heatmap.parquet")}, str(built / "query_table.json"),
                   {"bm25": "BM25"}, "holm", 0.05, SECTION["heatmap"], tables, figures)
     assert set(figures) == {"sweep", "heatmap", "summary"}
@@ -119,7 +120,7 @@ def test_report_writes_the_table_and_figures(built, scored, tmp_path):
 
 
 def test_report_paths_leave_out_the_sweep_figure_when_the_sweep_does_not_run(tmp_path):
-    _, figures = probes.report_paths(str(tmp_path), ["brevity"])
+    _, figures = report_paths(str(tmp_path), ["brevity"])
     assert set(figures) == {"heatmap", "summary"}
 
 

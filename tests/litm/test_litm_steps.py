@@ -7,14 +7,15 @@ from types import SimpleNamespace
 
 from posbias.litm.predict import kv_examples
 from posbias.llm.types import Decoding
-from posbias.steps import litm
+from posbias.litm import steps as litm
+from posbias.litm.paths import data_file
 
 
 def test_settings_name_every_position_and_the_references():
     qa = {"sizes": [{"k": 5, "positions": [0, 4]}], "closedbook": True, "oracle": True}
     assert litm.settings("qa", qa) == [("k5_gold_at_0", 5, 0), ("k5_gold_at_4", 5, 4), ("closedbook", 0, None),
                                        ("oracle", 1, None)]
-    assert litm.data_file("qa", "closedbook") == "results/litm/data/qa/oracle.jsonl.gz"
+    assert data_file("qa", "closedbook") == "results/litm/data/qa/oracle.jsonl.gz"
     assert litm.variants_of("qa", {"variants": ["default", "query_aware"]}, "closedbook") == ["default"]
 
 

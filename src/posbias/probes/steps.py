@@ -258,19 +258,6 @@ def _write_parquet(frame: pd.DataFrame, path: str) -> None:
 # --- report -----------------------------------------------------------------------------------------------------
 
 
-def table_paths(directory: str, name: str) -> dict[str, str]:
-    """A table's four files under `directory`: `{name}.tex`, `.csv`, `.md` and `.html`, by format."""
-    return {fmt: f"{directory}/{name}.{fmt}" for fmt in ("tex", "csv", "md", "html")}
-
-
-def report_paths(directory: str, probes: Sequence[str]) -> tuple[dict[str, str], dict[str, list[str]]]:
-    """The probe table's files (tex, csv, md, html) and the figures' PNG and PDF (sweep, if the sweep runs; heatmap;
-    summary) under `directory`."""
-    tables = table_paths(directory, "probes")
-    names = [name for name in ("sweep", "heatmap", "summary") if name != "sweep" or SWEEP in probes]
-    return tables, {name: [f"{directory}/figures/{name}.{ext}" for ext in ("png", "pdf")] for name in names}
-
-
 TABLE, OTHER = "table", "sweep_and_literal"  # the two families p is corrected over
 
 

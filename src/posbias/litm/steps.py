@@ -15,10 +15,10 @@ from pathlib import Path
 import pandas as pd
 
 from posbias.errors import InputError
+from posbias.litm.paths import CLOSED_BOOK, ORACLE
 
 log = logging.getLogger(__name__)
 
-CLOSED_BOOK, ORACLE = "closedbook", "oracle"
 
 
 def setting_name(task: str, size: int, gold_index: int) -> str:
@@ -39,11 +39,6 @@ def settings(task: str, section: dict) -> list[tuple[str, int, int | None]]:
 def variants_of(task: str, section: dict, setting: str) -> list[str]:
     """Closed-book questions have no documents to reorder or repeat the question around: default only."""
     return ["default"] if setting == CLOSED_BOOK else list(section.get("variants", ["default"]))
-
-
-def data_file(task: str, setting: str, root: str = "results/litm/data") -> str:
-    """Closed-book prompts read the oracle file (its question and answers), as the authors did."""
-    return f"{root}/{task}/{ORACLE if setting == CLOSED_BOOK else setting}.jsonl.gz"
 
 
 # --- data ------------------------------------------------------------------------------------------------------

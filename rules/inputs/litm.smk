@@ -1,0 +1,55 @@
+# The names, paths and input functions of rules/litm.smk (Snakemake's lint keeps functions out of a file
+# with rules).
+
+from posbias.litm.paths import CLOSED_BOOK, data_file, prediction as litm_prediction, report_files as litm_report_files
+from posbias.litm.steps import settings as litm_settings, variants_of
+from posbias.llm.spec import LOCAL_BACKENDS
+
+LITM = CFG.litm.data
+LITM_TASKS = CFG.litm.tasks
+LITM_MODELS = CFG.litm.models
+SIZE_KEY = {"qa": "k", "kv": "n"}
+
+
+def litm_data(task):
+    """Setting name -> data file (closed-book prompts read the oracle file)."""
+    return {name: data_file(task, name) for name, _, _ in litm_settings(task, LITM[task]) if name != CLOSED_BOOK}
+
+
+def litm_prediction_keys(task):
+    """`{variant}/{setting}` of every prediction file of a task, per model."""
+    return [f"{variant}/{name}" for name, _, _ in litm_settings(task, LITM[task])
+            for variant in variants_of(task, LITM[task], name)]
+
+
+def litm_reported(task):
+    return [f"{task}_{item[SIZE_KEY[task]]}" for item in LITM[task]["sizes"]]
+
+
+LITM_TABLES, LITM_FIGURES = litm_report_files(f"{OUT}/litm", [key for task in LITM_TASKS for key in litm_reported(task)])
+LITM_REPORTED = [path for outputs in LITM_TABLES.values() for path in outputs.values()] + \
+                [path for paths in LITM_FIGURES.values() for path in paths]
+
+
+def litm_qa_source(wildcards):
+    source = LITM["qa"]["source"]
+    if source["kind"] == "synthetic":
+        return {"retrieval": "results/litm/data/qa/synthetic-retrieval.jsonl.gz"}
+    return {"retrieval": source["path"]} if source["kind"] == "retrieval" else {}
+
+
+def litm_report_outputs():
+    """The tables and figures; the HTML tables and PNG figures go into the Snakemake report."""
+    outputs = []
+    for key, table in LITM_TABLES.items():
+        outputs += [report(path, caption="../report/litm_table.rst", category="Lost in the Middle",
+                           labels={"table": key}) if fmt == "html" else path for fmt, path in table.items()]
+    for key, paths in LITM_FIGURES.items():
+        outputs += [report(path, caption="../report/litm_figure.rst", category="Lost in the Middle",
+                           labels={"figure": key}) if path.endswith(".png") else path for path in paths]
+    return outputs
+
+
+# The prediction jobs are long and the rest of the task is instant, so the whole chain goes first (RUN_EARLY_PRIORITY,
+# rules/common.smk): left to the greedy scheduler, a task's data job ran last and its predictions alone at the end of
+# the demo for 150 s.

@@ -1,0 +1,47 @@
+"""`farrelevant`: the FarRelevant collection (documents whose one relevant passage sits far from the start), built
+from the generator's passages or read from a source (`farrelevant.source`); checked with the query sets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from posbias.config.section import ConfigError, Section
+
+
+def far_source(cfg: dict) -> dict:
+    """`farrelevant.source`; without one, FarRelevant is built from the generator's passages."""
+    return cfg.get("farrelevant", {}).get("source", {"kind": "synthetic"})
+
+
+def check_source(cfg: dict) -> None:
+    far = cfg.get("farrelevant")
+    if not far:
+        return
+    source = far_source(cfg)
+    if source["kind"] == "local" and far.get("train_queryset") and "train" not in source:
+        raise ConfigError("farrelevant.source.train: required for a local source when farrelevant.train_queryset "
+                          "names a training query set")
+    if source.get("per") == "qrel":  # outcome tables need exactly one relevant document per query
+        far_sets = {n for n, s in cfg["querysets"].items() if s.get("collection") == "farrelevant"}
+        clash = sorted(far_sets & set(cfg.get("tables", {}).get("outcomes", {}).get("querysets", [])))
+        if clash:
+            raise ConfigError(f"tables.outcomes.querysets: {clash} can have several relevant documents per query "
+                              f"with farrelevant.source.per: qrel")
+
+
+class FarRelevant:
+    """`CFG.farrelevant`: where its documents come from and its query sets."""
+
+    def __init__(self, cfg):
+        self._cfg = cfg
+        self.source: dict = far_source(cfg.data)  # kind synthetic: built by rules/data.smk, else rules/farrelevant.smk
+        self.train_queryset: str | None = cfg.data.get("farrelevant", {}).get("train_queryset")
+
+    @property
+    def queryset(self) -> str:
+        """The FarRelevant test query set (at most one besides farrelevant.train_queryset)."""
+        return next((n for n, q in self._cfg.querysets.items() if q.collection == "farrelevant"
+                     and n != self.train_queryset), "farrelevant")
+
+
+SECTION = Section("farrelevant", Path(__file__).with_name("farrelevant.schema.yaml"), accessor=FarRelevant)

@@ -1,0 +1,177 @@
+"""`tables`: the study's tables (their models, columns, references) and what a table job receives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping
+
+from posbias import names
+from posbias.config.canonical import canonical
+from posbias.config.section import ConfigError, Section, require
+from posbias.config.sections.querysets import plain_querysets
+from posbias.rankers import catalog
+from posbias.reporting.columns import FINE_TUNED, column_header
+
+# A model table declares its layout (`tables.<name>.layout`, defaulted by its schema): rankers against their
+# baselines, de-biased models against their originals, or variants of one model against one of them.
+MODEL_TABLE_LAYOUTS = ("baseline", "debias", "ablation")
+
+
+def model_tables(tables: Mapping, layout: str | None = None) -> list[str]:
+    """The names of the tables with a layout (of `layout`, or any), sorted."""
+    return sorted(name for name, spec in tables.items()
+                  if "layout" in spec and (layout is None or spec["layout"] == layout))
+
+
+class Tables(dict):
+    """`CFG.tables`: name -> its block, and what a table job receives."""
+
+    def __init__(self, cfg):
+        super().__init__(cfg.data["tables"])
+        self._cfg = cfg
+
+    def of_layout(self, layout: str | None = None) -> list[str]:
+        """The model tables of a layout (or of any), sorted: rule `model_table` writes each."""
+        return model_tables(self, layout)
+
+    @property
+    def outcome_querysets(self) -> list[str]:
+        return list(self.get("outcomes", {}).get("querysets", []))
+
+    def querysets(self, table: str, setting: str = "zero-shot") -> list[str]:
+        want_finetuned = setting == FINE_TUNED
+        return sorted({c["queryset"] for c in self[table]["columns"]
+                       if (c.get("setting") == FINE_TUNED) == want_finetuned})
+
+    def systems(self, queryset: str, stage: str = "eval") -> list[tuple[str, int]]:
+        """(system, seed) pairs a query set's tables compare: the retriever and random rows, every model with
+        its seeds (`CFG.models.seeds`), and (zero-shot only) the runs made elsewhere for it. The fine-tuned stage
+        has no zero-shot models."""
+        cfg = self._cfg
+        pairs = [(names.RETRIEVER, 0)] + [(names.RANDOM, s) for s in cfg.training.seeds]
+        models = cfg.models.trained if stage == "eval-finetuned" else list(cfg.models)  # zero-shot: no fine-tuning
+        pairs += [(m, s) for m in models if cfg.models.evaluates(m, queryset) for s in cfg.models.seeds(m)]
+        if stage == "eval":
+            pairs += [(n, 0) for n, spec in cfg.external_runs.items() if queryset in spec["runs"]]
+        return pairs
+
+    def params(self, table: str) -> dict:
+        """What a table job needs: its spec, labels and baselines, its query sets' thresholds, the test recipe.
+        Only what the table shows, so changing another query set or table leaves it alone."""
+        cfg, spec = self._cfg, self[table]
+        models = cfg.models
+        shown = {c["queryset"] for c in spec["columns"]}
+        return canonical({
+            "spec": spec,
+            "models": {m: {"label": models[m].label, "baseline": models[m].baseline,
+                           "zero_shot": models[m].zero_shot, "excluded_seeds": list(models[m].excluded_seeds),
+                           "not_run": sorted(q for q in shown if not models.evaluates(m, q)),
+                           **({"debiased_from": models[m].debias["original"]} if models[m].debias else {})}
+                       for m in self._systems(spec)},
+            "external": {n: {"label": s["label"], "baseline": s.get("baseline"), "querysets": sorted(s["runs"])}
+                         for n, s in cfg.external_runs.items() if set(s["runs"]) & shown},
+            "querysets": {q: {"alpha": cfg.querysets[q].alpha} for q in sorted(shown)},
+            "n_seeds": len(cfg.training.seeds),
+            "statistics": cfg.data["statistics"],
+        })
+
+    def _systems(self, spec: Mapping) -> list[str]:
+        """The models a table shows or compares with: its rows, their baselines, Table 4's references and the
+        originals of de-biased models."""
+        models = self._cfg.models
+        shown = [m for m in [*spec["models"], *spec.get("second_reference", [])] if m in models]
+        originals = [models[m].debias["original"] for m in shown if models[m].debias]
+        return sorted({*shown, *originals, *(models[m].baseline for m in [*shown, *originals])})
+
+
+def derive(cfg: dict) -> None:
+    """A table without `models` shows every configured model (sorted: the order of the models section must not
+    move rows or rerun the job); Table 11 counts parameters, so a listwise ranker (which has none) is left out."""
+    for table in (*model_tables(cfg["tables"], "baseline"), "table11"):
+        if table in cfg["tables"]:
+            shown = [m for m, spec in cfg["models"].items()
+                     if table != "table11" or spec["ranker"] not in catalog.LISTWISE]
+            cfg["tables"][table].setdefault("models", sorted(shown))
+
+
+def check(cfg: dict, warnings: list[str]) -> None:
+    models, querysets, tables = cfg["models"], cfg["querysets"], cfg["tables"]
+    evaluated = [*cfg["rerank"]["querysets"], *(n for n, s in querysets.items() if "pool" in s)]
+    finetuned = (cfg.get("finetuning") or {}).get("querysets", [])
+    layouts = {name: tables[name]["layout"] for name in model_tables(tables)}
+    for table in ("table1", "table4", *(t for layout in MODEL_TABLE_LAYOUTS for t in model_tables(tables, layout)
+                                        if t != "table1")):
+        spec = tables.get(table)
+        if spec is None:
+            continue
+        if len(set(spec["models"])) != len(spec["models"]):
+            raise ConfigError(f"tables.{table}.models: lists a model twice")
+        for m in spec["models"]:
+            require(models, m, f"tables.{table}.models", "a configured model")
+            baseline = models[m]["baseline"]
+            if layouts.get(table) == "baseline" and baseline not in spec["models"]:
+                raise ConfigError(f"tables.{table}.models: {m!r} needs its baseline {baseline!r} in the table")
+        headers = []
+        for i, column in enumerate(spec["columns"]):
+            key, qs = f"tables.{table}.columns[{i}]", column["queryset"]
+            require(evaluated, qs, f"{key}.queryset", "in rerank.querysets or a pooled query set")
+            if column["metric"] not in querysets[qs]["metrics"]:
+                raise ConfigError(f"{key}.metric: {column['metric']!r} is not in querysets.{qs}.metrics")
+            if column.get("setting") == FINE_TUNED and qs not in finetuned:
+                raise ConfigError(f"{key}.setting: fine-tuned needs {qs!r} in finetuning.querysets")
+            header = column_header(column)
+            if header in headers:
+                raise ConfigError(f"{key}.header: {header!r} is also the header of "
+                                  f"tables.{table}.columns[{headers.index(header)}]")
+            headers.append(header)
+        if "retriever_label" in spec and spec["retriever_label"] in {models[m]["label"] for m in spec["models"]}:
+            raise ConfigError(f"tables.{table}.retriever_label: {spec['retriever_label']!r} is also a model's label")
+        for i, row in enumerate(spec.get("reference_rows", [])):
+            unknown = sorted(set(row["values"]) - set(headers))
+            if unknown:
+                raise ConfigError(f"tables.{table}.reference_rows[{i}].values: {unknown} are not headers of "
+                                  f"tables.{table}.columns")
+    for table in model_tables(tables, "debias"):
+        for m in tables[table]["models"]:
+            require(models, m, f"tables.{table}.models", "a configured model")
+            if "debias" not in models[m]:
+                raise ConfigError(f"tables.{table}.models: {m!r} has no models.{m}.debias")
+    for table in model_tables(tables, "ablation"):
+        require(tables[table]["models"], tables[table]["reference"], f"tables.{table}.reference",
+                f"among tables.{table}.models")
+    spec4 = tables.get("table4")
+    if spec4:
+        require(spec4["models"], spec4["reference"], "tables.table4.reference", "among tables.table4.models")
+        references = {"tables.table4.reference": spec4["reference"]}
+        for row, reference in spec4["row_references"].items():
+            require(spec4["models"], row, "tables.table4.row_references", "among tables.table4.models")
+            if reference is not None:
+                require(spec4["models"], reference, f"tables.table4.row_references.{row}",
+                         "among tables.table4.models")
+                references[f"tables.table4.row_references.{row}"] = reference
+        for key, reference in references.items():
+            if models[reference].get("zero_shot") and finetuned:
+                raise ConfigError(f"{key}: {reference!r} is zero-shot, so it has no fine-tuned value to compute the "
+                                  f"fine-tuned gains over")
+    outcomes = tables.get("outcomes")
+    if outcomes:
+        for qs in outcomes["querysets"]:
+            require(cfg["rerank"]["querysets"], qs, "tables.outcomes.querysets", "in rerank.querysets")
+            if outcomes["k"] >= querysets[qs]["depth"]:
+                # Legal (runs made elsewhere have other candidates), but our rankers would tie on case (2).
+                warnings.append(f"tables.outcomes.k: {outcomes['k']} is not below querysets.{qs}.depth "
+                                f"({querysets[qs]['depth']}); rankers reordering the same candidates all find the "
+                                f"relevant document in the top k or all miss it, so case (2) stays empty")
+        for m in outcomes.get("models", []):
+            require(models, m, "tables.outcomes.models", "a configured model")
+    for qs in tables.get("dataset_stats", {}).get("querysets", []):
+        require(plain_querysets(cfg), qs, "tables.dataset_stats.querysets", "a (not pooled) key of querysets")
+    for m in tables.get("table11", {}).get("models", []):
+        require(models, m, "tables.table11.models", "a configured model")
+        if models[m]["ranker"] in catalog.LISTWISE:
+            raise ConfigError(f"tables.table11.models: {m!r} ranks through a language model and has no parameters "
+                              f"of its own to count")
+
+
+SECTION = Section("tables", Path(__file__).with_name("tables.schema.yaml"), check=check, derive=derive,
+                  accessor=Tables)

@@ -1,0 +1,83 @@
+"""`posbias litm build|run|score`: the Lost-in-the-Middle stage's steps, each alone (rules/litm.smk runs them)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from posbias.cli import _load_config, _reads, _section
+from posbias.errors import InputError
+
+
+def register(commands) -> None:
+    """Add `posbias litm` and its subcommands to the command line's subparsers."""
+    litm = commands.add_parser("litm", help="Lost in the Middle: build the examples, ask a language model, score "
+                                            "the answers (each step alone)")
+    litm.set_defaults(handler=run_command)
+    steps = litm.add_subparsers(dest="litm_command", required=True)
+    build = steps.add_parser("build", help="write a task's data files (one per setting) as the config's litm "
+                                           "section asks")
+    build.add_argument("--config", default="config.yaml")
+    build.add_argument("--task", choices=["qa", "kv"], required=True)
+    build.add_argument("--out", required=True, help="directory of the data files ({setting}.jsonl.gz)")
+    run = steps.add_parser("run", help="ask a language model every prompt of a task's data files")
+    run.add_argument("--config", default="config.yaml")
+    run.add_argument("--task", choices=["qa", "kv"], required=True)
+    run.add_argument("--model", required=True, help="a key of the config's llm.models")
+    _reads(run, "--data", "directory", required=True, help="the data files (posbias litm build)")
+    run.add_argument("--out", required=True, help="directory of the predictions ({variant}/{setting}.jsonl.gz)")
+    run.add_argument("--cache-mode", choices=["read_write", "read_only", "off"],
+                     help="the response cache's mode instead of the config's llm.cache.mode")
+    score = steps.add_parser("score", help="score a predictions file in the authors' layout (answers or value, "
+                                           "and model_answer); prints the accuracy as JSON")
+    _reads(score, "--predictions", required=True)
+    score.add_argument("--task", choices=["qa", "kv"], help="default: read from the first record")
+    score.add_argument("--out", help="also write the scored records (with metric_* fields) here (.jsonl.gz)")
+    score.add_argument("--lstrip-first", action="store_true",
+                       help="strip leading whitespace before taking the first line (the authors' Llama-2 script "
+                            "did; their other scripts did not)")
+
+
+def run_command(args) -> None:
+    from posbias.litm import steps as litm
+
+    if args.litm_command == "score":
+        from posbias.litm.score import score_file
+
+        frame = score_file(args.predictions, out=args.out, task=args.task, lstrip_first=args.lstrip_first)
+        print(json.dumps({"predictions": args.predictions, "n": len(frame), "accuracy": float(frame["score"].mean()),
+                          **({"empty_first_line": int(frame["empty_first_line"].sum())}
+                             if "empty_first_line" in frame else {})}))
+        return
+    config = _load_config(args.config)
+    section = _section(_section(config, "litm", args.config), args.task, args.config)
+    if args.litm_command == "build":
+        outputs = {name: str(Path(args.out) / f"{name}.jsonl.gz")
+                   for name, _, _ in litm.settings(args.task, section) if name != litm.CLOSED_BOOK}
+        if args.task == "kv":
+            litm.build_kv(section, outputs)
+            return
+        retrieval = section["source"].get("path")
+        if section["source"]["kind"] == "synthetic":
+            retrieval = str(Path(args.out) / "synthetic-retrieval.jsonl.gz")
+            litm.build_synthetic_qa(_section(config, "generator", args.config), section["source"]["n_questions"],
+                                    retrieval)
+        litm.build_qa(section, retrieval, outputs)
+        return
+    known = config.get("llm", {}).get("models", {})
+    if args.model not in known:
+        raise InputError(f"--model {args.model}: {args.config} has no llm.models.{args.model}; known: "
+                         f"{', '.join(sorted(known)) or 'none'}")
+    llm = known[args.model]
+    cache = {**config.get("llm", {}).get("cache", {"dir": "cache/llm", "mode": "read_write"}),
+             **({"mode": args.cache_mode} if args.cache_mode else {})}
+    data = {name: str(Path(args.data) / f"{name}.jsonl.gz") for name, _, _ in litm.settings(args.task, section)
+            if name != litm.CLOSED_BOOK}
+    for path in data.values():
+        if not Path(path).exists():
+            raise InputError(f"--data {args.data}: no {Path(path).name} (write it with posbias litm build)")
+    outputs = {f"{variant}/{name}": str(Path(args.out) / variant / f"{name}.jsonl.gz")
+               for name, _, _ in litm.settings(args.task, section)
+               for variant in litm.variants_of(args.task, section, name)}
+    litm.predict(args.task, section, {k: v for k, v in llm.items() if k != "label"}, cache,
+                 config["litm"]["decoding"], data, outputs, model_name=args.model, seed=section.get("seed", 0))

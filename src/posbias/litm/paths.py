@@ -1,0 +1,22 @@
+"""Where the Lost-in-the-Middle stage's files go (rules/litm.smk and `posbias litm ...` alike)."""
+
+from posbias.outputs import figure_files, table_files
+
+CLOSED_BOOK, ORACLE = "closedbook", "oracle"
+DATA = "results/litm/data"
+
+
+def data_file(task: str, setting: str, root: str = DATA) -> str:
+    """Closed-book prompts read the oracle file (its question and answers), as the authors did."""
+    return f"{root}/{task}/{ORACLE if setting == CLOSED_BOOK else setting}.jsonl.gz"
+
+
+def prediction(task: str, model: str, key: str) -> str:
+    """A model's predictions of one `{variant}/{setting}` of a task."""
+    return f"results/litm/predictions/{task}/{model}/{key}.jsonl.gz"
+
+
+def report_files(directory: str, keys: list[str]) -> tuple[dict[str, dict[str, str]], dict[str, list[str]]]:
+    """Each reported size's table (tex, csv, md, html) and figure (png, pdf) under `directory`."""
+    return ({key: table_files(directory, key) for key in keys},
+            {key: figure_files(f"{directory}/figures", key) for key in keys})

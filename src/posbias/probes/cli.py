@@ -1,0 +1,110 @@
+"""`posbias probes build|score|report|rag`: the bias probes' steps, each alone (rules/probes.smk runs them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from posbias.cli import POSITIVE, _load_config_object, _reads, _section
+from posbias.errors import InputError
+
+
+def register(commands) -> None:
+    """Add `posbias probes` and its subcommands to the command line's subparsers."""
+    probes = commands.add_parser("probes", help="bias probes (Fayyaz et al. 2025): build the document pairs, score "
+                                                "them, test and report (each step alone)")
+    probes.set_defaults(handler=run_command)
+    steps = probes.add_subparsers(dest="probes_command", required=True)
+    build = steps.add_parser("build", help="write every probe's pairs ({probe}.jsonl), the heatmap's queries and "
+                                           "the query table's counts, as the config's probes section asks")
+    build.add_argument("--config", default="config.yaml")
+    build.add_argument("--out", required=True, help="directory of the pairs files")
+    score = steps.add_parser("score", help="score every probe's pairs with one scorer of the config")
+    score.add_argument("--config", default="config.yaml")
+    score.add_argument("--scorer", required=True, help="a key of the config's probes.scorers")
+    _reads(score, "--pairs", "directory", required=True, help="the pairs files (posbias probes build)")
+    _reads(score, "--checkpoint", "directory",
+           help="a checkpoint scorer's model directory (default: the workflow's results/models/<model>/seed<s>)")
+    score.add_argument("--out", required=True, help="directory of the scores ({scorer}.parquet and "
+                                                    "{scorer}.heatmap.parquet)")
+    score.add_argument("--threads", type=POSITIVE, help="CPU threads (default: torch's)")
+    report = steps.add_parser("report", help="paired tests of every scorer in --scores, corrected together; "
+                                             "the probe table and figures")
+    report.add_argument("--config", default="config.yaml")
+    _reads(report, "--pairs", "directory", required=True, help="the pairs files (for query_table.json)")
+    _reads(report, "--scores", "directory", required=True, help="the scores (posbias probes score)")
+    report.add_argument("--out", required=True, help="directory of probes.{tex,csv,md,html} and figures/")
+    rag = steps.add_parser("rag", help="RAG poisoning: the config's probes.rag readers answer the poison probe's "
+                                       "questions, its judge decides (through the response cache)")
+    rag.add_argument("--config", default="config.yaml")
+    _reads(rag, "--pairs", "directory", required=True, help="the pairs files, with poison (posbias probes build)")
+    rag.add_argument("--out", required=True, help="directory of answers.parquet and rag.{tex,csv,md,html}")
+
+
+def run_command(args) -> None:
+    from posbias.probes import steps as probes
+    from posbias.probes.paths import report_paths
+
+    config = _load_config_object(args.config)
+    section = _section(config.data, "probes", args.config)
+    names = section["probes"]
+    if args.probes_command == "build":
+        files = probes.redocred_files(section["redocred"], str(Path(args.out) / "synthetic_revised.json"))
+        if "synthetic" in section["redocred"]:
+            from posbias.probes.synthetic import write_synthetic_redocred
+
+            synthetic = section["redocred"]["synthetic"]
+            write_synthetic_redocred(files["files"][0]["path"], synthetic["seed"], synthetic["n_documents"])
+        poison = section.get("poison", {}) if probes.POISON in names else {}
+        llm = config.llm.model(poison["model"]) if poison.get("source") == "llm" else None
+        probes.build({**section, "redocred": files}, {p: str(Path(args.out) / f"{p}.jsonl") for p in names},
+                     str(Path(args.out) / "heatmap.jsonl"), str(Path(args.out) / "query_table.json"),
+                     str(Path(args.out) / "poison_replacements.jsonl") if poison else None, llm, config.llm.cache)
+        return
+    pairs = {p: Path(args.pairs) / f"{p}.jsonl" for p in names}
+    missing = [str(path) for path in [*pairs.values(), Path(args.pairs) / "heatmap.jsonl"] if not path.exists()]
+    if missing:
+        raise InputError(f"--pairs {args.pairs}: no {Path(missing[0]).name} (write it with posbias probes build)")
+    if args.probes_command == "rag":
+        _probes_rag(args, config, section)
+        return
+    scorers = section["scorers"]
+    if args.probes_command == "score":
+        if args.scorer not in scorers:
+            raise InputError(f"--scorer {args.scorer}: {args.config} has no probes.scorers.{args.scorer}; known: "
+                             f"{', '.join(sorted(scorers))}")
+        checkpoint = args.checkpoint or config.probes.checkpoint(args.scorer)
+        if checkpoint is not None and not Path(checkpoint).is_dir():
+            raise InputError(f"--checkpoint {checkpoint}: no such directory (train the model first, or name its "
+                             f"checkpoint with --checkpoint)")
+        out = Path(args.out)
+        probes.score(config.probes.scorer(args.scorer), checkpoint, {p: str(path) for p, path in pairs.items()},
+                     str(Path(args.pairs) / "heatmap.jsonl"), str(out / f"{args.scorer}.parquet"),
+                     str(out / f"{args.scorer}.heatmap.parquet"), args.threads)
+        return
+    found = [name for name in scorers if (Path(args.scores) / f"{name}.parquet").exists()]
+    if not found:
+        raise InputError(f"--scores {args.scores}: no scores of any probes.scorers entry (posbias probes score)")
+    tables, figures = report_paths(args.out, names)
+    probes.report({s: str(Path(args.scores) / f"{s}.parquet") for s in found},
+                  {s: str(Path(args.scores) / f"{s}.heatmap.parquet") for s in found},
+                  str(Path(args.pairs) / "query_table.json"), {s: config.probes.label(s) for s in found},
+                  section["correction"], section["alpha"], section["heatmap"], tables, figures)
+
+
+def _probes_rag(args, config, section: dict) -> None:
+    from posbias.outputs import table_files
+    from posbias.probes import steps as probes
+
+    settings = section.get("rag")
+    if not settings:
+        raise InputError(f"{args.config}: no probes.rag section (its readers and judge)")
+    replacements = Path(args.pairs) / "poison_replacements.jsonl"
+    if not replacements.exists():
+        raise InputError(f"--pairs {args.pairs}: no poison_replacements.jsonl (list poison under probes.probes and "
+                         f"run posbias probes build)")
+    out = Path(args.out)
+    probes.rag(settings, str(Path(args.pairs) / "poison.jsonl"), str(Path(args.pairs) / "foil.jsonl"),
+               str(replacements), {name: config.llm.model(name) for name in settings["readers"]},
+               config.llm.model(settings["judge"]), config.llm.cache, str(out / "answers.parquet"),
+               table_files(args.out, "rag"),
+               {name: config.llm.label(name) for name in settings["readers"]}, section["correction"], section["alpha"])

@@ -1,0 +1,20 @@
+"""Where the bias probes' files go (rules/probes.smk and `posbias probes ...` alike)."""
+
+from typing import Sequence
+
+from posbias.outputs import figure_files, table_files
+
+PAIRS = "results/probes/pairs"
+SYNTHETIC = "results/probes/data/synthetic_revised.json"  # the embedded Re-DocRED-like world
+REPLACEMENTS = f"{PAIRS}/poison_replacements.jsonl"
+
+
+def pairs(probe: str) -> str:
+    return f"{PAIRS}/{probe}.jsonl"
+
+
+def report_paths(directory: str, probes: Sequence[str]) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """The probe table's files (tex, csv, md, html) and the figures' PNG and PDF (sweep, if the sweep runs; heatmap;
+    summary) under `directory`."""
+    names = [name for name in ("sweep", "heatmap", "summary") if name != "sweep" or "position_sweep" in probes]
+    return table_files(directory, "probes"), {name: figure_files(f"{directory}/figures", name) for name in names}

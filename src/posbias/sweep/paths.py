@@ -1,0 +1,14 @@
+"""Where the position sweep's and the position breakdown's files go (rules/sweep.smk and `posbias sweep ...`)."""
+
+from posbias.outputs import figure_files, table_files
+
+SWEEP_DOCS = "results/data/sweep/docs.jsonl"
+
+
+def sweep_report(out: str) -> tuple[dict[str, str], list[str]]:
+    """The sweep table (tex, csv, md, html) under an experiment's `out`, and its figure (png, pdf)."""
+    return table_files(out, "sweep"), figure_files(f"{out}/figures", "sweep")
+
+
+def breakdown_table(out: str) -> dict[str, str]:
+    return table_files(out, "position_breakdown")

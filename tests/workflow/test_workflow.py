@@ -16,6 +16,8 @@ import yaml
 from snakemake_runs import (ROOT, SNAKEMAKE, TARGETS, copy_of_run, default_config, run_snakemake, scheduled_jobs,
                             write_config)
 
+pytestmark = pytest.mark.slow  # minutes: `make test` starts this file first (tests/conftest.py)
+
 # --- validation when the graph is built --------------------------------------------------------
 
 

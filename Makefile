@@ -41,9 +41,11 @@ demo: $(STAMP)
 	$(BIN)/posbias regress --results results --expected config/regression/demo.yaml
 
 # One pytest worker per core (pytest-xdist); each test file runs whole on one worker, so a module's fixtures
-# (the tiny workflow's finished run, a trained checkpoint) are built once.
+# (a trained checkpoint, a dry run's jobs) are built once, and the tiny workflow's finished run once per session
+# (tests/workflow/conftest.py). Files go out in collection order, the ones marked slow first (tests/conftest.py):
+# the long ones start at once on both workers and the short ones fill in, instead of one long file starting last.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile --no-loadscope-reorder
 
 test-slurm: $(STAMP)
 	bash tests/slurm/run_cluster_test.sh

@@ -119,3 +119,11 @@ def usage_error(capsys):
         assert last.startswith(prefix), last
         return last[len(prefix):]
     return run
+
+
+def pytest_collection_modifyitems(items):
+    """The files marked slow first, and of those the ones reading the tiny workflow's run (the suite's longest
+    chain: the run, then its tests) first of all; every other test keeps its place. `make test` hands whole files
+    to its two workers in this order (--dist loadfile --no-loadscope-reorder), so the longest start at once."""
+    reading_the_run = {item.path for item in items if "finished_run" in item.fixturenames}
+    items.sort(key=lambda item: (item.get_closest_marker("slow") is None, item.path not in reading_the_run))

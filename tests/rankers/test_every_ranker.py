@@ -25,6 +25,8 @@ from posbias.training.loop import parameter_groups
 from posbias.training.loss import pairwise_margin_loss
 from posbias.training.recipe import TrainingSettings
 
+pytestmark = pytest.mark.slow  # minutes: `make test` starts this file first (tests/conftest.py)
+
 # Arguments a ranker needs beyond the geometry, given the tiny backbone's directory (which also serves as the
 # "pretrained" aggregator and interaction model).
 EXTRA_ARGS = {

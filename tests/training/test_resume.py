@@ -18,6 +18,8 @@ from posbias.rankers.checkpoint import load_checkpoint
 from posbias.training.loop import optimizer_step
 from posbias.training.resume import Position, TrainingState
 
+pytestmark = pytest.mark.slow  # minutes: `make test` starts this file first (tests/conftest.py)
+
 ROOT = Path(__file__).resolve().parents[2]
 QUERIES = {f"q{i}": f"capital of land{i}" for i in range(6)}
 DOCS = {**{f"pos{i}": f"the capital of land{i} is city{i} and it lies by the sea" for i in range(6)},

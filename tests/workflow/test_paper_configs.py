@@ -7,7 +7,9 @@ import pytest
 
 from posbias.config import load_config
 
-from test_workflow import ROOT, default_config, run_snakemake, scheduled_jobs, write_config
+from snakemake_runs import ROOT, default_config, run_snakemake, scheduled_jobs, write_config
+
+pytestmark = pytest.mark.slow  # minutes: `make test` starts this file first (tests/conftest.py)
 
 PAPER = ROOT / "config" / "paper"
 EXPERIMENTS = ("msmarco_v1", "msmarco_v2", "robust04")

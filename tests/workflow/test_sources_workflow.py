@@ -14,7 +14,9 @@ from posbias.io import read_folds, read_run, read_queries
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data" / "sources"))
 from fixtures_robust_beir import ROBUST04, ROBUST04_FOLDS, write_beir_nq, write_robust04  # noqa: E402
-from test_workflow import run_snakemake, scheduled_jobs, write_config  # noqa: E402
+from snakemake_runs import run_snakemake, scheduled_jobs, write_config  # noqa: E402
+
+pytestmark = pytest.mark.slow  # minutes: `make test` starts this file first (tests/conftest.py)
 
 OFFLINE = "offline:all-MiniLM-L6-v2"
 

@@ -7,66 +7,16 @@ import gzip
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-TARGETS = ("all",)  # what `make demo` asks for: every table and figure of the config
+from snakemake_runs import (ROOT, SNAKEMAKE, TARGETS, copy_of_run, default_config, run_snakemake, scheduled_jobs,
+                            write_config)
 
-
-def default_config() -> dict:
-    return yaml.safe_load((ROOT / "config.yaml").read_text())
-
-
-def tiny_config(backbone: str) -> dict:
-    """config/test/tiny.yaml (two seeds; FirstP, MaxP and PARADE Attn trained, two RankGPT rows through a mock)
-    with a tiny random BERT in place of MiniLM."""
-    config = yaml.safe_load((ROOT / "config" / "test" / "tiny.yaml").read_text())
-    for spec in config["models"].values():
-        if spec["ranker"] == "rankgpt":
-            continue  # a language model's (a mock), no backbone
-        spec["args"] = {**spec["args"], "backbone": backbone}
-        spec["args"].pop("backbone_layers", None)  # the tiny BERT has 2 layers
-    config["retrievers"]["hybrid"]["encoder"]["model"] = backbone
-    for spec in config["probes"]["scorers"].values():
-        if spec["kind"] == "dense":
-            spec["query_model"] = backbone
-    return config
-
-
-def run_snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    result = subprocess.run([*SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "-d", str(workdir), *args],
-                            capture_output=True, text=True, timeout=900)
-    if check and result.returncode != 0:
-        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
-    return result
-
-
-def write_config(workdir: Path, config: dict) -> Path:
-    path = workdir / "config.yaml"
-    path.write_text(yaml.safe_dump(config, sort_keys=False))
-    return path
-
-
-def scheduled_jobs(dry_run_output: str) -> list[tuple[str, str]]:
-    """(rule, wildcards) for each job a dry run would execute."""
-    jobs, rule = [], None
-    for line in dry_run_output.splitlines():
-        match = re.match(r"^(?:local)?rule (\w+):", line.strip())
-        if match and match.group(1) != "all":  # the target rule does no work
-            rule = match.group(1)
-            jobs.append([rule, ""])
-        elif match:
-            rule = None
-        elif line.strip().startswith("wildcards:") and rule:
-            jobs[-1][1] = line.strip()[len("wildcards:"):].strip()
-    return [tuple(job) for job in jobs]
-
+pytestmark = pytest.mark.slow  # minutes: `make test` starts this file first (tests/conftest.py)
 
 # --- validation when the graph is built --------------------------------------------------------
 
@@ -135,15 +85,7 @@ def test_an_outcome_depth_at_the_rerank_depth_is_warned_about(tmp_path):
     assert "tables.outcomes.k" not in result.stdout + result.stderr
 
 
-# --- a tiny end-to-end run ------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def finished_run(tmp_path_factory, tiny_backbone):
-    workdir = tmp_path_factory.mktemp("workflow")
-    write_config(workdir, tiny_config(tiny_backbone))
-    run_snakemake(workdir, "-j", "2", *TARGETS)
-    return workdir
+# --- a tiny end-to-end run (finished_run: tests/workflow/conftest.py) -------------------------------------
 
 
 def test_end_to_end_writes_tables_runs_and_logs(finished_run):
@@ -259,13 +201,13 @@ def test_the_probes_stage_tests_every_probe_with_every_scorer(finished_run):
     assert all(label in table for label in ("| bm25 |", "| dense |", "| FirstP |"))  # a checkpoint: its model's label
 
 
-def test_changing_one_learning_rate_reruns_only_that_model(finished_run):
+def test_changing_one_learning_rate_reruns_only_that_model(finished_run, tmp_path):
     work = finished_run
     config = yaml.safe_load((work / "config.yaml").read_text())
     assert scheduled_jobs(run_snakemake(work, "-n", *TARGETS).stdout) == []
     changed = copy.deepcopy(config)
     changed["models"]["maxp"]["lr"] = 2e-4
-    other = work / "changed.yaml"
+    other = tmp_path / "changed.yaml"
     other.write_text(yaml.safe_dump(changed, sort_keys=False))
     # targets first: --configfile takes every argument that follows it
     jobs = scheduled_jobs(run_snakemake(work, "-n", *TARGETS, "--configfile", str(other)).stdout)
@@ -281,11 +223,11 @@ def test_changing_one_learning_rate_reruns_only_that_model(finished_run):
     assert sum(rule == "train" for rule, _ in jobs) == 2  # both seeds of maxp, nothing else
 
 
-def test_statistics_settings_rebuild_only_the_tables_from_persisted_values(finished_run):
+def test_statistics_settings_rebuild_only_the_tables_from_persisted_values(finished_run, tmp_path):
     work = finished_run
     changed = yaml.safe_load((work / "config.yaml").read_text())
     changed["statistics"].update(test="randomisation", correction="fdr_bh", permutations=999)
-    other = work / "statistics.yaml"
+    other = tmp_path / "statistics.yaml"
     other.write_text(yaml.safe_dump(changed, sort_keys=False))
     jobs = scheduled_jobs(run_snakemake(work, "-n", *TARGETS, "--configfile", str(other)).stdout)
     # the outcome table has a correction of its own (tables.outcomes.correction): left alone
@@ -294,11 +236,7 @@ def test_statistics_settings_rebuild_only_the_tables_from_persisted_values(finis
 
 
 def test_an_external_run_is_evaluated_and_placed_in_the_tables(finished_run, tmp_path):
-    import gzip
-    import shutil
-
-    work = tmp_path / "work"
-    shutil.copytree(finished_run, work, symlinks=True)
+    work = copy_of_run(finished_run, tmp_path / "work")
     lines = (work / "results/candidates/bm25/dev/top6.run").read_text().splitlines()
     dropped = lines[0].split()[0]  # a run made elsewhere may lack queries: compared on the common ones
     external = work / "their-dev.run.gz"
@@ -322,26 +260,25 @@ def test_an_external_run_is_evaluated_and_placed_in_the_tables(finished_run, tmp
     assert "| Their BM25 | " in (work / "results" / "table1.md").read_text()
 
 
-def dry_run_with(work: Path, name: str, change) -> list[tuple[str, str]]:
-    """The jobs a dry run schedules after `change` is applied to the finished run's config."""
+def dry_run_with(work: Path, other: Path, change) -> list[tuple[str, str]]:
+    """The jobs a dry run schedules after `change` is applied to the finished run's config (written to `other`)."""
     config = yaml.safe_load((work / "config.yaml").read_text())
     change(config)
-    other = work / f"{name}.yaml"
     other.write_text(yaml.safe_dump(config, sort_keys=False))
     return scheduled_jobs(run_snakemake(work, "-n", *TARGETS, "--configfile", str(other)).stdout)
 
 
-def test_the_same_config_with_sorted_keys_and_other_number_spellings_reruns_nothing(finished_run):
+def test_the_same_config_with_sorted_keys_and_other_number_spellings_reruns_nothing(finished_run, tmp_path):
     config = yaml.safe_load((finished_run / "config.yaml").read_text())
     config["training"]["margin"] = 1  # 1.0 in the run's config: the same number
-    other = finished_run / "sorted.yaml"
+    other = tmp_path / "sorted.yaml"
     other.write_text(yaml.safe_dump(config, sort_keys=True))  # as yaml.safe_dump writes it by default
     assert other.read_text() != (finished_run / "config.yaml").read_text()
     assert scheduled_jobs(run_snakemake(finished_run, "-n", *TARGETS, "--configfile", str(other)).stdout) == []
 
 
-def test_one_query_sets_depth_reruns_only_that_query_sets_rerankings_and_what_reads_them(finished_run):
-    jobs = dry_run_with(finished_run, "depth", lambda c: c["querysets"]["test"].update(depth=5))
+def test_one_query_sets_depth_reruns_only_that_query_sets_rerankings_and_what_reads_them(finished_run, tmp_path):
+    jobs = dry_run_with(finished_run, tmp_path / "depth.yaml", lambda c: c["querysets"]["test"].update(depth=5))
     assert {rule for rule, _ in jobs} == {"bm25_retrieve", "random_shuffle", "rerank", "rerank_listwise", "evaluate",
                                           "combine_seeds", "table1", "table7", "efficiency_figure", "provenance"}
     for rule, wildcards in jobs:
@@ -353,28 +290,25 @@ def per_checkpoint(config: dict) -> None:
     config["rerank"]["jobs"] = "per_checkpoint"
 
 
-def test_switching_to_a_reranking_job_per_checkpoint_reruns_the_rerankings_but_trains_nothing(finished_run):
+def test_switching_to_a_reranking_job_per_checkpoint_reruns_the_rerankings_but_trains_nothing(finished_run, tmp_path):
     # each run's job now reads every query set's files: Snakemake reruns a job whose set of inputs changed
-    rules = {rule for rule, _ in dry_run_with(finished_run, "per_checkpoint", per_checkpoint)}
+    rules = {rule for rule, _ in dry_run_with(finished_run, tmp_path / "per_checkpoint.yaml", per_checkpoint)}
     assert "rerank_checkpoint" in rules and not rules & {"rerank", "finetune", "train", "bm25_retrieve"}
 
 
-def test_with_a_job_per_checkpoint_one_query_sets_depth_reruns_every_checkpoints_reranking(finished_run):
+def test_with_a_job_per_checkpoint_one_query_sets_depth_reruns_every_checkpoints_reranking(finished_run, tmp_path):
     def change(config):
         per_checkpoint(config)
         config["querysets"]["test"]["depth"] = 5
 
-    jobs = dry_run_with(finished_run, "per_checkpoint_depth", change)
+    jobs = dry_run_with(finished_run, tmp_path / "per_checkpoint_depth.yaml", change)
     reranked = sorted(wildcards for rule, wildcards in jobs if rule == "rerank_checkpoint")
     assert reranked == [f"model={m}, seed={s}" for m in ("firstp", "maxp", "parade_attn") for s in (1, 2)]
     assert not {rule for rule, _ in jobs} & {"rerank", "finetune"}  # the checkpoint's job fine-tunes it too
 
 
 def test_a_job_per_checkpoint_writes_the_runs_the_jobs_per_query_set_wrote(finished_run, tmp_path):
-    import shutil
-
-    work = tmp_path / "copy"
-    shutil.copytree(finished_run, work, symlinks=True)
+    work = copy_of_run(finished_run, tmp_path / "copy")
     config = yaml.safe_load((work / "config.yaml").read_text())
     per_checkpoint(config)
     (work / "per_checkpoint.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
@@ -390,25 +324,26 @@ def test_a_job_per_checkpoint_writes_the_runs_the_jobs_per_query_set_wrote(finis
         assert json.loads((work / f"{run}.json").read_text())["scoring_seconds"] > 0
 
 
-def test_the_outcome_tables_depth_never_reaches_the_evaluation_of_the_query_sets(finished_run):
-    jobs = dry_run_with(finished_run, "outcome_k", lambda c: c["tables"]["outcomes"].update(k=3))
+def test_the_outcome_tables_depth_never_reaches_the_evaluation_of_the_query_sets(finished_run, tmp_path):
+    jobs = dry_run_with(finished_run, tmp_path / "outcome_k.yaml", lambda c: c["tables"]["outcomes"].update(k=3))
     assert {rule for rule, _ in jobs} == {"evaluate_cutoff", "combine_cutoff_seeds", "outcome_table", "provenance"}
 
 
-def test_one_query_sets_alpha_rebuilds_only_the_tables_that_show_it(finished_run):
-    jobs = dry_run_with(finished_run, "alpha", lambda c: c["querysets"]["test"].update(alpha=0.01))
+def test_one_query_sets_alpha_rebuilds_only_the_tables_that_show_it(finished_run, tmp_path):
+    jobs = dry_run_with(finished_run, tmp_path / "alpha.yaml", lambda c: c["querysets"]["test"].update(alpha=0.01))
     assert {rule for rule, _ in jobs} == {"table1", "table7", "first_stage_table", "efficiency_figure", "provenance"}
 
 
-def test_report_zip_holds_the_tables_and_figures(finished_run):
+def test_report_zip_holds_the_tables_and_figures(finished_run, tmp_path):
     import zipfile
 
-    run_snakemake(finished_run, "--report", "results/report.zip")
-    names = zipfile.ZipFile(finished_run / "results" / "report.zip").namelist()
+    work = copy_of_run(finished_run, tmp_path / "copy")
+    run_snakemake(work, "--report", "results/report.zip")
+    names = zipfile.ZipFile(work / "results" / "report.zip").namelist()
     for name in ("table1.html", "table4.html", "table7.html", "outcomes.html", "table9.html", "farrelevant.png",
                  "efficiency.png", "sweep.html", "sweep.png", "position_breakdown.html", "provenance.html"):
         assert any(n.endswith("/" + name) for n in names), (name, names)
-    page = zipfile.ZipFile(finished_run / "results" / "report.zip").read("report/report.html").decode()
+    page = zipfile.ZipFile(work / "results" / "report.zip").read("report/report.html").decode()
     assert "<script src=\"http" not in page and "<link href=\"http" not in page  # nothing fetched: works offline
     assert "Provenance" in page  # the manifest's category
 
@@ -432,11 +367,11 @@ def test_the_manifest_covers_every_table_run_and_checkpoint_with_the_configs_has
     assert manifest["weights"][0]["kind"] == "local" and manifest["weights"][0]["sha256"]  # the tiny BERT
 
 
-def test_changing_the_generator_reruns_everything_downstream(finished_run):
+def test_changing_the_generator_reruns_everything_downstream(finished_run, tmp_path):
     work = finished_run
     changed = yaml.safe_load((work / "config.yaml").read_text())
     changed["generator"]["settings"]["seed"] += 1
-    other = work / "generator.yaml"
+    other = tmp_path / "generator.yaml"
     other.write_text(yaml.safe_dump(changed, sort_keys=False))
     # targets first: --configfile takes every argument that follows it
     jobs = scheduled_jobs(run_snakemake(work, "-n", *TARGETS, "--configfile", str(other)).stdout)

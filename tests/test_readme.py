@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # the walk-through takes minutes: make test starts this file first
+
 REPO = Path(__file__).resolve().parents[1]
 PAGES = {path: path.read_text(encoding="utf-8")
          for path in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]}

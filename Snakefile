@@ -18,6 +18,7 @@ from snakemake.logging import logger
 from snakemake.utils import min_version
 
 from posbias.config import ConfigError, load_config
+from posbias.config.registry import stages
 
 min_version("9.0")
 
@@ -51,20 +52,21 @@ include: "rules/cross_validation.smk"
 include: "rules/evaluate.smk"
 include: "rules/stats.smk"
 include: "rules/report.smk"
-include: "rules/litm.smk"
-include: "rules/probes.smk"
-include: "rules/positions.smk"
-include: "rules/sweep.smk"
+# The analysis stages (Lost in the Middle, the probes, ...): each registered config section with a `stage`
+# names its rules file and the targets it adds to rule all (posbias.config.registry).
+STAGES = stages()
+for _stage in STAGES.values():
+
+    include: _stage.rules
+
+
 include: "rules/provenance.smk"  # after the others: it reads rule all's targets
 
 
 rule all:
     input:
         REPORTED,
-        LITM_REPORTED,
-        PROBE_REPORTED,
-        POSITIONS_REPORTED,
-        SWEEP_REPORTED,
+        [globals()[stage.reported] for stage in STAGES.values()],
         # seeds trained but left out of the tables (models.<name>.excluded_seeds): their loss curves are kept
         [f"results/models/{m}/seed{s}" for m, s in CFG.models.excluded_checkpoints],
         # the manifest (code, environment, config hash, weights, every result's sha256): last

@@ -7,7 +7,9 @@ A page asks for a generated part with a comment on a line of its own, `<!-- gene
 - `reproduction NAME`: what `config/paper/NAME.yaml` runs, its departures and the published numbers it
   reproduces (`reproduction_summary`).
 
-`benchmarks/timings.md` (the timing history) is copied into the site as `timings.md`. Each generator is one
+`benchmarks/timings.md` (the timing history) is copied into the site as `timings.md`. A page added under
+`docs/stages/` joins the nav's "Stages" section by itself (titled by its first heading), after those mkdocs.yml
+lists, so a new analysis stage's page needs no edit there. Each generator is one
 function of plain data, so it can be pointed at a new source without touching the rest.
 """
 
@@ -19,6 +21,7 @@ from pathlib import Path
 from mkdocs.structure.files import File
 
 REPO = Path(__file__).resolve().parents[1]
+STAGE_PAGES = "stages"  # the folder of the stage pages, and the nav section they join
 PAPER_CONFIGS = REPO / "config" / "paper"
 TIMINGS = REPO / "benchmarks" / "timings.md"
 MARKER = re.compile(r"^<!-- generated: (\w+)(?: (\w+))? -->$", flags=re.M)
@@ -130,6 +133,15 @@ def generated(kind: str, argument: str | None) -> str:
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
     return MARKER.sub(lambda match: generated(match[1], match[2]), markdown)
+
+
+def on_config(config):
+    """Every page of docs/stages/ in the nav's "Stages" section: those mkdocs.yml lists first, in its order."""
+    section = next(entry["Stages"] for entry in config["nav"] if isinstance(entry, dict) and "Stages" in entry)
+    listed = {page for entry in section for page in (entry.values() if isinstance(entry, dict) else [entry])}
+    pages = sorted(Path(config["docs_dir"], STAGE_PAGES).glob("*.md"))
+    section.extend(f"{STAGE_PAGES}/{page.name}" for page in pages if f"{STAGE_PAGES}/{page.name}" not in listed)
+    return config
 
 
 def on_files(files, config):

@@ -120,6 +120,14 @@ def test_rule_map_names_every_rule_and_no_other():
     assert not mapped - rules, f"docs/architecture.md's rule map names rules not in rules/: {sorted(mapped - rules)}"
 
 
+def test_a_page_added_under_stages_joins_the_nav_without_an_edit(tmp_path):
+    (tmp_path / "stages").mkdir()
+    for name in ("data.md", "lengths.md"):
+        (tmp_path / "stages" / name).write_text("# a stage\n")
+    config = {"docs_dir": str(tmp_path), "nav": [{"Home": "index.md"}, {"Stages": [{"Data": "stages/data.md"}]}]}
+    assert hooks.on_config(config)["nav"][1] == {"Stages": [{"Data": "stages/data.md"}, "stages/lengths.md"]}
+
+
 # --- pages per paper config ---------------------------------------------------------------------------------
 
 def test_every_paper_config_has_a_reproduction_page_in_the_menu():

@@ -4,13 +4,14 @@
     foundation     errors, io, logs, device, settings, names, backbones, outputs
     domain         data, retrieval, rankers, training, llm, stats, evaluation
     reporting      reporting
-    analyses       litm, probes, positions, sweep, regression
+    analyses       each stage's folder (litm, probes, positions, sweep: a folder with a config.py), regression
     orchestration  config, provenance, steps, and each stage's config, paths and steps (litm.config, ...)
     interface      cli and each stage's cli (litm.cli, ...)   (and scripts/ and rules/, outside the package)
 
-An analysis stage's folder holds modules of two layers: its domain work (build, stats, report, ...) is an analysis,
-its `config`, `paths`, `steps` and `cli` are orchestration and interface; each of those is a unit of its own here.
-A new top-level module or package must be given a layer here: the test fails until it is.
+An analysis stage is a folder holding a `config.py` (its config section); its modules are placed by their file
+names: its domain work (build, stats, report, ...) is an analysis, its `config`, `paths`, `steps` and `cli` are
+orchestration and interface, each a unit of its own here. A new stage needs no edit here; a new top-level module or
+package of another kind must be given a layer: the test fails until it is.
 """
 
 from __future__ import annotations
@@ -22,37 +23,46 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "posbias"
 
-STAGES = ("litm", "probes", "positions", "sweep")  # the analysis stages, one folder each
 STAGE_ROLES = {"config": "orchestration", "paths": "orchestration", "steps": "orchestration", "cli": "interface"}
-LAYERS = (
+LAYERS = (  # the top-level units of each layer; the stages' folders and role modules are added by `layers`
     ("foundation", {"errors", "io", "logs", "device", "settings", "names", "backbones", "outputs"}),
     ("domain", {"data", "retrieval", "rankers", "training", "llm", "stats", "evaluation"}),
     ("reporting", {"reporting"}),
-    ("analyses", {*STAGES, "regression"}),
-    ("orchestration", {"config", "provenance", "steps",
-                       *(f"{s}.{r}" for s in STAGES for r, layer in STAGE_ROLES.items() if layer == "orchestration")}),
-    ("interface", {"cli", *(f"{s}.{r}" for s in STAGES for r, layer in STAGE_ROLES.items() if layer == "interface")}),
+    ("analyses", {"regression"}),
+    ("orchestration", {"config", "provenance", "steps"}),
+    ("interface", {"cli"}),
 )
-RANK = {unit: rank for rank, (_, units) in enumerate(LAYERS) for unit in units}
 ROOT = "posbias"  # the package's own __init__ (its version): importable from every layer
 
 
-def stage_unit(parts: list[str]) -> str | None:
+def stages_of(package: Path) -> frozenset[str]:
+    """The analysis stages: the package's folders that hold a `config.py`."""
+    return frozenset(p.parent.name for p in package.glob("*/config.py"))
+
+
+def layers(stages: frozenset[str]) -> tuple[tuple[str, set[str]], ...]:
+    """LAYERS with each stage's folder among the analyses and its role modules (`litm.steps`) in their layers."""
+    roles = {name: {f"{s}.{r}" for s in stages for r, layer in STAGE_ROLES.items() if layer == name}
+             for name in ("orchestration", "interface")}
+    return tuple((name, units | (stages if name == "analyses" else roles.get(name, set()))) for name, units in LAYERS)
+
+
+def stage_unit(parts: list[str], stages: frozenset[str]) -> str | None:
     """`litm.steps` for the parts litm, steps(.py) of a stage's orchestration or interface module, else None."""
-    if len(parts) >= 2 and parts[0] in STAGES and parts[1].removesuffix(".py") in STAGE_ROLES:
+    if len(parts) >= 2 and parts[0] in stages and parts[1].removesuffix(".py") in STAGE_ROLES:
         return f"{parts[0]}.{parts[1].removesuffix('.py')}"
     return None
 
 
-def unit_of(path: Path, package: Path) -> str:
+def unit_of(path: Path, package: Path, stages: frozenset[str]) -> str:
     """The top-level module or subpackage a source file belongs to (`rankers` for rankers/heads/x.py), or a
     stage's role module (`litm.steps`)."""
     parts = list(path.relative_to(package).parts)
     first = parts[0]
-    return ROOT if first == "__init__.py" else stage_unit(parts) or first.removesuffix(".py")
+    return ROOT if first == "__init__.py" else stage_unit(parts, stages) or first.removesuffix(".py")
 
 
-def imported_units(tree: ast.AST, known: set[str]) -> set[str]:
+def imported_units(tree: ast.AST, known: set[str], stages: frozenset[str]) -> set[str]:
     """The top-level units of posbias a module imports, at any depth of its code (lazy imports count)."""
     units = set()
     for node in ast.walk(tree):
@@ -60,42 +70,46 @@ def imported_units(tree: ast.AST, known: set[str]) -> set[str]:
             names = node.module.split(".")
             if names[0] != ROOT:
                 continue
-            if len(names) > 2 and stage_unit(names[1:3]):
-                units.add(stage_unit(names[1:3]))
-            elif len(names) == 2 and names[1] in STAGES:  # `from posbias.litm import steps, files`
-                units.update(stage_unit([names[1], a.name]) or names[1] for a in node.names)
+            if len(names) > 2 and stage_unit(names[1:3], stages):
+                units.add(stage_unit(names[1:3], stages))
+            elif len(names) == 2 and names[1] in stages:  # `from posbias.litm import steps, files`
+                units.update(stage_unit([names[1], a.name], stages) or names[1] for a in node.names)
             elif len(names) > 1:
                 units.add(names[1])
             else:  # `from posbias import io`: the names are the units
                 units.update(a.name if a.name in known else ROOT for a in node.names)
         elif isinstance(node, ast.Import):
-            units.update((stage_unit(a.name.split(".")[1:3]) or a.name.split(".")[1]) if "." in a.name else ROOT
+            units.update((stage_unit(a.name.split(".")[1:3], stages) or a.name.split(".")[1]) if "." in a.name else ROOT
                          for a in node.names if a.name.split(".")[0] == ROOT)
     return units
 
 
 def import_graph(package: Path) -> dict[str, dict[str, list[str]]]:
     """{unit: {imported unit: [the files importing it]}}, a unit's imports of itself left out."""
-    known = {unit_of(p, package) for p in package.iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()}
+    stages = stages_of(package)
+    known = {unit_of(p, package, stages) for p in package.iterdir()
+             if p.suffix == ".py" or (p / "__init__.py").exists()}
     graph: dict[str, dict[str, list[str]]] = {}
     for path in sorted(package.rglob("*.py")):
-        unit = unit_of(path, package)
+        unit = unit_of(path, package, stages)
         graph.setdefault(unit, {})
-        for target in imported_units(ast.parse(path.read_text(encoding="utf-8")), known) - {unit}:
+        for target in imported_units(ast.parse(path.read_text(encoding="utf-8")), known, stages) - {unit}:
             graph[unit].setdefault(target, []).append(str(path.relative_to(package)))
     return graph
 
 
-def layer_violations(graph: dict[str, dict[str, list[str]]]) -> list[str]:
+def layer_violations(graph: dict[str, dict[str, list[str]]], stages: frozenset[str]) -> list[str]:
+    placed = layers(stages)
+    rank = {unit: rank for rank, (_, units) in enumerate(placed) for unit in units}
     found = []
     for unit, targets in graph.items():
         for target, files in targets.items():
             if target == ROOT:
                 continue
-            if unit not in RANK or target not in RANK:
-                found.append(f"{unit if unit not in RANK else target}: no layer (add it to LAYERS)")
-            elif RANK[target] > RANK[unit]:
-                found.append(f"{unit} ({LAYERS[RANK[unit]][0]}) imports {target} ({LAYERS[RANK[target]][0]}) "
+            if unit not in rank or target not in rank:
+                found.append(f"{unit if unit not in rank else target}: no layer (add it to LAYERS)")
+            elif rank[target] > rank[unit]:
+                found.append(f"{unit} ({placed[rank[unit]][0]}) imports {target} ({placed[rank[target]][0]}) "
                              f"in {', '.join(files)}")
     return sorted(set(found))
 
@@ -120,7 +134,7 @@ def cycles(graph: dict[str, dict[str, list[str]]]) -> list[list[str]]:
 
 
 def test_every_module_imports_only_from_its_own_layer_or_below():
-    assert layer_violations(import_graph(PACKAGE)) == []
+    assert layer_violations(import_graph(PACKAGE), stages_of(PACKAGE)) == []
 
 
 def test_the_top_level_packages_import_one_another_without_a_cycle():
@@ -142,7 +156,7 @@ def test_a_lower_layer_importing_a_higher_one_is_found(tmp_path, lazy):
         "__init__.py": "", "io.py": "from posbias import errors\n", "errors.py": "",
         "reporting/__init__.py": "", "reporting/render.py": "from posbias.io import atomic_write\n",
         "rankers/__init__.py": "", "rankers/base.py": ("def caption():\n" if lazy else "") + body})
-    assert layer_violations(import_graph(package)) == [
+    assert layer_violations(import_graph(package), stages_of(package)) == [
         "rankers (domain) imports reporting (reporting) in rankers/base.py"]
 
 
@@ -153,16 +167,18 @@ def test_a_cycle_between_packages_of_one_layer_is_found_and_an_unplaced_module_i
         "rankers/base.py": "", "extras.py": "from posbias import io\n", "io.py": ""})
     graph = import_graph(package)
     assert cycles(graph) == [["rankers", "training", "rankers"]]
-    assert layer_violations(graph) == ["extras: no layer (add it to LAYERS)"]
+    assert layer_violations(graph, stages_of(package)) == ["extras: no layer (add it to LAYERS)"]
 
 
 def test_a_stages_orchestration_modules_are_units_of_their_own(tmp_path):
-    """litm/steps.py may import the config layer; litm/files.py (an analysis) may not import litm/steps.py."""
+    """A folder with a config.py is a stage, placed without a table edit: litm/steps.py may import the config
+    layer; litm/files.py (an analysis) may not import litm/steps.py."""
     package = write_package(tmp_path, {
-        "__init__.py": "", "config/__init__.py": "", "litm/__init__.py": "",
+        "__init__.py": "", "config/__init__.py": "", "litm/__init__.py": "", "litm/config.py": "",
         "litm/steps.py": "from posbias.config import load_config\nfrom posbias.litm import files\n",
         "litm/files.py": "from posbias.litm import steps\n", "litm/cli.py": "import posbias.litm.steps\n"})
     graph = import_graph(package)
     assert graph["litm.cli"] == {"litm.steps": ["litm/cli.py"]}
-    assert layer_violations(graph) == [
+    assert stages_of(package) == {"litm"}
+    assert layer_violations(graph, stages_of(package)) == [
         "litm (analyses) imports litm.steps (orchestration) in litm/files.py"]

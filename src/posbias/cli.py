@@ -1,5 +1,6 @@
 """The `posbias` command line: every step the workflow runs, runnable by hand. The analysis stages' commands
-(litm, probes, positions, sweep) are registered by their folders' cli.py (`STAGE_COMMANDS`).
+(litm, probes, positions, sweep) are registered by their folders' cli.py, named by their config sections
+(`posbias.config.registry.stages`).
 
     posbias generate --config config.yaml --out results/data/synthetic --passages results/data/synthetic-passages
     posbias fetch --config config/paper/robust04.yaml --collection robust04 --out docs.jsonl
@@ -56,9 +57,6 @@ from pathlib import Path
 
 from posbias.errors import InputError, first_line
 
-# Each analysis stage registers its own subcommands (`register(commands)` in posbias/<stage>/cli.py); they are
-# named, not imported, so that this module imports no stage and a stage's command line sits in its folder.
-STAGE_COMMANDS = ("posbias.litm.cli", "posbias.probes.cli", "posbias.positions.cli", "posbias.sweep.cli")
 SEED_LIMIT = 2**32 - 1  # NumPy's seeds are 32-bit
 DEFAULT_METRICS = ["RR@10", "nDCG@10"]
 
@@ -325,8 +323,11 @@ def main(argv: list[str] | None = None) -> int:
                           "published numbers (reproduced, published, difference, within tolerance)")
     reg.add_argument("--config", help="with --reproduction: the paper config (e.g. config/paper/study.yaml)")
 
-    for module in STAGE_COMMANDS:
-        importlib.import_module(module).register(commands)
+    # Each analysis stage registers its own subcommands (`register(commands)` in posbias/<stage>/cli.py), the
+    # module its config section names: a stage's command line sits in its folder, and no list here names it.
+    from posbias.config.registry import stages
+    for stage in stages().values():
+        importlib.import_module(stage.commands).register(commands)
 
     args = parser.parse_args(argv)
     # Combinations argparse cannot express, refused the way it refuses the rest (usage, exit status 2).

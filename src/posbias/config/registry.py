@@ -1,5 +1,6 @@
 """The one list of config sections: a module per top-level key, each declaring `SECTION`
-(`posbias.config.section.Section`). Adding a section means adding its module here and nothing else.
+(`posbias.config.section.Section`). Adding a section means adding its module here and nothing else; an analysis
+stage is a section with a `stage` (its rules, targets and commands), so adding a stage is one line here too.
 
 The order is the order of derivations and checks (a check may rely on an earlier one: tables' models exist
 before the reproduction names their rows). Modules are named, not imported, so that this package imports no
@@ -10,7 +11,7 @@ from __future__ import annotations
 import importlib
 from functools import lru_cache
 
-from posbias.config.section import Section
+from posbias.config.section import Section, Stage
 
 SECTION_MODULES = (
     "posbias.config.sections.experiment",
@@ -42,3 +43,8 @@ def sections() -> dict[str, Section]:
     """key -> Section, in the registry's order."""
     declared = [importlib.import_module(name).SECTION for name in SECTION_MODULES]
     return {section.key: section for section in declared}
+
+
+def stages() -> dict[str, Stage]:
+    """key -> Stage of every analysis stage, in the registry's order (the Snakefile's includes, the commands)."""
+    return {key: section.stage for key, section in sections().items() if section.stage}

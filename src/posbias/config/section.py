@@ -1,6 +1,8 @@
 """A config section's declaration: the top-level key it owns, its schema fragment, and what the config layer does
 with its block (checks, derivations, the accessor `CFG.<key>` returns). Each section module declares one
-`SECTION`; `posbias.config.registry` lists the modules.
+`SECTION`; `posbias.config.registry` lists the modules. An analysis stage's section also names the stage's rules
+file, its targets and its command line (`Stage`): the Snakefile and the `posbias` command read them from the
+registry, so a new stage edits neither.
 
 A schema fragment is a YAML file holding `<key>:` (the property's schema, with a `description:` on every
 property) and, optionally, `$defs:` that only this section uses; `$ref`s point into the assembled schema's
@@ -20,6 +22,15 @@ class ConfigError(InputError):
 
 
 @dataclasses.dataclass(frozen=True)
+class Stage:
+    """What an analysis stage adds to the workflow and the command line besides its config section."""
+
+    rules: str  # its rules file, from the repository root (the Snakefile includes it): "rules/sweep.smk"
+    reported: str  # the list of targets its rules file defines for `rule all`: "SWEEP_REPORTED"
+    commands: str  # the module whose `register(commands)` adds its `posbias` subcommands: "posbias.sweep.cli"
+
+
+@dataclasses.dataclass(frozen=True)
 class Section:
     key: str  # the top-level config key
     schema: Path  # the fragment file
@@ -29,6 +40,7 @@ class Section:
     accessor: Callable[[Any], Any] | None = None  # `CFG.<key>` from the Config; without one, the block itself
     # fills in the assembled schema what declarations elsewhere say (the rankers' names and arguments, the probes)
     complete_schema: Callable[[dict], dict] | None = None
+    stage: Stage | None = None  # set by an analysis stage's section
 
 
 def require(known: Iterable[str], value: str, key: str, what: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from posbias.config.section import ConfigError, Section, require
+from posbias.config.section import ConfigError, Section, Stage, require
 
 
 def check(cfg: dict, warnings: list[str]) -> None:
@@ -44,4 +44,5 @@ class Litm:
         self.models: list[str] = self.data.get("models", [])
 
 
-SECTION = Section("litm", Path(__file__).with_name("config.schema.yaml"), check=check, accessor=Litm)
+SECTION = Section("litm", Path(__file__).with_name("config.schema.yaml"), check=check, accessor=Litm,
+                  stage=Stage("rules/litm.smk", "LITM_REPORTED", "posbias.litm.cli"))

@@ -3,7 +3,20 @@
 A declaration is plain data and imports nothing heavy: the workflow reads the declarations when it builds its
 graph (config checks, the schema's `ranker` enum and `$defs/ranker_args`), without loading torch. Only
 `load_class` imports the ranker's module, when a ranker is built (`posbias.rankers.registry`).
-The declarations themselves are in `posbias.rankers.declarations`, one module per family of rankers.
+The declarations themselves are in `posbias.rankers.declarations`, one module per family of rankers, found by
+their files.
+
+The rule for a family's class: it must not be imported when its declaration is. Either it lives in a module of its
+own (`cls="posbias.rankers.chunked:MaxP"`), or it sits in the declaration's module itself and is built on first
+access by the module's `__getattr__` (PEP 562), which imports torch only then: `cls=f"{__name__}:MinP"` and
+
+    def __getattr__(name):
+        if name != "MinP":
+            raise AttributeError(name)
+        from posbias.rankers.base import ChunkRanker  # torch, from here on
+        ...
+
+That keeps a new family to one file (docs/extending.md shows one).
 """
 
 from __future__ import annotations

@@ -606,6 +606,10 @@ TABLE_ERRORS = [
                  r"^tables\.outcomes\.models: 'nope' is not a configured model", id="outcomes-model-unknown"),
     pytest.param(append("tables.dataset_stats.querysets", "nope"),
                  r"^tables\.dataset_stats\.querysets: 'nope' is not a \(not pooled\) key", id="stats-queryset-unknown"),
+    pytest.param(put("tables.tabel1", {"columns": [{"queryset": "dev", "metric": "RR@10"}]}),
+                 r"^tables\.tabel1: 'layout' is a required property", id="new-table-without-layout"),
+    pytest.param(put("tables.mine", {"layout": "debias", "columns": [{"queryset": "dev", "metric": "RR@10"}]}),
+                 r"^tables\.mine: 'models' is a required property", id="new-table-checked-by-its-layout"),
 ]
 
 
@@ -621,6 +625,13 @@ def test_table4_may_leave_out_the_baseline_and_tell_settings_apart_by_header():
                                                          "setting": "fine-tuned"}])))
     assert "firstp" not in cfg.tables["table4"]["models"]
     assert cfg.tables.querysets("table4") == cfg.tables.querysets("table4", setting="fine-tuned") == ["farrelevant"]
+
+
+def test_a_table_of_any_name_with_a_layout_is_a_model_table_with_that_layouts_defaults():
+    cfg = prepare(mutated(put("tables.firstp_only", {"layout": "baseline", "models": ["firstp"],
+                                                     "columns": [{"queryset": "dev", "metric": "RR@10"}]})))
+    assert "firstp_only" in cfg.tables.of_layout("baseline")
+    assert cfg.tables["firstp_only"]["retriever_label"] == "BM25 (retriever)"
 
 
 def test_baseline_table_without_models_shows_every_implemented_model():

@@ -37,9 +37,12 @@ def tiny_config(backbone: str) -> dict:
     return config
 
 
-def run_snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    result = subprocess.run([*SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "-d", str(workdir), *args],
-                            capture_output=True, text=True, timeout=900)
+def run_snakemake(workdir: Path, *args: str, check: bool = True, repository: Path = ROOT,
+                  env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """`snakemake` in `workdir` with the Snakefile of `repository` (another copy's: with `env` importing its
+    src/)."""
+    result = subprocess.run([*SNAKEMAKE, "-s", str(repository / "Snakefile"), "-d", str(workdir), *args],
+                            capture_output=True, text=True, timeout=900, env=env)
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
     return result

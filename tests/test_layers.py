@@ -30,7 +30,7 @@ LAYERS = (  # the top-level units of each layer; the stages' folders and role mo
     ("reporting", {"reporting"}),
     ("analyses", {"regression"}),
     ("orchestration", {"config", "provenance", "steps"}),
-    ("interface", {"cli"}),
+    ("interface", {"cli", "command_flags"}),
 )
 ROOT = "posbias"  # the package's own __init__ (its version): importable from every layer
 

@@ -51,118 +51,17 @@ import argparse
 import contextlib
 import importlib
 import json
-import math
 import sys
-from pathlib import Path
 
+from posbias.command_flags import (POSITIVE, SEED, check_reads, named_block, number, read_config,
+                                   read_config_object, reads, required_section, word)
 from posbias.errors import InputError, first_line
 
-SEED_LIMIT = 2**32 - 1  # NumPy's seeds are 32-bit
 DEFAULT_METRICS = ["RR@10", "nDCG@10"]
 
 
-# --- flags -------------------------------------------------------------------------------------------
-
-def _integer(low: int, high: int | None = None):
-    """An argparse `type`: an integer in [low, high]; argparse names the flag in its error."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-        if value < low or (high is not None and value > high):
-            span = f"at least {low}" if high is None else f"from {low} to {high}"
-            raise argparse.ArgumentTypeError(f"must be an integer {span}, got {value}")
-        return value
-    return parse
-
-
-def _number(low: float, high: float | None = None, low_open: bool = False):
-    """An argparse `type`: a finite number in [low, high] (or (low, high] with `low_open`)."""
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        below = value <= low if low_open else value < low
-        if not math.isfinite(value) or below or (high is not None and value > high):
-            span = f"{'(' if low_open else '['}{low}, {'inf)' if high is None else f'{high}]'}"
-            raise argparse.ArgumentTypeError(f"must be a number in {span}, got {text}")
-        return value
-    return parse
-
-
-def _word(text: str) -> str:
-    if not text or any(ch.isspace() for ch in text):
-        raise argparse.ArgumentTypeError(f"must be one non-empty word (a run's last column), got {text!r}")
-    return text
-
-
-POSITIVE = _integer(1)
-SEED = _integer(0, SEED_LIMIT)
-
-
-def _reads(parser: argparse.ArgumentParser, flag: str, kind: str = "file", **options) -> None:
-    """Add `flag`, a path the command reads (`kind`: file or directory); it must exist before any work starts,
-    so that a typo costs no JVM or model start and the error names the flag."""
-    parser.add_argument(flag, **options)
-    parser.set_defaults(reads={**(parser.get_default("reads") or {}), flag: kind})
-
-
-def _check_reads(args) -> None:
-    for flag, kind in (getattr(args, "reads", None) or {}).items():
-        value = getattr(args, flag.lstrip("-").replace("-", "_"))
-        for path in value if isinstance(value, list) else [value]:
-            if path is None:
-                continue
-            if not Path(path).exists():
-                raise InputError(f"{flag} {path}: no such {kind}")
-            if (kind == "directory") != Path(path).is_dir():
-                raise InputError(f"{flag} {path}: not a {kind}")
-
-
-# --- config ------------------------------------------------------------------------------------------
-
-def _load_config(path: str) -> dict:
-    """The config file through `posbias.config` (the layer the workflow uses: its `base:` files, the schema
-    with defaults filled in, every cross-check), as a mapping; its warnings go to stderr. A problem is an
-    `InputError` naming the file and the key."""
-    return _load_config_object(path).data
-
-
-def _load_config_object(path: str):
-    """`_load_config`, as the `posbias.config.Config` the workflow derives its jobs from."""
-    from posbias.config import ConfigError, load_config
-
-    if not Path(path).is_file():
-        raise InputError(f"--config {path}: no such file")
-    try:
-        config = load_config(path)
-    except ConfigError as err:
-        message = str(err)
-        raise InputError(message if message.startswith(str(path)) else f"{path}: {message}") from None
-    for warning in config.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    return config
-
-
-def _section(config: dict, key: str, path: str) -> dict:
-    """A top-level section the schema lets a config leave out but this command needs."""
-    if key not in config:
-        raise InputError(f"{path}: no {key} section")
-    return config[key]
-
-
-def _block(config: dict, section: str, name: str, path: str, flag: str) -> dict:
-    """`config[section][name]`, the block a flag names; a name the config lacks is an error listing the known."""
-    known = config.get(section) or {}
-    if name not in known:
-        raise InputError(f"{flag} {name}: {path} has no {section}.{name}; known: {', '.join(sorted(known)) or 'none'}")
-    return known[name]
-
-
 def _hybrid_retriever(config: dict, name: str, path: str) -> dict:
-    spec = _block(config, "retrievers", name, path, "--retriever")
+    spec = named_block(config, "retrievers", name, path, "--retriever")
     if spec.get("kind") != "hybrid":
         raise InputError(f"--retriever {name}: retrievers.{name} in {path} is a {spec.get('kind')} retriever, "
                          f"not a hybrid one")
@@ -183,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     far = commands.add_parser("farrelevant", help="build FarRelevant documents from a passage collection")
     far.add_argument("--config", default="config.yaml")
     for name in ("passages", "queries", "qrels"):
-        _reads(far, f"--{name}", required=True)
+        reads(far, f"--{name}", required=True)
     far.add_argument("--out", required=True)
     far.add_argument("--queryset", default="farrelevant")
 
@@ -201,45 +100,45 @@ def main(argv: list[str] | None = None) -> int:
     fetch.add_argument("--qrels")
 
     trunc = commands.add_parser("truncate", help="cut documents to their first N tokens of a tokenizer")
-    _reads(trunc, "--docs", required=True)
+    reads(trunc, "--docs", required=True)
     trunc.add_argument("--out", required=True)
     trunc.add_argument("--tokenizer", required=True)
     trunc.add_argument("--max-tokens", type=POSITIVE, required=True)
 
     idx = commands.add_parser("index", help="build a Lucene index of a JSONL document file")
-    _reads(idx, "--docs", required=True)
+    reads(idx, "--docs", required=True)
     idx.add_argument("--index", required=True)
     idx.add_argument("--threads", type=POSITIVE, default=1)
-    _reads(idx, "--expansions", help="doc2query file joined to the documents before indexing")
+    reads(idx, "--expansions", help="doc2query file joined to the documents before indexing")
 
     dense = commands.add_parser("dense-index", help="encode documents into a FAISS index (a hybrid retriever's)")
     dense.add_argument("--config", required=True)
     dense.add_argument("--retriever", required=True)
-    _reads(dense, "--docs", required=True)
+    reads(dense, "--docs", required=True)
     dense.add_argument("--index", required=True)
     dense.add_argument("--threads", type=POSITIVE, default=1)
 
     hyb = commands.add_parser("hybrid", help="hybrid candidates: dense k-NN re-scored by BM25 + cosine fusion")
     hyb.add_argument("--config", required=True)
     hyb.add_argument("--retriever", required=True)
-    _reads(hyb, "--dense", "directory", required=True, help="the retriever's FAISS index (posbias dense-index)")
-    _reads(hyb, "--index", "directory", required=True, help="the Lucene index (posbias index)")
-    _reads(hyb, "--queries", required=True)
+    reads(hyb, "--dense", "directory", required=True, help="the retriever's FAISS index (posbias dense-index)")
+    reads(hyb, "--index", "directory", required=True, help="the Lucene index (posbias index)")
+    reads(hyb, "--queries", required=True)
     hyb.add_argument("--run", required=True)
     hyb.add_argument("--depth", type=POSITIVE, default=100)
     hyb.add_argument("--threads", type=POSITIVE, default=1)
 
     ret = commands.add_parser("retrieve", help="BM25 top-k candidates as a TREC run")
-    _reads(ret, "--index", "directory", required=True)
-    _reads(ret, "--queries", required=True)
+    reads(ret, "--index", "directory", required=True)
+    reads(ret, "--queries", required=True)
     ret.add_argument("--run", required=True)
     ret.add_argument("--depth", type=POSITIVE, default=100)
-    ret.add_argument("--k1", type=_number(0, low_open=True), default=0.9)
-    ret.add_argument("--b", type=_number(0, 1), default=0.4)
+    ret.add_argument("--k1", type=number(0, low_open=True), default=0.9)
+    ret.add_argument("--b", type=number(0, 1), default=0.4)
     ret.add_argument("--threads", type=POSITIVE, default=1)
 
     tok = commands.add_parser("tokenize", help="tokenise a collection once into a token store the rankers read")
-    _reads(tok, "--docs", required=True)
+    reads(tok, "--docs", required=True)
     tok.add_argument("--out", required=True, help="the token store directory")
     tok.add_argument("--tokenizer", required=True, help="the rankers' backbone (HF name or directory)")
     tok.add_argument("--cap", type=POSITIVE, help="keep at most this many tokens per document (default: all)")
@@ -251,17 +150,17 @@ def main(argv: list[str] | None = None) -> int:
     tr.add_argument("--config", default="config.yaml")
     tr.add_argument("--model", required=True)
     tr.add_argument("--seed", type=SEED, required=True)
-    _reads(tr, "--tokens", "directory", required=True, help="token store of the collection (posbias tokenize)")
+    reads(tr, "--tokens", "directory", required=True, help="token store of the collection (posbias tokenize)")
     for name in ("queries", "qrels", "candidates"):
-        _reads(tr, f"--{name}", required=True)
+        reads(tr, f"--{name}", required=True)
     tr.add_argument("--out", required=True)
     tr.add_argument("--threads", type=POSITIVE, default=1)
 
     rr = commands.add_parser("rerank", help="rerank candidates with a checkpoint, or with a zero-shot model of a config")
-    _reads(rr, "--tokens", "directory", help="token store of the collection (posbias tokenize); for every ranker "
+    reads(rr, "--tokens", "directory", help="token store of the collection (posbias tokenize); for every ranker "
                                              "but a listwise one")
-    _reads(rr, "--docs", help="the collection's documents (JSONL), for a listwise --model (RankGPT)")
-    _reads(rr, "--checkpoint", "directory", help="a trained checkpoint (posbias train)")
+    reads(rr, "--docs", help="the collection's documents (JSONL), for a listwise --model (RankGPT)")
+    reads(rr, "--checkpoint", "directory", help="a trained checkpoint (posbias train)")
     rr.add_argument("--model", help="instead of --checkpoint: a zero-shot model of --config (zero_shot: true), "
                                     "scored with its pretrained weights, or a RankGPT model (its language model "
                                     "answers through the config's llm.cache)")
@@ -270,9 +169,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="RankGPT: the response cache's mode instead of the config's llm.cache.mode (read_only "
                          "replays recorded answers and never calls a model)")
     for name in ("queries", "candidates"):
-        _reads(rr, f"--{name}", required=True)
+        reads(rr, f"--{name}", required=True)
     rr.add_argument("--run", required=True)
-    rr.add_argument("--tag", type=_word, default="posbias")
+    rr.add_argument("--tag", type=word, default="posbias")
     rr.add_argument("--batch-size", type=POSITIVE, default=32)
     rr.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     rr.add_argument("--precision", default="auto", choices=["auto", "fp32", "bf16", "fp16"],
@@ -282,8 +181,8 @@ def main(argv: list[str] | None = None) -> int:
 
     ev = commands.add_parser("evaluate", help="evaluate a run (trec_eval semantics); prints JSON; an empty qrels "
                                               "or run, or a run with no judged query, is an error")
-    _reads(ev, "--qrels", required=True)
-    _reads(ev, "--run", required=True)
+    reads(ev, "--qrels", required=True)
+    reads(ev, "--run", required=True)
     ev.add_argument("--metric", action="append", default=None,
                     help=f"ir_measures name, repeatable (default: {' and '.join(DEFAULT_METRICS)})")
     ev.add_argument("--per-query", help="also write per-query values to this Parquet file")
@@ -294,8 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     cmp = commands.add_parser("compare", help="compare two runs query by query (paired tests, outcome breakdown); "
                                               "prints a summary table, or every number as JSON with --json; an "
                                               "empty qrels or run, or a run with no judged query, is an error")
-    _reads(cmp, "--qrels", required=True)
-    _reads(cmp, "--run", action="append", required=True, help="given twice: run A, then run B")
+    reads(cmp, "--qrels", required=True)
+    reads(cmp, "--run", action="append", required=True, help="given twice: run A, then run B")
     cmp.add_argument("--metric", default="RR@10", help="ir_measures name of the metric to test")
     cmp.add_argument("--k", type=POSITIVE, default=100, help="cut-off of the outcome breakdown (RR@k)")
     cmp.add_argument("--seed", type=SEED, default=0, help="seed of the randomisation test")
@@ -345,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     from posbias.logs import job_log
 
     with job_log(None), _user_errors(args.command):
-        _check_reads(args)
+        check_reads(args)
         return _dispatch(args)
 
 
@@ -380,12 +279,12 @@ def _dispatch(args) -> int:
     if args.command == "generate":
         from posbias.steps.data import generate_synthetic
 
-        generator = _section(_load_config(args.config), "generator", args.config)
+        generator = required_section(read_config(args.config), "generator", args.config)
         generate_synthetic(generator["settings"], generator["tokenizer"], args.out, args.passages)
     elif args.command == "farrelevant":
         from posbias.steps.data import build_farrelevant
 
-        settings = _section(_load_config(args.config), "farrelevant", args.config)
+        settings = required_section(read_config(args.config), "farrelevant", args.config)
         # as the workflow's build_farrelevant job: the training split too, when the config names one
         build_farrelevant(args.passages, args.queries, args.qrels,
                           {k: v for k, v in settings.items() if k not in ("tokenizer", "train_queryset")},
@@ -393,8 +292,8 @@ def _dispatch(args) -> int:
     elif args.command == "farrelevant-source":
         from posbias.steps.farrelevant import build_farrelevant_source
 
-        cfg = _load_config_object(args.config)
-        settings = _section(cfg.data, "farrelevant", args.config)
+        cfg = read_config_object(args.config)
+        settings = required_section(cfg.data, "farrelevant", args.config)
         if cfg.farrelevant.source["kind"] == "synthetic":
             raise InputError(f"{args.config}: farrelevant.source is synthetic; use `posbias farrelevant`")
         # as the workflow's build_farrelevant_source job
@@ -404,12 +303,12 @@ def _dispatch(args) -> int:
     elif args.command == "fetch":
         from posbias.steps import data
 
-        config = _load_config(args.config)
+        config = read_config(args.config)
         if args.collection:
-            collection = _block(config, "collections", args.collection, args.config, "--collection")
+            collection = named_block(config, "collections", args.collection, args.config, "--collection")
             data.fetch_documents(collection["documents"], args.out)
         else:
-            queryset = _block(config, "querysets", args.queryset, args.config, "--queryset")
+            queryset = named_block(config, "querysets", args.queryset, args.config, "--queryset")
             if "source" not in queryset:
                 raise InputError(f"--queryset {args.queryset}: querysets.{args.queryset} in {args.config} has no "
                                  f"source to fetch (it is generated by the workflow)")
@@ -425,12 +324,12 @@ def _dispatch(args) -> int:
     elif args.command == "dense-index":
         from posbias.steps.retrieval import dense_index
 
-        spec = _hybrid_retriever(_load_config(args.config), args.retriever, args.config)
+        spec = _hybrid_retriever(read_config(args.config), args.retriever, args.config)
         dense_index(args.docs, args.index, spec["encoder"], spec["faiss"], args.threads)
     elif args.command == "hybrid":
         from posbias.steps.retrieval import hybrid_retrieve
 
-        config = _load_config(args.config)
+        config = read_config(args.config)
         spec = _hybrid_retriever(config, args.retriever, args.config)
         partner = config["retrievers"][spec["bm25"]]
         hybrid_retrieve(args.dense, args.index, args.queries, args.run, args.depth, spec["encoder"],
@@ -447,8 +346,8 @@ def _dispatch(args) -> int:
         from posbias.config.sections.training import training_recipe
         from posbias.steps.training import train_model
 
-        config = _load_config(args.config)
-        model = _block(config, "models", args.model, args.config, "--model")
+        config = read_config(args.config)
+        model = named_block(config, "models", args.model, args.config, "--model")
         if model.get("zero_shot"):
             raise InputError(f"--model {args.model}: models.{args.model} in {args.config} is zero-shot (never "
                              f"trained); rerank with it directly: posbias rerank --model {args.model}")
@@ -467,7 +366,7 @@ def _dispatch(args) -> int:
     elif args.command == "provenance":
         from posbias.provenance import main_environment
 
-        config = _load_config(args.config) if args.config else None
+        config = read_config(args.config) if args.config else None
         print(json.dumps(main_environment(config), indent=1))
     return 0
 
@@ -476,7 +375,7 @@ def _regress(args) -> int:
     from posbias import regression
 
     if args.reproduction:
-        return regression.run_reproduction(_load_config_object(args.config), args.results, sys.stdout)
+        return regression.run_reproduction(read_config_object(args.config), args.results, sys.stdout)
     results = args.results or "results"
     if args.write_expected:
         return regression.refresh_expected(args.expected, results, sys.stdout)
@@ -493,8 +392,8 @@ def _rerank(args) -> None:
         rerank_candidates(args.checkpoint, [args.tokens], [args.queries], [args.candidates], [args.run], args.tag,
                           _scoring(args), args.threads)
         return
-    config = _load_config(args.config)
-    model = _block(config, "models", args.model, args.config, "--model")
+    config = read_config(args.config)
+    model = named_block(config, "models", args.model, args.config, "--model")
     if model["ranker"] in catalog.LISTWISE:
         from posbias.steps.listwise import rerank_listwise
 

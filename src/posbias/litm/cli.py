@@ -5,16 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from posbias.cli import _load_config, _reads, _section
+from posbias.command_flags import add_stage, read_config, reads, required_section
 from posbias.errors import InputError
 
 
 def register(commands) -> None:
     """Add `posbias litm` and its subcommands to the command line's subparsers."""
-    litm = commands.add_parser("litm", help="Lost in the Middle: build the examples, ask a language model, score "
-                                            "the answers (each step alone)")
-    litm.set_defaults(handler=run_command)
-    steps = litm.add_subparsers(dest="litm_command", required=True)
+    steps = add_stage(commands, "litm", handler=run_command,
+                      help="Lost in the Middle: build the examples, ask a language model, score "
+                           "the answers (each step alone)")
     build = steps.add_parser("build", help="write a task's data files (one per setting) as the config's litm "
                                            "section asks")
     build.add_argument("--config", default="config.yaml")
@@ -24,13 +23,13 @@ def register(commands) -> None:
     run.add_argument("--config", default="config.yaml")
     run.add_argument("--task", choices=["qa", "kv"], required=True)
     run.add_argument("--model", required=True, help="a key of the config's llm.models")
-    _reads(run, "--data", "directory", required=True, help="the data files (posbias litm build)")
+    reads(run, "--data", "directory", required=True, help="the data files (posbias litm build)")
     run.add_argument("--out", required=True, help="directory of the predictions ({variant}/{setting}.jsonl.gz)")
     run.add_argument("--cache-mode", choices=["read_write", "read_only", "off"],
                      help="the response cache's mode instead of the config's llm.cache.mode")
     score = steps.add_parser("score", help="score a predictions file in the authors' layout (answers or value, "
                                            "and model_answer); prints the accuracy as JSON")
-    _reads(score, "--predictions", required=True)
+    reads(score, "--predictions", required=True)
     score.add_argument("--task", choices=["qa", "kv"], help="default: read from the first record")
     score.add_argument("--out", help="also write the scored records (with metric_* fields) here (.jsonl.gz)")
     score.add_argument("--lstrip-first", action="store_true",
@@ -49,8 +48,8 @@ def run_command(args) -> None:
                           **({"empty_first_line": int(frame["empty_first_line"].sum())}
                              if "empty_first_line" in frame else {})}))
         return
-    config = _load_config(args.config)
-    section = _section(_section(config, "litm", args.config), args.task, args.config)
+    config = read_config(args.config)
+    section = required_section(required_section(config, "litm", args.config), args.task, args.config)
     if args.litm_command == "build":
         outputs = {name: str(Path(args.out) / f"{name}.jsonl.gz")
                    for name, _, _ in litm.settings(args.task, section) if name != litm.CLOSED_BOOK}
@@ -60,7 +59,7 @@ def run_command(args) -> None:
         retrieval = section["source"].get("path")
         if section["source"]["kind"] == "synthetic":
             retrieval = str(Path(args.out) / "synthetic-retrieval.jsonl.gz")
-            litm.build_synthetic_qa(_section(config, "generator", args.config), section["source"]["n_questions"],
+            litm.build_synthetic_qa(required_section(config, "generator", args.config), section["source"]["n_questions"],
                                     retrieval)
         litm.build_qa(section, retrieval, outputs)
         return

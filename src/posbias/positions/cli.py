@@ -5,35 +5,34 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from posbias.cli import POSITIVE, _load_config_object, _reads
+from posbias.command_flags import POSITIVE, add_stage, read_config_object, reads
 from posbias.errors import InputError
 
 
 def register(commands) -> None:
     """Add `posbias positions` and its subcommands to the command line's subparsers."""
-    positions = commands.add_parser("positions", help="where the first relevant passage sits: locate it in one set "
-                                                      "of the config, or report every located set")
-    positions.set_defaults(handler=run_command)
-    steps = positions.add_subparsers(dest="positions_command", required=True)
+    steps = add_stage(commands, "positions", handler=run_command,
+                      help="where the first relevant passage sits: locate it in one set "
+                           "of the config, or report every located set")
     locate = steps.add_parser("locate", help="one positions.sets entry: sparse sets match their relevant passages, "
                                              "dense sets have the judge read their chunks; writes {set}.tsv and "
                                              "{set}.json (and a dense set's {set}.judgments.parquet)")
     locate.add_argument("--config", default="config.yaml")
     locate.add_argument("--set", required=True, help="a key of the config's positions.sets")
-    _reads(locate, "--docs", required=True, help="the set's documents (JSONL)")
-    _reads(locate, "--queries", required=True)
-    _reads(locate, "--qrels", required=True)
-    _reads(locate, "--passages", help="the relevant passages (JSONL; a sparse set needs them)")
-    _reads(locate, "--passage-qrels", help="the passages' judgments")
-    _reads(locate, "--passage-queries", help="the passages' queries, when they are another query set's")
-    _reads(locate, "--index", "directory", help="the documents' Lucene index (a sparse set with bm25_depth)")
+    reads(locate, "--docs", required=True, help="the set's documents (JSONL)")
+    reads(locate, "--queries", required=True)
+    reads(locate, "--qrels", required=True)
+    reads(locate, "--passages", help="the relevant passages (JSONL; a sparse set needs them)")
+    reads(locate, "--passage-qrels", help="the passages' judgments")
+    reads(locate, "--passage-queries", help="the passages' queries, when they are another query set's")
+    reads(locate, "--index", "directory", help="the documents' Lucene index (a sparse set with bm25_depth)")
     locate.add_argument("--out", required=True, help="directory of the set's files")
     locate.add_argument("--threads", type=POSITIVE, default=1)
     report = steps.add_parser("report", help="the table of shares, Figures 1 and 7 and the agreement CSV of every "
                                              "located set")
     report.add_argument("--config", default="config.yaml")
-    _reads(report, "--rows", "directory", required=True, help="the located sets' files (posbias positions locate)")
-    _reads(report, "--truth", "directory",
+    reads(report, "--rows", "directory", required=True, help="the located sets' files (posbias positions locate)")
+    reads(report, "--truth", "directory",
            help="the generator's positions directory (<queryset>.tsv), for the agreement of sets on its collection")
     report.add_argument("--out", required=True, help="directory of positions.{tex,csv,md,html}, figures/ and "
                                                      "agreement.csv")
@@ -43,7 +42,7 @@ def run_command(args) -> None:
     from posbias.positions import steps
     from posbias.positions.paths import report_paths
 
-    section = _load_config_object(args.config).positions
+    section = read_config_object(args.config).positions
     if not section.sets:
         raise InputError(f"{args.config}: no positions section (its sets)")
     if args.positions_command == "locate":

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from posbias.cli import POSITIVE, _load_config_object, _reads, _section
+from posbias.command_flags import POSITIVE, add_stage, read_config_object, reads, required_section
 from posbias.errors import InputError
 
 
 def register(commands) -> None:
     """Add `posbias probes` and its subcommands to the command line's subparsers."""
-    probes = commands.add_parser("probes", help="bias probes (Fayyaz et al. 2025): build the document pairs, score "
-                                                "them, test and report (each step alone)")
-    probes.set_defaults(handler=run_command)
-    steps = probes.add_subparsers(dest="probes_command", required=True)
+    steps = add_stage(commands, "probes", handler=run_command,
+                      help="bias probes (Fayyaz et al. 2025): build the document pairs, score "
+                           "them, test and report (each step alone)")
     build = steps.add_parser("build", help="write every probe's pairs ({probe}.jsonl), the heatmap's queries and "
                                            "the query table's counts, as the config's probes section asks")
     build.add_argument("--config", default="config.yaml")
@@ -21,8 +20,8 @@ def register(commands) -> None:
     score = steps.add_parser("score", help="score every probe's pairs with one scorer of the config")
     score.add_argument("--config", default="config.yaml")
     score.add_argument("--scorer", required=True, help="a key of the config's probes.scorers")
-    _reads(score, "--pairs", "directory", required=True, help="the pairs files (posbias probes build)")
-    _reads(score, "--checkpoint", "directory",
+    reads(score, "--pairs", "directory", required=True, help="the pairs files (posbias probes build)")
+    reads(score, "--checkpoint", "directory",
            help="a checkpoint scorer's model directory (default: the workflow's results/models/<model>/seed<s>)")
     score.add_argument("--out", required=True, help="directory of the scores ({scorer}.parquet and "
                                                     "{scorer}.heatmap.parquet)")
@@ -30,13 +29,13 @@ def register(commands) -> None:
     report = steps.add_parser("report", help="paired tests of every scorer in --scores, corrected together; "
                                              "the probe table and figures")
     report.add_argument("--config", default="config.yaml")
-    _reads(report, "--pairs", "directory", required=True, help="the pairs files (for query_table.json)")
-    _reads(report, "--scores", "directory", required=True, help="the scores (posbias probes score)")
+    reads(report, "--pairs", "directory", required=True, help="the pairs files (for query_table.json)")
+    reads(report, "--scores", "directory", required=True, help="the scores (posbias probes score)")
     report.add_argument("--out", required=True, help="directory of probes.{tex,csv,md,html} and figures/")
     rag = steps.add_parser("rag", help="RAG poisoning: the config's probes.rag readers answer the poison probe's "
                                        "questions, its judge decides (through the response cache)")
     rag.add_argument("--config", default="config.yaml")
-    _reads(rag, "--pairs", "directory", required=True, help="the pairs files, with poison (posbias probes build)")
+    reads(rag, "--pairs", "directory", required=True, help="the pairs files, with poison (posbias probes build)")
     rag.add_argument("--out", required=True, help="directory of answers.parquet and rag.{tex,csv,md,html}")
 
 
@@ -44,8 +43,8 @@ def run_command(args) -> None:
     from posbias.probes import steps as probes
     from posbias.probes.paths import report_paths
 
-    config = _load_config_object(args.config)
-    section = _section(config.data, "probes", args.config)
+    config = read_config_object(args.config)
+    section = required_section(config.data, "probes", args.config)
     names = section["probes"]
     if args.probes_command == "build":
         files = probes.redocred_files(section["redocred"], str(Path(args.out) / "synthetic_revised.json"))

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from posbias.cli import _load_config_object, _reads
+from posbias.command_flags import add_stage, read_config_object, reads
 from posbias.errors import InputError
 
 
 def register(commands) -> None:
     """Add `posbias sweep` and its subcommands to the command line's subparsers."""
-    sweep = commands.add_parser("sweep", help="the position sweep: build its collection, report MRR by position; "
-                                              "and the position breakdown of a query set")
-    sweep.set_defaults(handler=run_command)
-    steps = sweep.add_subparsers(dest="sweep_command", required=True)
+    steps = add_stage(commands, "sweep", handler=run_command,
+                      help="the position sweep: build its collection, report MRR by position; "
+                           "and the position breakdown of a query set")
     build = steps.add_parser("build", help="the sweep collection (docs.jsonl, queries.tsv, qrels.txt, positions.tsv, "
                                            "candidates.run) from the source query set's files")
     build.add_argument("--config", default="config.yaml")
@@ -23,19 +22,19 @@ def register(commands) -> None:
                        ("--positions", "its true positions (qid, start token, ...)"),
                        ("--candidates", "its candidate run"), ("--passages", "the passage collection (JSONL)"),
                        ("--passage-qrels", "the passages' judgments")):
-        _reads(build, flag, required=True, help=what)
+        reads(build, flag, required=True, help=what)
     build.add_argument("--out", required=True, help="directory of the sweep collection's files")
     report = steps.add_parser("report", help="the sweep table (tex, csv, md, html) and figure (png, pdf)")
     report.add_argument("--config", default="config.yaml")
-    _reads(report, "--per-seed", required=True, help="the sweep query set's per_seed.parquet (rule combine_seeds)")
-    _reads(report, "--positions", required=True, help="the sweep query set's positions (posbias sweep build)")
-    _reads(report, "--candidates", required=True, help="the sweep query set's candidates (posbias sweep build)")
+    reads(report, "--per-seed", required=True, help="the sweep query set's per_seed.parquet (rule combine_seeds)")
+    reads(report, "--positions", required=True, help="the sweep query set's positions (posbias sweep build)")
+    reads(report, "--candidates", required=True, help="the sweep query set's candidates (posbias sweep build)")
     report.add_argument("--out", required=True, help="directory of sweep.{tex,csv,md,html} and figures/")
     breakdown = steps.add_parser("breakdown", help="tables.position_breakdown: the metric per model by answer "
                                                    "position (tex, csv, md, html)")
     breakdown.add_argument("--config", default="config.yaml")
-    _reads(breakdown, "--averaged", required=True, help="the query set's seed_averaged.parquet (rule combine_seeds)")
-    _reads(breakdown, "--positions", required=True, help="the query set's positions file")
+    reads(breakdown, "--averaged", required=True, help="the query set's seed_averaged.parquet (rule combine_seeds)")
+    reads(breakdown, "--positions", required=True, help="the query set's positions file")
     breakdown.add_argument("--out", required=True, help="directory of position_breakdown.{tex,csv,md,html}")
 
 
@@ -43,7 +42,7 @@ def run_command(args) -> None:
     from posbias.sweep import steps
     from posbias.sweep.paths import breakdown_table, sweep_report
 
-    config = _load_config_object(args.config)
+    config = read_config_object(args.config)
     if args.sweep_command == "breakdown":
         if not config.tables.get("position_breakdown"):
             raise InputError(f"{args.config}: no tables.position_breakdown")

@@ -3,6 +3,8 @@
 Blocks are marked in a page by an HTML comment on the line before their ```bash fence:
 - `<!-- walkthrough -->`: one part of the walk-through, on docs/getting-started.md only. The parts run in page
   order as one bash script, in a scratch directory ($WORK), with $REPO set to a copy of the repository;
+- `<!-- paper_dry_runs -->`: the reproduction page's dry runs of the paper configs, run as written by
+  tests/workflow/test_paper_configs.py, whose tests read their output (so they run once per suite);
 - `<!-- runnable -->`: a block that runs on its own from a copy of the repository (dry runs, the config
   example).
 Unmarked blocks need a GPU, the network, licensed data or much more time; their Snakemake commands are still
@@ -32,7 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 PAGES = {path: path.read_text(encoding="utf-8")
          for path in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]}
 WALKTHROUGH_PAGE = REPO / "docs" / "getting-started.md"
-MARKERS = ("walkthrough", "runnable")
+MARKERS = ("walkthrough", "runnable", "paper_dry_runs")
 # What a copy of the repository leaves out: version control, environments and what runs write at the top
 # (a run directory of the pages' commands included, and a built site), and caches anywhere.
 NOT_COPIED_AT_TOP = {".git", ".venv", "results", "logs", ".snakemake", ".pytest_cache", "build", "paper", "cache",

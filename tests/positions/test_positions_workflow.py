@@ -1,5 +1,5 @@
-"""The positions config: schema defaults, cross-checks naming their key, and the graphs that the embedded, tiny
-and paper configs build (`snakemake -n`)."""
+"""The positions config: schema defaults, cross-checks naming their key, and the graphs that the embedded and tiny
+configs build (`snakemake -n`; the paper config's: tests/workflow/test_paper_configs.py)."""
 
 from __future__ import annotations
 
@@ -81,15 +81,3 @@ def test_the_embedded_default_schedules_one_job_per_set_and_a_report(tmp_path):
     found = jobs(dry_run(tmp_path, "results/positions/positions.tex"))
     assert found["positions_sparse"] == 2 and found["positions_dense"] == 1 and found["positions_report"] == 1
     assert found["generate_synthetic"] == 1 and found["bm25_index"] == 1
-
-
-def test_the_paper_config_builds_its_graph_from_ir_datasets_sources(tmp_path):
-    (tmp_path / "config.yaml").write_text((ROOT / "config.yaml").read_text())
-    output = dry_run(tmp_path, "results/first_relevant/positions/positions.tex", "--configfile",
-                     str(ROOT / "config" / "paper" / "positions.yaml"))
-    found = jobs(output)
-    assert found["positions_sparse"] == 2 and found["positions_dense"] == 4 and found["positions_report"] == 1
-    assert "generate_synthetic" not in found and found["bm25_index"] == 1
-    # the passage collection and the passage query sets come through the ordinary fetch rules
-    assert "results/data/msmarco_passage/source/docs.jsonl" in output
-    assert "results/data/msmarco_passage/qrels/msmarco_passage_train.txt" in output

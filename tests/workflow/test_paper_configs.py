@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import re
+import shlex
+from pathlib import Path
+
 import pytest
 
 from posbias.config import load_config
@@ -16,13 +20,36 @@ EXPERIMENTS = ("msmarco_v1", "msmarco_v2", "robust04")
 IMPLEMENTED_PAPER_MODELS = 31  # trained ones; E5 and RankGPT are zero-shot
 
 
+DOCUMENTED = ROOT / "docs" / "reproduction" / "index.md"  # its `<!-- paper_dry_runs -->` block
+
+
+def documented_dry_runs() -> dict[str, list[str]]:
+    """The reproduction page's dry runs, by paper config: each command's words after `snakemake -n -d paper`
+    (its targets and `--configfile`), as the page writes them."""
+    block = re.search(r"^<!-- paper_dry_runs -->\n```bash\n(.*?)^```$", DOCUMENTED.read_text(encoding="utf-8"),
+                      flags=re.M | re.S)
+    assert block, f"{DOCUMENTED}: no <!-- paper_dry_runs --> block"
+    commands = {}
+    for line in block.group(1).splitlines():
+        words = shlex.split(line, comments=True)
+        assert words[:4] == ["snakemake", "-n", "-d", "paper"], line
+        commands[Path(words[words.index("--configfile") + 1]).stem] = words[4:]
+    return commands
+
+
 @pytest.fixture(scope="module")
 def dry_runs(tmp_path_factory) -> dict[str, str]:
-    """What `snakemake -n` prints for each paper config, all in one working directory."""
+    """What `snakemake -n` prints for each paper config, all in one working directory (the page's `paper`): the
+    reproduction page's commands as written, run once for every test here (tests/test_readme.py leaves them to
+    this file)."""
     workdir = tmp_path_factory.mktemp("paper")
     write_config(workdir, default_config())  # present, but a config on the command line replaces it
-    return {paper: run_snakemake(workdir, "-n", "--configfile", str(PAPER / f"{paper}.yaml")).stdout
-            for paper in (*EXPERIMENTS, "study")}
+    return {paper: run_snakemake(workdir, "-n", *(str(ROOT / w) if w.startswith("config/") else w for w in words)).stdout
+            for paper, words in documented_dry_runs().items()}
+
+
+def test_the_reproduction_page_dry_runs_every_paper_config_these_tests_read():
+    assert set(documented_dry_runs()) == {*EXPERIMENTS, "study", "farrelevant", "positions", "debias", "chunks"}
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +109,8 @@ def test_the_three_experiments_give_the_shared_jobs_identical_params():
 
 
 def test_each_experiment_writes_its_tables_into_its_own_directory(dry_runs):
-    for paper, output in dry_runs.items():
+    for paper in (*EXPERIMENTS, "study"):
+        output = dry_runs[paper]
         assert f"results/{paper}/table1.tex" in output and " results/table1.tex" not in output, paper
 
 
@@ -116,12 +144,11 @@ def test_the_probes_config_builds_its_graph_from_the_users_redocred_files(tmp_pa
     assert {w for r, w in jobs if r == "train"} == {f"model={m}, seed=1" for m in ("firstp", "maxp")}
 
 
-def test_the_farrelevant_config_builds_table4_and_figure2_from_ms_marco_passages(tmp_path):
+def test_the_farrelevant_config_builds_table4_and_figure2_from_ms_marco_passages(dry_runs):
     """config/paper/farrelevant.yaml: one job builds FarRelevant from MS MARCO passages (ir_datasets is read in
     that job, never while the graph is built), BM25 takes the top 100 for its test and training queries, every
     MS MARCO checkpoint reranks zero-shot and is fine-tuned, and Table 4 and Figure 2 (both settings) follow."""
-    write_config(tmp_path, default_config())
-    output = run_snakemake(tmp_path, "-n", "--configfile", str(PAPER / "farrelevant.yaml")).stdout
+    output = dry_runs["farrelevant"]
     jobs = scheduled_jobs(output)
     rules = [r for r, _ in jobs]
     assert rules.count("build_farrelevant_source") == 1
@@ -142,12 +169,9 @@ def test_the_farrelevant_config_builds_table4_and_figure2_from_ms_marco_passages
 
 
 @pytest.fixture(scope="module")
-def extra_dry_runs(tmp_path_factory) -> dict[str, list[tuple[str, str]]]:
+def extra_dry_runs(dry_runs) -> dict[str, list[tuple[str, str]]]:
     """The jobs `snakemake -n` schedules for the de-biasing and chunk-ablation configs."""
-    workdir = tmp_path_factory.mktemp("extra")
-    write_config(workdir, default_config())
-    return {paper: scheduled_jobs(run_snakemake(workdir, "-n", "--configfile", str(PAPER / f"{paper}.yaml")).stdout)
-            for paper in ("debias", "chunks")}
+    return {paper: scheduled_jobs(dry_runs[paper]) for paper in ("debias", "chunks")}
 
 
 def test_the_debiasing_config_trains_each_model_twice_and_the_twin_on_a_debiased_copy(extra_dry_runs):
@@ -186,17 +210,20 @@ def test_the_debiasing_config_builds_farrelevant_as_the_farrelevant_config_does(
             == load_config(PAPER / "farrelevant.yaml").data["farrelevant"])
 
 
-def test_the_positions_config_matches_ms_marco_and_judges_the_dense_sets(tmp_path):
+def test_the_positions_config_matches_ms_marco_and_judges_the_dense_sets(dry_runs):
     """config/paper/positions.yaml (appendix B.4): sparse matching for MS MARCO dev and a train sample, LLM chunk
     judging for TREC DL 2019-2021 and Robust04 descriptions, one report with Figures 1 and 7."""
-    write_config(tmp_path, default_config())
-    jobs = scheduled_jobs(run_snakemake(tmp_path, "-n", "results/first_relevant/positions/positions.tex",
-                                        "--configfile", str(PAPER / "positions.yaml")).stdout)
-    rules = {r for r, _ in jobs}
-    assert {"positions_sparse", "positions_dense", "positions_report"} <= rules
-    assert {w.split("=")[1] for r, w in jobs if r == "positions_sparse"} == {"msmarco_train", "msmarco_dev"}
-    assert {w.split("=")[1] for r, w in jobs if r == "positions_dense"} == {"dl19", "dl20", "dl21", "robust04_desc"}
-    assert "train" not in rules  # positions read judgments and documents, never a model
+    output = dry_runs["positions"]
+    jobs = scheduled_jobs(output)
+    rules = [r for r, _ in jobs]
+    assert rules.count("positions_report") == rules.count("bm25_index") == 1
+    assert sorted(w.split("=")[1] for r, w in jobs if r == "positions_sparse") == ["msmarco_dev", "msmarco_train"]
+    assert sorted(w.split("=")[1] for r, w in jobs if r == "positions_dense") == ["dl19", "dl20", "dl21",
+                                                                                   "robust04_desc"]
+    assert not {"train", "generate_synthetic"} & set(rules)  # judgments and documents, never a model or the generator
+    # the passage collection and the passage query sets come through the ordinary fetch rules
+    assert "results/data/msmarco_passage/source/docs.jsonl" in output
+    assert "results/data/msmarco_passage/qrels/msmarco_passage_train.txt" in output
 
 
 def test_the_positions_config_breaks_ms_marco_dev_down_by_the_estimated_positions(tmp_path):

@@ -4,7 +4,7 @@ answers are known exactly (so is every accuracy, the "*" question's free point i
 import pandas as pd
 import pytest
 
-from posbias.litm.positions import gap_table, position_table
+from posbias.litm.stats import gap_table, position_table
 from posbias.litm.predict import predict, read_examples, write_predictions
 from posbias.litm.qa_builder import write_oracle_file, write_position_file
 from posbias.litm.score import score_file

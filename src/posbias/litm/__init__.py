@@ -14,7 +14,7 @@ One idea per module:
 - `predict`: examples into `posbias.llm` requests and completions into prediction records (authors' layout);
 - `metric`: the authors' QA metric (`best_subspan_em`) and KV accuracy, quirks included;
 - `score`: scoring a predictions file;
-- `positions`: per-position accuracy, Wilson intervals, paired McNemar tests against the first position (corrected
+- `stats`: per-position accuracy, Wilson intervals, paired McNemar tests against the first position (corrected
   within each curve) and best-worst gaps.
 
 Which of the authors' quirks each module replicates or fixes is said in its docstring (spec `litm.md` §6).
@@ -22,4 +22,8 @@ Which of the authors' quirks each module replicates or fixes is said in its docs
 Every analysis stage has the same four orchestration files: `config` (its config section: schema fragment
 `config.schema.yaml`, checks, accessor `CFG.litm`), `paths` (where its files go), `steps` (the job functions
 that rules/litm.smk and its command line run) and `cli` (`posbias litm ...`).
+
+Its role modules (docs/architecture.md, analysis stages): `stats` is the statistics. There is no `build`: the
+two tasks' data are built by peers, `qa_builder` (QA) and `kv` (key-value), that the steps call one per task, and
+no `report`: the tables and figures are written by `posbias.reporting` (`position_tables`, `figures`).
 """

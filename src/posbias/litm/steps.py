@@ -27,7 +27,7 @@ def setting_name(task: str, size: int, gold_index: int) -> str:
 
 def settings(task: str, section: dict) -> list[tuple[str, int, int | None]]:
     """(name, size, gold index) of every setting a task's config section asks for; closed-book and oracle (QA) are
-    sizes 0 and 1 with no gold index, as `posbias.litm.positions` reads them."""
+    sizes 0 and 1 with no gold index, as `posbias.litm.stats` reads them."""
     key = "k" if task == "qa" else "n"
     found = [(setting_name(task, item[key], i), item[key], i) for item in section["sizes"] for i in item["positions"]]
     if task == "qa":
@@ -189,7 +189,7 @@ def _limit_threads(threads: int | None) -> None:
 
 def score(task: str, predictions: dict[str, str], out: str) -> None:
     """Score every prediction file (`predictions`: `{model}/{variant}/{setting}` -> path) into one Parquet file of
-    per-example rows with the columns `posbias.litm.positions` reads."""
+    per-example rows with the columns `posbias.litm.stats` reads."""
     from posbias.io import atomic_write
     from posbias.litm.score import score_file
 
@@ -210,7 +210,7 @@ def report(evaluations: list[str], labels: dict[str, str], tables: dict[str, dic
     """Tables (`tables`: `{task}_{size}` -> the four output paths) and figures (`figures`: `{task}_{size}` -> PNG
     and PDF paths) of accuracy by gold position, one per task and size. Each position is tested against the
     curve's first one, with `correction` (`litm.correction`) over the tests of each curve."""
-    from posbias.litm.positions import gap_table, position_table
+    from posbias.litm.stats import gap_table, position_table
     from posbias.reporting.figures import position_curves
     from posbias.reporting.position_tables import position_table_outputs
 

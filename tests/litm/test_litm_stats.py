@@ -6,7 +6,7 @@ from scipy.stats import norm
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 
-from posbias.litm.positions import gap_table, position_table
+from posbias.litm.stats import gap_table, position_table
 
 
 def _rows(size, gold_index, right, n=10, model="m", variant="default"):

@@ -12,10 +12,15 @@ Two ways to find it:
   the positive judgments, queries shuffled and interleaved (`pairs`).
 
 Both give one row per (query, document) (`rows`); `shares` bins them (256 tokens in the study) into the table
-of shares and the coverage, `figures` draws Figures 1 and 7, and `truth` compares estimates with the embedded
+of shares and the coverage, `report` draws Figures 1 and 7, and `truth` compares estimates with the embedded
 generator's known answer offsets.
 
 Every analysis stage has the same four orchestration files: `config` (its config section: schema fragment
 `config.schema.yaml`, checks, accessor `CFG.positions`), `paths` (where its files go), `steps` (the job functions
 that rules/positions.smk and its command line run) and `cli` (`posbias positions ...`).
+
+Its role modules (docs/architecture.md, analysis stages): `report` draws the figures (the table of shares goes
+through `posbias.reporting`). There is no `build` (each path's job finds its positions from the collection's own
+files, through the helpers above) and no `stats`: `shares` counts bins and coverage and also holds the positions
+file's columns and bins that both paths and `posbias.sweep.positions` read.
 """

@@ -234,7 +234,7 @@ def report(rows: Mapping[str, str], summaries: Mapping[str, str], settings: Mapp
            figures: Mapping[str, list[str]], truth: Mapping[str, str], agreement_out: str) -> None:
     """The table of shares, Figures 7 (every group) and 1 (`figure1`), and the agreement of the sets in `truth`
     (set -> the generator's truth file) with the known offsets (an empty table when there is none)."""
-    from posbias.positions import figures as draw
+    from posbias.positions import report as draw
     from posbias.positions.shares import share_table
     from posbias.positions.truth import agreement, read_truth
     from posbias.reporting.render import Table, write_tables

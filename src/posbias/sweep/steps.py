@@ -14,11 +14,9 @@ from posbias.io import (nonempty, read_documents, read_qrels, read_queries, read
                         write_qrels, write_queries, write_run)
 from posbias.names import RETRIEVER
 from posbias.reporting.render import Table, write_tables
-from posbias.sweep.breakdown import bins_from_edges, position_breakdown
-from posbias.sweep.builder import SweepSettings, relevant_document, sweep_id, sweep_query
-from posbias.sweep.curves import expected_random, sweep_curves, with_ranks
+from posbias.sweep.build import SweepSettings, relevant_document, sweep_id, sweep_query
 from posbias.sweep.positions import read_positions, write_sweep_positions
-from posbias.sweep.tables import breakdown_caption, breakdown_cells, sweep_caption, sweep_cells
+from posbias.sweep.stats import bins_from_edges, expected_random, position_breakdown, sweep_curves, with_ranks
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +110,8 @@ def sweep_report(per_seed: str, positions: str, candidates: str, models: dict, m
                  figure: list[str], note: str = "") -> None:
     """The sweep's table (`table`: tex, csv, md, html) and figure (`figure`: png and pdf paths); `models` maps
     model names to labels, `zero_shot` lists the labels of those with one run, `note` ends the caption."""
-    from posbias.sweep.figure import sweep_figure  # matplotlib: only this job pays its import
+    # matplotlib (the figure's): only the two report jobs pay its import
+    from posbias.sweep.report import sweep_caption, sweep_cells, sweep_figure
 
     frame = pd.read_parquet(per_seed)
     frame = frame[frame["system"].isin(models)]
@@ -129,6 +128,8 @@ def sweep_report(per_seed: str, positions: str, candidates: str, models: dict, m
 def breakdown_report(averaged: str, positions: str, spec: dict, models: dict, retriever_label: str,
                      correction: str, alpha: float, n_seeds: int, zero_shot: list[str], outputs: dict) -> None:
     """The breakdown of `spec["metric"]` on `spec["queryset"]` by position bin (`tables.position_breakdown`)."""
+    from posbias.sweep.report import breakdown_caption, breakdown_cells
+
     frame = pd.read_parquet(averaged)
     frame = frame[frame["queryset"] == spec["queryset"]]
     starts = read_positions(positions)

@@ -12,9 +12,8 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from posbias.errors import InputError
-from posbias.sweep.breakdown import bins_from_edges, position_breakdown
-from posbias.sweep.curves import expected_random, sweep_curves, with_ranks
 from posbias.stats.unpaired import mean_interval, welch_t_test
+from posbias.sweep.stats import bins_from_edges, expected_random, position_breakdown, sweep_curves, with_ranks
 
 STATISTICS = {"test": "t", "correction": "holm", "permutations": 999, "seed": 0}
 
@@ -116,7 +115,7 @@ def test_breakdown_matches_scipy():
 
 
 def test_a_position_that_ties_with_the_first_is_no_test_outside_the_family(sweep):
-    from posbias.sweep.tables import sweep_caption, sweep_cells
+    from posbias.sweep.report import sweep_caption, sweep_cells
 
     frame, positions, ranks, bases = sweep
     # position 2 ranks every query as position 1 does (an order-invariant model would, at every position)
@@ -135,7 +134,7 @@ def test_a_position_that_ties_with_the_first_is_no_test_outside_the_family(sweep
 
 
 def test_the_caption_ends_with_the_configured_note(sweep):
-    from posbias.sweep.tables import sweep_caption
+    from posbias.sweep.report import sweep_caption
 
     frame, positions, ranks, bases = sweep
     curves = sweep_curves(with_ranks(per_seed_frame(ranks), "RR"), positions, {"m": "Model"}, "RR", STATISTICS, 0.05)

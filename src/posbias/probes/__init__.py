@@ -9,8 +9,12 @@ paired tests.
 - `position`, `brevity`, `answer`, `literal`, `repetition`, `foil`: the probes' pair constructions (spec §2.1-§2.7).
 - `synthetic`: a Re-DocRED-format world the demo writes itself.
 - `stats`: the paired statistics of one probe and scorer.
+- `report`: the probe table, the RAG table and the figures (sweep, heatmaps, summary).
 
 Every analysis stage has the same four orchestration files: `config` (its config section: schema fragment
 `config.schema.yaml`, checks, accessor `CFG.probes`), `paths` (where its files go), `steps` (the job functions
 that rules/probes.smk and its command line run) and `cli` (`posbias probes ...`).
+
+Its role modules (docs/architecture.md, analysis stages) are `stats` and `report`. There is no `build`: the
+steps build the query table (`queries`) and then each probe's pairs with the probe's own module, side by side.
 """

@@ -4,14 +4,14 @@ Figures 1 and 7; spec: shared/specs/longdoc.md, section 3).
 Two ways to find it:
 
 - sparse labels (MS MARCO: relevant passages are known, documents are judged): each relevant passage is matched
-  approximately to documents (`normalise`, `matching`), its character offset turned into a token offset
+  approximately to documents (`matching`, which normalises both texts first), its character offset turned into a token offset
   (`offsets`); the candidate documents are the judged ones plus a BM25 top-k of the passage (`candidates`);
 - dense labels (TREC DL, Robust04, Gov2, ClueWeb12: only documents are judged): each positive document is cut
   into sentence-preserving chunks (`chunks`), each chunk judged with the query by a language model with the
   UMBRELA prompt (`umbrela`), and the first chunk graded 1 or more is the position (`judging`); the pairs are
   the positive judgments, queries shuffled and interleaved (`pairs`).
 
-Both give one row per (query, document) (`rows`); `shares` bins them (256 tokens in the study) into the table
+Both give one row per (query, document) (its columns: `shares.ROW_COLUMNS`); `shares` bins them (256 tokens in the study) into the table
 of shares and the coverage, `report` draws Figures 1 and 7, and `truth` compares estimates with the embedded
 generator's known answer offsets.
 

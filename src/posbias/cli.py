@@ -1,6 +1,9 @@
-"""The `posbias` command line: every step the workflow runs, runnable by hand. The analysis stages' commands
-(litm, probes, positions, sweep) are registered by their folders' cli.py, named by their config sections
-(`posbias.config.registry.stages`).
+"""The `posbias` command line: the workflow's steps by hand.
+
+It covers the data, retrieval, training, reranking, evaluation, comparisons, provenance, the regression check and
+the four analysis stages, whose commands (litm, probes, positions, sweep) their folders' cli.py register, named by
+their config sections (`posbias.config.registry.stages`). The study's tables and figures, seed pooling,
+cross-validation folds and fine-tuning run only through the workflow's scripts/ so far.
 
     posbias generate --config config.yaml --out results/data/synthetic --passages results/data/synthetic-passages
     posbias fetch --config config/paper/robust04.yaml --collection robust04 --out docs.jsonl

@@ -13,9 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-import posbias.config
 from posbias.config import ConfigError, canonical, load_config, prepare, read_config_file, read_layered, validate
-from posbias.rankers import catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8"))

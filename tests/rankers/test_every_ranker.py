@@ -18,7 +18,6 @@ import torch
 from posbias.rankers.bi_encoder import BiEncoderBatch
 from posbias.rankers.catalog import DISJOINT_CHUNKS, ONE_SEQUENCE
 from posbias.rankers.checkpoint import load_checkpoint, save_checkpoint
-from posbias.rankers.chunking import ChunkBatch
 from posbias.rankers.late_interaction import LateBatch
 from posbias.rankers.registry import RANKERS, build_ranker
 from posbias.training.loop import parameter_groups

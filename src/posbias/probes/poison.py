@@ -29,7 +29,7 @@ from typing import Callable, Mapping, Sequence
 from posbias.errors import InputError
 from posbias.probes.declarations import POISON
 from posbias.probes.foil import foil
-from posbias.probes.pairs import ProbePair, evidence_sentence_id, join
+from posbias.probes.pairs import ProbePair, evidence_sentence_id
 from posbias.probes.queries import ProbeQuery, longest_name
 
 log = logging.getLogger(__name__)

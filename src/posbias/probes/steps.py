@@ -22,7 +22,7 @@ import pandas as pd
 
 from posbias.errors import InputError
 from posbias.io import atomic_write
-from posbias.probes.declarations import FOIL, POISON, PROBES, SWEEP
+from posbias.probes.declarations import FOIL, POISON, PROBES
 
 log = logging.getLogger(__name__)
 

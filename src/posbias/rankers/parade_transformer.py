@@ -57,7 +57,7 @@ class ParadeTransfRand(ChunkRanker):
         model = random_aggregator(backbone.config, self.aggregator_layers, self.aggregator_heads)
         tokenizer = load_tokenizer(backbone.name_or_path, self.trust_remote_code)  # the backbone's vocabulary
         if tokenizer.cls_token_id is None or tokenizer.sep_token_id is None:
-            raise InputError(f"parade_transf_rand: the backbone's tokenizer has no [CLS] or [SEP] to start C and S from")
+            raise InputError("parade_transf_rand: the backbone's tokenizer has no [CLS] or [SEP] to start C and S from")
         cls, sep = special_token_vectors(backbone, [tokenizer.cls_token_id, tokenizer.sep_token_id])
         aggregator = SpecialTokenTransformer(model, backbone.config.hidden_size, cls, sep)
         check_aggregator_length(self, aggregator)

@@ -1,9 +1,11 @@
+import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from posbias.rankers import check_geometry, geometry_limit
-from posbias.rankers.geometry import ChunkGeometry, position_limit
+from posbias.rankers.geometry import ChunkGeometry, plain_config, position_limit
 from posbias.rankers.registry import build_ranker
 
 
@@ -43,6 +45,19 @@ def test_the_limit_is_read_from_the_config_alone(tiny_backbone, roberta_config_d
     assert geometry_limit("offline:all-MiniLM-L6-v2") == 512
     assert geometry_limit(roberta_config_dir) == 512  # 514 minus RoBERTa's padding offset of 2
     assert geometry_limit("no-such-org/not-in-any-local-cache") is None  # unreadable offline: unchecked
+
+
+def test_the_plain_json_reading_agrees_with_transformers_config(tiny_backbones, roberta_config_dir, tmp_path):
+    from transformers import AutoConfig
+
+    for directory in (tiny_backbones, roberta_config_dir):
+        assert plain_config(directory) is not None
+        assert position_limit(plain_config(directory)) == position_limit(AutoConfig.from_pretrained(directory))
+    # RoBERTa's class default pad_token_id (1) is not in the file: transformers reads it, not the JSON route
+    config = json.loads((Path(roberta_config_dir) / "config.json").read_text())
+    del config["pad_token_id"]
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    assert plain_config(tmp_path) is None and geometry_limit(str(tmp_path)) == 512
 
 
 def test_models_without_a_position_table_have_no_limit():

@@ -1,5 +1,9 @@
 """Lucene BM25 through pyserini, on a small collection written in the real formats."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from posbias.errors import InputError
@@ -30,6 +34,20 @@ def test_bm25_ranks_lexical_matches_and_respects_depth(collection):
     assert max(run["q2"], key=run["q2"].get) == "d4"
     assert all(len(scores) <= 2 for scores in run.values())
     assert "q3" not in run  # no match, no lines
+
+
+def test_a_search_loads_no_neural_library(collection):
+    """BM25 jobs start the JVM and nothing else: pyserini's search module would import torch, transformers
+    and the OpenAI client on the way (seconds per job)."""
+    script = ("import sys; from posbias.steps.retrieval import retrieve; "
+              f"retrieve({str(collection / 'index')!r}, {str(collection / 'queries.tsv')!r}, "
+              f"{str(collection / 'fresh.run')!r}, k=2, k1=0.9, b=0.4, threads=1); "
+              "print(sorted({'torch', 'transformers', 'openai', 'sklearn'} & set(sys.modules)))")
+    env = {key: value for key, value in os.environ.items() if key != "OPENAI_API_KEY"}
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "[]"
+    assert read_run(collection / "fresh.run")["q1"]
 
 
 def test_random_shuffle_keeps_candidates_and_is_seeded(collection):

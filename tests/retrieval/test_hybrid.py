@@ -2,6 +2,7 @@
 
 import json
 import logging
+import os
 
 import numpy as np
 import pytest
@@ -36,11 +37,17 @@ def indexes(tmp_path_factory):
     return root
 
 
-def lucene_bm25(index_dir, query: str, k1: float, b: float) -> dict[str, float]:
-    """pyserini's own BM25 ranking over the whole collection (documents without a query term are absent)."""
+def lucene_searcher(index_dir):
+    """pyserini's own searcher (its module builds an OpenAI client when imported, which wants a key)."""
+    os.environ.setdefault("OPENAI_API_KEY", "not-used-by-the-tests")
     from pyserini.search.lucene import LuceneSearcher
 
-    searcher = LuceneSearcher(str(index_dir))
+    return LuceneSearcher(str(index_dir))
+
+
+def lucene_bm25(index_dir, query: str, k1: float, b: float) -> dict[str, float]:
+    """pyserini's own BM25 ranking over the whole collection (documents without a query term are absent)."""
+    searcher = lucene_searcher(index_dir)
     searcher.set_bm25(k1=k1, b=b)
     return {hit.docid: hit.score for hit in searcher.search(query, k=len(DOCS))}
 
@@ -55,6 +62,15 @@ def test_bm25_scores_of_pairs_equal_pyserini_search_scores(indexes):
     assert scores["q3"]["d4"] == 0.0  # no query term in the document
     default = lucene_bm25(indexes / "lucene", QUERIES["q1"], 0.9, 0.4)
     assert max(abs(scores["q1"][doc_id] - default[doc_id]) for doc_id in default) > 0.01
+
+
+def test_bm25_search_returns_what_pyserinis_searcher_returns(indexes):
+    searcher = lucene_searcher(indexes / "lucene")
+    searcher.set_bm25(k1=K1, b=B)
+    expected = searcher.batch_search(list(QUERIES.values()), list(QUERIES), k=3, threads=1)
+    run = bm25.search(str(indexes / "lucene"), QUERIES, k=3, k1=K1, b=B)
+    assert run == {qid: {hit.docid: float(hit.score) for hit in expected[qid]} for qid in QUERIES}
+    assert [list(scores) for scores in run.values()] == [[hit.docid for hit in expected[qid]] for qid in QUERIES]
 
 
 def test_dense_candidates_are_the_top_k_cosines(indexes):

@@ -17,8 +17,11 @@ arguments with it when it builds the graph.
 from __future__ import annotations
 
 import functools
+import json
 import math
 from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Mapping
 
 from posbias.errors import InputError
@@ -94,17 +97,41 @@ def position_limit(config) -> int | None:
 def geometry_limit(backbone: str, trust_remote_code: bool = False) -> int | None:
     """`position_limit` of a backbone, from its config alone (local files only, never the network);
     None when the config cannot be read here (a hub name not in the local cache)."""
-    from transformers import AutoConfig
-
     from posbias.backbones import resolve
 
     path = resolve(backbone)  # an unknown offline: name is an error, not an unreadable config
+    plain = plain_config(path)
+    if plain is not None:
+        return position_limit(plain)
+    from transformers import AutoConfig
+
     try:
         config = AutoConfig.from_pretrained(path, local_files_only=True,
                                             trust_remote_code=trust_remote_code)
     except (OSError, ValueError):
         return None
     return position_limit(config)
+
+
+def plain_config(path: str):
+    """A local model directory's `config.json` read as plain JSON, when it states everything `position_limit`
+    reads; otherwise None (then transformers builds the config, with its class defaults). Every workflow
+    command checks the models' geometry, and importing transformers to read three numbers would double the
+    time a dry run takes."""
+    config_file = Path(path) / "config.json"
+    if not config_file.is_file():
+        return None
+    try:
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(config, dict) or not isinstance(config.get("max_position_embeddings"), int) \
+            or not isinstance(config.get("model_type"), str):
+        return None  # a limit under another name (an attribute map) or a class default: transformers knows
+    if config["model_type"] in PADDING_OFFSET_MODEL_TYPES and not isinstance(config.get("pad_token_id"), int):
+        return None
+    return SimpleNamespace(**{key: config.get(key) for key in
+                              ("model_type", "max_position_embeddings", "position_embedding_type", "pad_token_id")})
 
 
 def longest_input(ranker: str, geometry: ChunkGeometry, tokenizer=None, prefixes: str = "none") -> tuple[int, str]:

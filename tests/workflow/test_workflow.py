@@ -121,7 +121,7 @@ def test_end_to_end_writes_tables_runs_and_logs(finished_run):
     assert len(fields) == 6 and fields[1] == "Q0" and fields[3] == "1" and fields[5] == "maxp-seed1"
     assert (work / "logs/train/maxp/seed2.log").read_text().count("training maxp") >= 1
     assert (work / "results/benchmarks/train/maxp/seed1.tsv").exists()
-    assert (work / "results/benchmarks/rerank/dev/maxp/seed1.tsv").exists()
+    assert (work / "results/benchmarks/rerank_checkpoint/maxp/seed1.tsv").exists()
     checkpoint = work / "results/models/maxp/seed1"
     assert {"ranker.json", "ranker.pt", "backbone"} <= {p.name for p in checkpoint.iterdir()}
     # per-query values are averaged over both seeds before testing
@@ -212,13 +212,12 @@ def test_changing_one_learning_rate_reruns_only_that_model(finished_run, tmp_pat
     # targets first: --configfile takes every argument that follows it
     jobs = scheduled_jobs(run_snakemake(work, "-n", *TARGETS, "--configfile", str(other)).stdout)
     rules = {rule for rule, _ in jobs}
-    assert rules == {"train", "rerank", "evaluate", "combine_seeds", "finetune",
+    assert rules == {"train", "rerank_checkpoint", "evaluate", "combine_seeds",
                      "evaluate_finetuned", "combine_finetuned_seeds", "evaluate_cutoff", "combine_cutoff_seeds",
                      "table1", "table7", "table4", "farrelevant_figure", "outcome_table", "efficiency_figure",
                      "sweep_report", "position_breakdown", "provenance"}
     for rule, wildcards in jobs:
-        if rule in ("train", "rerank", "evaluate", "finetune", "evaluate_finetuned",
-                    "evaluate_cutoff"):
+        if rule in ("train", "rerank_checkpoint", "evaluate", "evaluate_finetuned", "evaluate_cutoff"):
             assert "maxp" in wildcards, (rule, wildcards)
     assert sum(rule == "train" for rule, _ in jobs) == 2  # both seeds of maxp, nothing else
 
@@ -260,12 +259,12 @@ def test_an_external_run_is_evaluated_and_placed_in_the_tables(finished_run, tmp
     assert "| Their BM25 | " in (work / "results" / "table1.md").read_text()
 
 
-def dry_run_with(work: Path, other: Path, change) -> list[tuple[str, str]]:
+def dry_run_with(work: Path, other: Path, change, *options: str) -> list[tuple[str, str]]:
     """The jobs a dry run schedules after `change` is applied to the finished run's config (written to `other`)."""
     config = yaml.safe_load((work / "config.yaml").read_text())
     change(config)
     other.write_text(yaml.safe_dump(config, sort_keys=False))
-    return scheduled_jobs(run_snakemake(work, "-n", *TARGETS, "--configfile", str(other)).stdout)
+    return scheduled_jobs(run_snakemake(work, "-n", *TARGETS, *options, "--configfile", str(other)).stdout)
 
 
 def test_the_same_config_with_sorted_keys_and_other_number_spellings_reruns_nothing(finished_run, tmp_path):
@@ -277,49 +276,58 @@ def test_the_same_config_with_sorted_keys_and_other_number_spellings_reruns_noth
     assert scheduled_jobs(run_snakemake(finished_run, "-n", *TARGETS, "--configfile", str(other)).stdout) == []
 
 
-def test_one_query_sets_depth_reruns_only_that_query_sets_rerankings_and_what_reads_them(finished_run, tmp_path):
-    jobs = dry_run_with(finished_run, tmp_path / "depth.yaml", lambda c: c["querysets"]["test"].update(depth=5))
-    assert {rule for rule, _ in jobs} == {"bm25_retrieve", "random_shuffle", "rerank", "rerank_listwise", "evaluate",
+def per_queryset(config: dict) -> None:
+    config["rerank"]["jobs"] = "per_queryset"
+
+
+def test_with_a_job_per_query_set_new_candidates_of_one_query_set_rerun_only_its_rerankings(finished_run, tmp_path):
+    work = copy_of_run(finished_run, tmp_path / "copy")
+    config = yaml.safe_load((work / "config.yaml").read_text())
+    per_queryset(config)
+    (work / "per_queryset.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    candidates = work / "results/candidates/bm25/test/top6.run"
+    lines = candidates.read_text().splitlines(keepends=True)
+    candidates.unlink()  # a hard link to the shared run's file: it is written anew, newer, and one line shorter
+    candidates.write_text("".join(lines[:-1]))
+    # The run's jobs were one per checkpoint, whose params and inputs differ from a query set's job: only changed
+    # files trigger here, so what reruns is what reads test's candidates.
+    jobs = scheduled_jobs(run_snakemake(work, "-n", *TARGETS, "--rerun-triggers", "mtime",
+                                        "--configfile", str(work / "per_queryset.yaml")).stdout)
+    assert {rule for rule, _ in jobs} == {"random_shuffle", "rerank", "rerank_listwise", "evaluate",
                                           "combine_seeds", "table1", "table7", "efficiency_figure", "provenance"}
     for rule, wildcards in jobs:
-        if rule in ("bm25_retrieve", "random_shuffle", "rerank", "rerank_listwise", "evaluate", "combine_seeds"):
+        if rule in ("random_shuffle", "rerank", "rerank_listwise", "evaluate", "combine_seeds"):
             assert "queryset=test" in wildcards, (rule, wildcards)
+    assert sum(rule == "rerank" for rule, _ in jobs) == 6  # three models, two seeds
 
 
-def per_checkpoint(config: dict) -> None:
-    config["rerank"]["jobs"] = "per_checkpoint"
-
-
-def test_switching_to_a_reranking_job_per_checkpoint_reruns_the_rerankings_but_trains_nothing(finished_run, tmp_path):
-    # each run's job now reads every query set's files: Snakemake reruns a job whose set of inputs changed
-    rules = {rule for rule, _ in dry_run_with(finished_run, tmp_path / "per_checkpoint.yaml", per_checkpoint)}
-    assert "rerank_checkpoint" in rules and not rules & {"rerank", "finetune", "train", "bm25_retrieve"}
+def test_switching_to_a_reranking_job_per_query_set_reruns_the_rerankings_but_trains_nothing(finished_run, tmp_path):
+    # each run's job now reads one query set's files: Snakemake reruns a job whose set of inputs changed
+    rules = {rule for rule, _ in dry_run_with(finished_run, tmp_path / "per_queryset.yaml", per_queryset)}
+    assert {"rerank", "finetune"} <= rules and not rules & {"rerank_checkpoint", "train", "bm25_retrieve"}
 
 
 def test_with_a_job_per_checkpoint_one_query_sets_depth_reruns_every_checkpoints_reranking(finished_run, tmp_path):
-    def change(config):
-        per_checkpoint(config)
-        config["querysets"]["test"]["depth"] = 5
-
-    jobs = dry_run_with(finished_run, tmp_path / "per_checkpoint_depth.yaml", change)
+    jobs = dry_run_with(finished_run, tmp_path / "per_checkpoint_depth.yaml",
+                        lambda config: config["querysets"]["test"].update(depth=5))
     reranked = sorted(wildcards for rule, wildcards in jobs if rule == "rerank_checkpoint")
     assert reranked == [f"model={m}, seed={s}" for m in ("firstp", "maxp", "parade_attn") for s in (1, 2)]
     assert not {rule for rule, _ in jobs} & {"rerank", "finetune"}  # the checkpoint's job fine-tunes it too
 
 
-def test_a_job_per_checkpoint_writes_the_runs_the_jobs_per_query_set_wrote(finished_run, tmp_path):
+def test_the_jobs_per_query_set_write_the_runs_the_job_per_checkpoint_wrote(finished_run, tmp_path):
     work = copy_of_run(finished_run, tmp_path / "copy")
     config = yaml.safe_load((work / "config.yaml").read_text())
-    per_checkpoint(config)
-    (work / "per_checkpoint.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    runs = [f"results/runs/{qs}/maxp/seed1.run" for qs in ("dev", "test", "farrelevant")]
-    runs.append("results/runs-finetuned/farrelevant/maxp/seed1.run")  # the job fine-tunes the checkpoint too
-    before = {run: (work / run).read_text() for run in runs}
-    result = run_snakemake(work, "-j", "1", "results/runs/test/maxp/seed1.run", "--forcerun", "rerank_checkpoint",
-                           "--configfile", str(work / "per_checkpoint.yaml"))
-    assert [rule for rule, _ in scheduled_jobs(result.stderr)] == ["rerank_checkpoint"]  # a run logs to stderr
-    assert (work / "logs/rerank_checkpoint/maxp/seed1.log").exists()
-    for run, text in before.items():  # one job rewrote all four, with the same scores
+    per_queryset(config)
+    (work / "per_queryset.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    runs = {"rerank": "results/runs/test/maxp/seed1.run",
+            "finetune": "results/runs-finetuned/farrelevant/maxp/seed1.run"}
+    before = {run: (work / run).read_text() for run in runs.values()}
+    result = run_snakemake(work, "-j", "1", *runs.values(), "--forcerun", "rerank", "finetune",
+                           "--configfile", str(work / "per_queryset.yaml"))
+    assert sorted(rule for rule, _ in scheduled_jobs(result.stderr)) == ["finetune", "rerank"]  # a run logs to stderr
+    assert (work / "logs/rerank/test/maxp/seed1.log").exists()
+    for run, text in before.items():  # the same scores as the checkpoint's job wrote
         assert (work / run).read_text() == text, run
         assert json.loads((work / f"{run}.json").read_text())["scoring_seconds"] > 0
 

@@ -100,7 +100,10 @@ def geometry_limit(backbone: str, trust_remote_code: bool = False) -> int | None
     from posbias.backbones import resolve
 
     path = resolve(backbone)  # an unknown offline: name is an error, not an unreadable config
-    plain = plain_config(path)
+    found = config_file(path)
+    if found is None:
+        return None
+    plain = plain_config(found)
     if plain is not None:
         return position_limit(plain)
     from transformers import AutoConfig
@@ -113,16 +116,27 @@ def geometry_limit(backbone: str, trust_remote_code: bool = False) -> int | None
     return position_limit(config)
 
 
-def plain_config(path: str):
-    """A local model directory's `config.json` read as plain JSON, when it states everything `position_limit`
-    reads; otherwise None (then transformers builds the config, with its class defaults). Every workflow
-    command checks the models' geometry, and importing transformers to read three numbers would double the
-    time a dry run takes."""
-    config_file = Path(path) / "config.json"
-    if not config_file.is_file():
-        return None
+def config_file(path: str) -> Path | None:
+    """The `config.json` of a local model directory, or of a hub name in the local Hugging Face cache (where
+    transformers would find it offline); None when there is none."""
+    if Path(path).is_dir():
+        found = Path(path) / "config.json"
+        return found if found.is_file() else None
+    from huggingface_hub import try_to_load_from_cache
+
     try:
-        config = json.loads(config_file.read_text(encoding="utf-8"))
+        cached = try_to_load_from_cache(path, "config.json")
+    except ValueError:  # not a hub name either
+        return None
+    return Path(cached) if isinstance(cached, str) else None
+
+
+def plain_config(config_file: Path):
+    """A `config.json` read as plain JSON, when it states everything `position_limit` reads; otherwise None
+    (then transformers builds the config, with its class defaults). Every workflow command checks the models'
+    geometry, and importing transformers to read three numbers would double the time a dry run takes."""
+    try:
+        config = json.loads(Path(config_file).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(config, dict) or not isinstance(config.get("max_position_embeddings"), int) \

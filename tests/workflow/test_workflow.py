@@ -408,7 +408,9 @@ def test_a_debiased_model_trains_on_a_debiased_copy_and_reads_the_original_docum
     trained = {w for r, w in jobs if r == "train"}  # the table reads every system's per-query values
     assert trained >= {f"model={m}, seed={s}" for m in ("maxp", "maxp_debiased") for s in (1, 2)}
     stores = {w.split(",")[0] for r, w in jobs if r == "tokenize_documents"}
-    assert stores == {"collection=synthetic", "collection=synthetic-debiased-k1-seed0", "collection=farrelevant"}
+    # the sweep's too: a checkpoint's job reranks every query set (rerank.jobs: per_checkpoint)
+    assert stores == {"collection=synthetic", "collection=synthetic-debiased-k1-seed0", "collection=farrelevant",
+                      "collection=sweep"}
     train_inputs = re.findall(r"rule train:\n\s+input: ([^\n]+)\n\s+output: results/models/(\w+)/seed1", output)
     reads_copy = {model: "synthetic-debiased-k1-seed0/" in inputs for inputs, model in train_inputs}
     assert reads_copy == {"firstp": False, "maxp": False, "parade_attn": False, "maxp_debiased": True}

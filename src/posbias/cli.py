@@ -2,7 +2,8 @@
 
 It covers the data, retrieval, training, reranking, evaluation, comparisons, provenance, the regression check and
 the four analysis stages, whose commands (litm, probes, positions, sweep) their folders' cli.py register, named by
-their config sections (`posbias.config.registry.stages`). The study's tables and figures, seed pooling,
+their config sections (`posbias.config.registry.stages`), and the study's model tables and seed pooling
+(`posbias study`, posbias/study_cli.py). The study's figures, dataset and first-stage tables, outcome table,
 cross-validation folds and fine-tuning run only through the workflow's scripts/ so far.
 
     posbias generate --config config.yaml --out results/data/synthetic --passages results/data/synthetic-passages
@@ -33,6 +34,8 @@ cross-validation folds and fine-tuning run only through the workflow's scripts/ 
     posbias sweep report --config config.yaml --per-seed per_seed.parquet --positions ... --candidates ... --out out/
     posbias sweep breakdown --config config.yaml --averaged seed_averaged.parquet --positions ... --out out/
     posbias evaluate --qrels qrels.txt --run out.run --metric RR@10 --metric nDCG@10
+    posbias study combine-seeds --values a.parquet b.parquet --per-seed per_seed.parquet --averaged averaged.parquet
+    posbias study table --config config.yaml --name table1 --averaged dev/seed_averaged.parquet ... --out results/
     posbias compare --qrels qrels.txt --run a.run --run b.run --metric RR@10 [--json]
     posbias provenance [--config config.yaml]      (the environment, and a config's hash, as manifests record them)
     posbias regress --results results --expected config/regression/demo.yaml [--write-expected]
@@ -230,6 +233,9 @@ def main(argv: list[str] | None = None) -> int:
     from posbias.config.registry import stages
     for stage in stages().values():
         importlib.import_module(stage.commands).register(commands)
+    from posbias import study_cli  # the study's model tables and seed pooling
+
+    study_cli.register(commands)
 
     args = parser.parse_args(argv)
     # Combinations argparse cannot express, refused the way it refuses the rest (usage, exit status 2).

@@ -103,11 +103,7 @@ if "outcomes" in TABLES:
         output:
             **table_outputs("outcomes", "outcomes"),
         params:
-            querysets=OUTCOME_QUERYSETS,
-            rel_levels=[QUERYSETS[qs].rel_level for qs in OUTCOME_QUERYSETS],
-            alphas=[QUERYSETS[qs].alpha for qs in OUTCOME_QUERYSETS],
-            spec=canonical(TABLES.get("outcomes")),
-            models=canonical({m: {"label": s.label, "baseline": s.baseline} for m, s in CFG.models.items()}),
+            **CFG.tables.outcome_params(),
         conda:
             "../envs/posbias.yaml"
         log:
@@ -128,9 +124,7 @@ if "first_stage" in TABLES:
         output:
             **table_outputs("first_stage", "first_stage"),
         params:
-            spec=canonical(TABLES.get("first_stage")),
-            querysets=canonical({q: {"alpha": QUERYSETS[q].alpha} for q in TABLES.get("first_stage", {}).get("querysets", [])}),
-            statistics=canonical(CFG.data["statistics"]),
+            **CFG.tables.first_stage_params(),
         conda:
             "../envs/posbias.yaml"
         log:

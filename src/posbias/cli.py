@@ -2,8 +2,8 @@
 
 It covers the data, retrieval, training, reranking, evaluation, comparisons, provenance, the regression check and
 the four analysis stages, whose commands (litm, probes, positions, sweep) their folders' cli.py register, named by
-their config sections (`posbias.config.registry.stages`), and the study's model tables and seed pooling
-(`posbias study`, posbias/study_cli.py). The study's figures, dataset and first-stage tables, outcome table,
+their config sections (`posbias.config.registry.stages`), and the study's seed pooling, model tables, outcome
+table and first-stage table (`posbias study`, posbias/study_cli.py). The study's figures, dataset tables,
 cross-validation folds and fine-tuning run only through the workflow's scripts/ so far.
 
     posbias generate --config config.yaml --out results/data/synthetic --passages results/data/synthetic-passages

@@ -42,3 +42,20 @@ def test_a_table_the_config_lacks_is_named(finished_run, input_error):
     message = input_error(["study", "table", "--config", str(finished_run / "config.yaml"), "--name", "table9",
                            "--averaged", str(finished_run / "results/eval/dev/seed_averaged.parquet"), "--out", "x"])
     assert message.startswith("--name table9: not a model table of") and "table1" in message
+
+
+def test_the_outcome_and_first_stage_tables_by_hand_are_the_jobs_tables(finished_run, tmp_path):
+    config = str(finished_run / "config.yaml")
+    k = 5  # tables.outcomes.k of the tiny config
+    main(["study", "outcomes", "--config", config,
+          "--per-seed", *(str(finished_run / f"results/eval-cutoff/k{k}/{qs}/per_seed.parquet")
+                          for qs in ("dev", "farrelevant")),
+          "--qrels", *(str(finished_run / f"results/data/{c}/qrels/{qs}.txt")
+                       for c, qs in (("synthetic", "dev"), ("farrelevant", "farrelevant"))),
+          "--out", str(tmp_path)])
+    main(["study", "first-stage", "--config", config,
+          "--values", *sorted(str(p) for p in (finished_run / "results/eval-first-stage").glob("*/*/top20.parquet")),
+          "--out", str(tmp_path)])
+    for name in ("outcomes", "first_stage"):
+        for ext in FORMATS:
+            assert (tmp_path / f"{name}.{ext}").read_bytes() == (finished_run / f"results/{name}.{ext}").read_bytes()

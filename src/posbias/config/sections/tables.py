@@ -75,6 +75,24 @@ class Tables(dict):
             "statistics": cfg.data["statistics"],
         })
 
+    def outcome_params(self) -> dict:
+        """What the outcome table's job needs (`tables.outcomes`): its query sets with their relevance levels and
+        alphas, its spec, and every model's label and baseline."""
+        cfg, querysets = self._cfg, self.outcome_querysets
+        return {"querysets": querysets,
+                "rel_levels": [cfg.querysets[q].rel_level for q in querysets],
+                "alphas": [cfg.querysets[q].alpha for q in querysets],
+                "spec": canonical(self.get("outcomes")),
+                "models": canonical({m: {"label": s.label, "baseline": s.baseline} for m, s in cfg.models.items()})}
+
+    def first_stage_params(self) -> dict:
+        """What the first-stage table's job needs (`tables.first_stage`): its spec, its query sets' alphas and the
+        test recipe."""
+        cfg, spec = self._cfg, self.get("first_stage", {})
+        return {"spec": canonical(self.get("first_stage")),
+                "querysets": canonical({q: {"alpha": cfg.querysets[q].alpha} for q in spec.get("querysets", [])}),
+                "statistics": canonical(cfg.data["statistics"])}
+
     def _systems(self, spec: Mapping) -> list[str]:
         """The models a table shows or compares with: its rows, their baselines, Table 4's references and the
         originals of de-biased models."""

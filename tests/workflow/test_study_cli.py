@@ -3,6 +3,7 @@ the files the workflow's jobs wrote (the same arguments: CFG.tables.params)."""
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from posbias.cli import main
@@ -18,8 +19,6 @@ def test_combine_seeds_by_hand_writes_the_jobs_parquet_files(finished_run, tmp_p
     main(["study", "combine-seeds", "--values", *evaluations, "--per-seed", str(tmp_path / "per_seed.parquet"),
           "--averaged", str(tmp_path / "seed_averaged.parquet")])
     for name in ("per_seed.parquet", "seed_averaged.parquet"):
-        import pandas as pd
-
         mine, theirs = pd.read_parquet(tmp_path / name), pd.read_parquet(finished_run / "results/eval/dev" / name)
         columns = ["system", "seed", "qid"] if "seed" in mine else ["system", "qid"]
         pd.testing.assert_frame_equal(mine.sort_values(columns).reset_index(drop=True),

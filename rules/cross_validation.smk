@@ -19,13 +19,8 @@ if CV_QUERYSETS:
             run="results/runs-cv/{queryset}/{model}/seed{seed}/fold{fold}.run",
             info="results/runs-cv/{queryset}/{model}/seed{seed}/fold{fold}.run.json",
         params:
-            model=lambda wc: CFG.models.params(wc.model),
-            training=lambda wc: CFG.models.training_params(wc.model, CFG.data["cross_validation"].get("training")),
-            seed=lambda wc: int(wc.seed),
-            fold=lambda wc: int(wc.fold),
-            name=lambda wc: wc.model,
+            **fold_params(),
             scoring=lambda wc: CFG.rerank.scoring(wc.model),
-            tag=lambda wc: f"{wc.model}-seed{wc.seed}",
         wildcard_constraints:
             queryset=alternatives(CV_QUERYSETS),
             model=alternatives(TRAINED_MODELS),
@@ -47,7 +42,7 @@ if CV_QUERYSETS:
         output:
             run="results/runs/{queryset}/{model}/seed{seed}.run",
         params:
-            tag=lambda wc: f"{wc.model}-seed{wc.seed}",
+            tag=lambda wc: run_tag(wc.model, wc.seed),
         wildcard_constraints:
             queryset=alternatives(CV_QUERYSETS),
             model=alternatives(TRAINED_MODELS),

@@ -46,10 +46,7 @@ if "generator" in config and "farrelevant" in config and CFG.farrelevant.source[
             positions=expand("results/data/farrelevant/positions/{qs}.tsv", qs=FAR_QUERYSETS),
             docs="results/data/farrelevant/docs.jsonl",
         params:
-            settings=canonical({k: v for k, v in CFG.data["farrelevant"].items() if k not in ("tokenizer", "train_queryset")}),
-            tokenizer=CFG.data["farrelevant"]["tokenizer"],
-            queryset=FAR_QUERYSET,
-            train_queryset=CFG.data["farrelevant"].get("train_queryset"),
+            **CFG.farrelevant.build_params(),
         conda:
             "../envs/posbias.yaml"
         log:

@@ -16,12 +16,7 @@ if "farrelevant" in config and CFG.farrelevant.source["kind"] != "synthetic":
             positions=expand("results/data/farrelevant/positions/{qs}.tsv", qs=FAR_QUERYSETS),
             docs="results/data/farrelevant/docs.jsonl",
         params:
-            source=canonical(CFG.farrelevant.source),
-            settings=canonical({k: v for k, v in CFG.data["farrelevant"].items()
-                                if k not in ("tokenizer", "train_queryset", "source")}),
-            tokenizer=CFG.data["farrelevant"]["tokenizer"],
-            queryset=FAR_QUERYSET,
-            train_queryset=CFG.data["farrelevant"].get("train_queryset"),
+            **CFG.farrelevant.build_params(),
         conda:
             "../envs/posbias.yaml"
         log:

@@ -105,8 +105,7 @@ for _task in LITM_TASKS:
         output:
             f"results/litm/eval/{_task}.parquet",
         params:
-            task=_task,
-            prediction_keys=[f"{m}/{key}" for m in LITM_MODELS for key in litm_prediction_keys(_task)],
+            **CFG.litm.score_params(_task),
         conda:
             "../envs/posbias.yaml"
         log:
@@ -124,10 +123,7 @@ if LITM_TASKS:
         output:
             litm_report_outputs(),
         params:
-            tables=LITM_TABLES,
-            figures=LITM_FIGURES,
-            labels={m: CFG.llm.label(m) for m in LITM_MODELS},
-            correction=LITM.get("correction", "holm"),
+            **LITM_REPORT,
         conda:
             "../envs/posbias.yaml"
         log:

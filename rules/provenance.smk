@@ -6,7 +6,7 @@
 # reruns only when one of them is rebuilt or the config changes (params), never on a plain re-invocation.
 
 
-from posbias.provenance import config_hash, pretrained_names
+from posbias.provenance import manifest_params
 
 PROVENANCE = {"json": f"{OUT}/provenance.json", "html": f"{OUT}/provenance.html"}
 PROVENANCE_REPORTED = list(PROVENANCE.values())
@@ -22,10 +22,7 @@ rule provenance:
         json=PROVENANCE["json"],
         html=report(PROVENANCE["html"], caption="../report/provenance.rst", category="Provenance"),
     params:
-        config_hash=config_hash(CFG.data),
-        weights=pretrained_names(CFG.data),
-        llms=canonical({name: CFG.llm.model(name) for name in CFG.data.get("llm", {}).get("models", {})}),
-        departures=canonical(CFG.data.get("departures", {})),
+        **manifest_params(CFG),
     conda:
         "../envs/posbias.yaml"
     log:

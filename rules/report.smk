@@ -60,9 +60,7 @@ if "table4" in TABLES:
             png=report(FIGURES[0], caption="../report/farrelevant_figure.rst", category="Figures"),
             pdf=FIGURES[1],
         params:
-            models=TABLES["table4"]["models"],
-            labels={m: s.label for m, s in CFG.models.items()},
-            metric=TABLES["table4"]["columns"][0]["metric"],
+            **CFG.tables.farrelevant_figure_params(),
         conda:
             "../envs/posbias.yaml"
         log:
@@ -134,8 +132,8 @@ if "first_stage" in TABLES:
 
 
 if "dataset_stats" in TABLES:
-    STATS_QUERYSETS = TABLES["dataset_stats"]["querysets"]
-    STATS_COLLECTIONS = list(dict.fromkeys(collection_of(qs) for qs in STATS_QUERYSETS))
+    STATS = CFG.tables.dataset_stats_params()
+    STATS_QUERYSETS, STATS_COLLECTIONS = STATS["querysets"], STATS["collections"]
 
     rule collection_statistics:
         input:
@@ -143,8 +141,8 @@ if "dataset_stats" in TABLES:
         output:
             stats="results/stats/collections/{collection}.json",
         params:
-            tokenizer=TABLES["dataset_stats"]["tokenizer"],
-            sample=TABLES["dataset_stats"].get("sample_documents"),
+            tokenizer=STATS["tokenizer"],
+            sample=STATS["sample"],
         conda:
             "../envs/posbias.yaml"
         log:
@@ -159,8 +157,8 @@ if "dataset_stats" in TABLES:
         output:
             stats="results/stats/querysets/{queryset}.json",
         params:
-            tokenizer=TABLES["dataset_stats"]["tokenizer"],
-            rel_level=lambda wc: QUERYSETS[wc.queryset].rel_level,
+            tokenizer=STATS["tokenizer"],
+            rel_level=lambda wc: STATS["rel_levels"][wc.queryset],
         conda:
             "../envs/posbias.yaml"
         log:
@@ -179,7 +177,7 @@ if "dataset_stats" in TABLES:
         params:
             collections=STATS_COLLECTIONS,
             querysets=STATS_QUERYSETS,
-            tokenizer=TABLES["dataset_stats"]["tokenizer"],
+            tokenizer=STATS["tokenizer"],
         conda:
             "../envs/posbias.yaml"
         log:
@@ -189,18 +187,16 @@ if "dataset_stats" in TABLES:
 
 
 if "table11" in TABLES:
+    TABLE11 = CFG.tables.table11_params()
 
     rule table11:
         localrule: True
         input:
-            checkpoints=[f"results/models/{m}/seed{CFG.models.seeds(m)[0]}" for m in TABLES["table11"]["models"]
-                         if m in TRAINED_MODELS],
+            checkpoints=[f"results/models/{m}/seed{s}" for m, s in zip(TABLE11["trained"], TABLE11["seeds"])],
         output:
             **table_outputs("table11", "table11"),
         params:
-            trained=[m for m in TABLES["table11"]["models"] if m in TRAINED_MODELS],
-            zero_shot={m: CFG.models.params(m) for m in TABLES["table11"]["models"] if m in ZERO_SHOT_MODELS},
-            labels={m: CFG.models[m].label for m in TABLES["table11"]["models"]},
+            **{k: TABLE11[k] for k in ("trained", "zero_shot", "labels")},
         conda:
             "../envs/posbias.yaml"
         log:

@@ -104,9 +104,29 @@ def rule_names() -> set[str]:
     return names
 
 
-def rule_map() -> set[str]:
+def rule_map_rows() -> dict[str, str]:
+    """Each row of the rule map: the rule -> its "by hand" cell."""
     section = (DOCS / "architecture.md").read_text(encoding="utf-8").split("## The rule map", 1)[1]
-    return set(re.findall(r"^\| `([\w{}]+)` \|", section, flags=re.M))
+    return dict(re.findall(r"^\| `([\w{}]+)` \| .* \| ([^|]+) \|$", section, flags=re.M))
+
+
+def rule_map() -> set[str]:
+    return set(rule_map_rows())
+
+
+def command_of(words: list[str]):
+    """The parser `posbias <words>` reaches (subcommands first, then the flags it must know), or a message."""
+    from posbias.cli import parser
+
+    current = parser()
+    words = list(words)
+    while words and not words[0].startswith("--"):
+        choices = next((a.choices for a in current._actions if a.choices and isinstance(a.choices, dict)), {})
+        if words[0] not in choices:
+            return f"no command {words[0]!r} (known: {', '.join(sorted(choices))})"
+        current = choices[words.pop(0)]
+    unknown = [w for w in words if w not in current._option_string_actions]
+    return f"no flags {unknown}" if unknown else current
 
 
 def test_rule_names_are_read_from_rules_and_loop_templates():
@@ -118,6 +138,25 @@ def test_rule_map_names_every_rule_and_no_other():
     rules, mapped = rule_names(), rule_map()
     assert not rules - mapped, f"docs/architecture.md's rule map lacks {sorted(rules - mapped)}"
     assert not mapped - rules, f"docs/architecture.md's rule map names rules not in rules/: {sorted(mapped - rules)}"
+
+
+def test_every_rule_s_work_has_a_command_that_exists():
+    """Each rule but `all` names at least one `posbias` command in the "by hand" column, and each named command
+    and flag is one the command line has."""
+    for rule, cell in rule_map_rows().items():
+        commands = re.findall(r"`(posbias [^`]+)`", cell)
+        if rule == "all":
+            continue
+        assert commands, f"the rule map gives {rule} no `posbias ...` command"
+        for command in commands:
+            found = command_of(command.split()[1:])
+            assert not isinstance(found, str), f"{rule}: `{command}`: {found}"
+
+
+def test_the_command_check_refuses_what_the_command_line_lacks():
+    assert command_of(["study", "nope"]).startswith("no command 'nope'")
+    assert command_of(["fetch", "--nope"]) == "no flags ['--nope']"
+    assert not isinstance(command_of(["fetch", "--folds"]), str)
 
 
 def test_a_page_added_under_stages_joins_the_nav_without_an_edit(tmp_path):

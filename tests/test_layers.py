@@ -6,7 +6,8 @@
     reporting      reporting
     analyses       each stage's folder (litm, probes, positions, sweep: a folder with a config.py), regression
     orchestration  config, provenance, steps, and each stage's config, paths and steps (litm.config, ...)
-    interface      cli, study_cli and each stage's cli (litm.cli, ...)   (and scripts/ and rules/, outside the package)
+    interface      cli, command_flags, commands (the core stages' commands) and each stage's cli (litm.cli, ...)
+                   (and scripts/ and rules/, outside the package)
 
 An analysis stage is a folder holding a `config.py` (its config section); its modules are placed by their file
 names: its domain work (build, stats, report, ...) is an analysis, its `config`, `paths`, `steps` and `cli` are
@@ -30,7 +31,7 @@ LAYERS = (  # the top-level units of each layer; the stages' folders and role mo
     ("reporting", {"reporting"}),
     ("analyses", {"regression"}),
     ("orchestration", {"config", "provenance", "steps"}),
-    ("interface", {"cli", "command_flags", "study_cli"}),
+    ("interface", {"cli", "command_flags", "commands"}),
 )
 ROOT = "posbias"  # the package's own __init__ (its version): importable from every layer
 

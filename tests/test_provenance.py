@@ -348,3 +348,29 @@ def test_the_manifest_is_in_the_default_graph_after_every_other_target(tmp_path)
     assert {"results/table1.tex", "results/sweep.html", "results/probes/probes.html",
             "results/litm/qa_3.html"} <= {path.strip() for path in inputs}
     assert "output: results/provenance.json, results/provenance.html" in block
+
+
+def test_the_manifest_by_hand_is_the_provenance_job_s(tmp_path, monkeypatch):
+    """`posbias provenance --write` writes the experiment's manifest with what rule provenance's params hold
+    (`manifest_params`): the config's hash, weights, language models and departures."""
+    from posbias.cli import main
+    from posbias.config import load_config
+    from posbias.provenance import manifest_params
+
+    monkeypatch.chdir(tmp_path)
+    write_results(Path("results"))
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    config["experiment"] = "robust04"
+    Path("config.yaml").write_text(yaml.safe_dump(config))
+    main(["provenance", "--config", "config.yaml", "--write"])
+    written = json.loads(Path("results/robust04/provenance.json").read_text())
+    job = manifest_params(load_config("config.yaml"))
+    assert written["config_hash"] == job["config_hash"] == config_hash(load_config("config.yaml").data)
+    assert [w["used_by"] for w in written["weights"]] == list(job["weights"].values())
+    assert set(written["language_models"]) == set(job["llms"]) and written["departures"] == job["departures"]
+    assert "results/robust04/table1.tex" in {f["path"] for f in written["files"]}
+    assert Path("results/robust04/provenance.html").exists() and not Path("results/provenance.json").exists()
+
+
+def test_writing_a_manifest_needs_a_config(usage_error):
+    assert usage_error(["provenance", "--write"]) == "--write needs --config (whose results directory to record)"

@@ -33,12 +33,7 @@ def finetuning_outputs(prefix=""):
 
 
 def finetuning_params(prefix=""):
-    """What the fine-tuning job receives besides files (rules finetune and rerank_checkpoint)."""
-    params = dict(
-        model=lambda wc: CFG.models.params(wc.model),
-        training=lambda wc: CFG.models.training_params(wc.model, FINETUNING.get("training")),
-        seed=lambda wc: int(wc.seed),
-        name=lambda wc: f"{wc.model}-finetuned",
-        tag=lambda wc: f"{wc.model}-finetuned-seed{wc.seed}",
-    )
-    return {prefix + key: value for key, value in params.items()}
+    """What the fine-tuning job receives besides files (rules finetune and rerank_checkpoint), one param each
+    (`CFG.finetuning.job_params`, which `posbias finetune` also calls)."""
+    keys = ("model", "training", "seed", "name", "tag")
+    return {prefix + key: (lambda wc, key=key: CFG.finetuning.job_params(wc.model, wc.seed)[key]) for key in keys}

@@ -1,14 +1,13 @@
 # The names, paths and input functions of rules/litm.smk (Snakemake's lint keeps functions out of a file
 # with rules).
 
-from posbias.litm.paths import CLOSED_BOOK, data_file, prediction as litm_prediction, report_files as litm_report_files
+from posbias.litm.paths import CLOSED_BOOK, data_file, prediction as litm_prediction
 from posbias.litm.steps import settings as litm_settings, variants_of
 from posbias.llm.spec import LOCAL_BACKENDS
 
 LITM = CFG.litm.data
 LITM_TASKS = CFG.litm.tasks
 LITM_MODELS = CFG.litm.models
-SIZE_KEY = {"qa": "k", "kv": "n"}
 
 
 def litm_data(task):
@@ -16,17 +15,9 @@ def litm_data(task):
     return {name: data_file(task, name) for name, _, _ in litm_settings(task, LITM[task]) if name != CLOSED_BOOK}
 
 
-def litm_prediction_keys(task):
-    """`{variant}/{setting}` of every prediction file of a task, per model."""
-    return [f"{variant}/{name}" for name, _, _ in litm_settings(task, LITM[task])
-            for variant in variants_of(task, LITM[task], name)]
-
-
-def litm_reported(task):
-    return [f"{task}_{item[SIZE_KEY[task]]}" for item in LITM[task]["sizes"]]
-
-
-LITM_TABLES, LITM_FIGURES = litm_report_files(f"{OUT}/litm", [key for task in LITM_TASKS for key in litm_reported(task)])
+litm_prediction_keys = CFG.litm.prediction_keys
+LITM_REPORT = CFG.litm.report_params(f"{OUT}/litm")
+LITM_TABLES, LITM_FIGURES = LITM_REPORT["tables"], LITM_REPORT["figures"]
 LITM_REPORTED = [path for outputs in LITM_TABLES.values() for path in outputs.values()] + \
                 [path for paths in LITM_FIGURES.values() for path in paths]
 

@@ -25,21 +25,7 @@ def table_outputs(name, caption, category="Tables"):
 FIGURES = [f"{OUT}/figures/farrelevant.png", f"{OUT}/figures/farrelevant.pdf"] if "table4" in TABLES else []
 
 
-def efficiency_runs():
-    """(model, seed, query set) of every run the efficiency figure (the study's Figure 3) times: Table 1's models
-    and their baselines on Table 1's zero-shot query sets that are reranked directly (a pooled one by its members;
-    cross-validated ones are reranked by fold models, not by the checkpoint Table 1 names)."""
-    if "table1" not in TABLES:
-        return []
-    shown = set()
-    for qs in CFG.tables.querysets("table1"):
-        shown |= set(QUERYSETS[qs].pool) if QUERYSETS[qs].pooled else {qs}
-    querysets = [qs for qs in DIRECT_QUERYSETS if qs in shown]
-    params = CFG.tables.params("table1")["models"]
-    return [(m, s, qs) for m in params for s in CFG.models.seeds(m) for qs in querysets if CFG.models[m].reranks(qs)]
-
-
-EFFICIENCY_RUNS = efficiency_runs()
+EFFICIENCY_RUNS = CFG.tables.efficiency_runs()
 EFFICIENCY_FIGURES = [f"{OUT}/figures/efficiency.png", f"{OUT}/figures/efficiency.pdf"] if EFFICIENCY_RUNS else []
 
 

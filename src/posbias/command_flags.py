@@ -1,5 +1,6 @@
-"""What the commands' flags share (`posbias.cli` and each stage's `cli`): numeric flag types that name the flag in
-their error, input paths checked before any work starts, and the config loaded as the workflow loads it."""
+"""What the commands' flags share (`posbias.cli`, `posbias.commands` and each stage's `cli`): numeric flag types
+that name the flag in their error, input paths checked before any work starts, and the config loaded as the
+workflow loads it."""
 
 from __future__ import annotations
 
@@ -113,8 +114,17 @@ def named_block(config: dict, section: str, name: str, path: str, flag: str) -> 
     return known[name]
 
 
+def add_command(commands, name: str, handler, usage_check=None, **options) -> argparse.ArgumentParser:
+    """`posbias <name>`: a command whose parsed flags go to `handler(args)`. `usage_check(args)` returns what
+    argparse cannot express (a combination of flags) as a message, refused as argparse refuses the rest (usage,
+    exit status 2), or None."""
+    parser = commands.add_parser(name, **options)
+    parser.set_defaults(handler=handler, usage_check=usage_check, command_parser=parser)
+    return parser
+
+
 def add_stage(commands, name: str, help: str, handler):
     """`posbias <name>`, a stage's command with its own subcommands (`<name>_command`): returns their subparsers."""
     stage = commands.add_parser(name, help=help)
     stage.set_defaults(handler=handler)
-    return stage.add_subparsers(dest=f"{name}_command", required=True)
+    return stage.add_subparsers(dest=f"{name.replace('-', '_')}_command", required=True)

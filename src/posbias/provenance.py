@@ -565,6 +565,16 @@ def _checkpoint_row(entry: Mapping) -> list[str]:
             _text(env.get("cuda", {}).get("torch_cuda"))]
 
 
+def manifest_params(cfg) -> dict:
+    """What the manifest's job receives from a config (`posbias.config.Config`; rule provenance and `posbias
+    provenance --write`): its hash, the pretrained weights and language models it names, its departures."""
+    from posbias.config import canonical
+
+    return {"config_hash": config_hash(cfg.data), "weights": pretrained_names(cfg.data),
+            "llms": canonical({name: cfg.llm.model(name) for name in cfg.data.get("llm", {}).get("models", {})}),
+            "departures": canonical(cfg.data.get("departures", {}))}
+
+
 def write_manifest(json_path: str, html_path: str, results: str, out: str, config_digest: str,
                    weights: Mapping[str, list[str]], llms: Mapping[str, Mapping],
                    root: str | os.PathLike | None = None, departures: Mapping[str, Mapping] | None = None) -> dict:

@@ -153,3 +153,30 @@ def test_changing_the_cv_recipe_reruns_only_cross_validation(sourced_run):
     jobs = scheduled_jobs(run_snakemake(work, "-n", "results/table1.tex", "--configfile", str(other)).stdout)
     assert {rule for rule, _ in jobs} == {"cross_validate_fold", "merge_folds", "evaluate", "combine_seeds",
                                           "table1"}
+
+
+def test_the_folds_cross_validation_and_a_given_run_by_hand_are_the_jobs(sourced_run, tmp_path):
+    """The rule map's commands for fetch_folds, cross_validate_fold, merge_folds and import_run write what the jobs
+    wrote (tests/workflow/test_by_hand.py checks the others on the tiny run)."""
+    from posbias.cli import main
+
+    work, _, _, _ = sourced_run
+    results, config = work / "results", str(work / "config.yaml")
+    main(["fetch", "--config", config, "--folds", "robust_desc", "--out", str(tmp_path / "folds.tsv")])
+    folds = results / "data/robust/folds/robust_desc.tsv"
+    assert (tmp_path / "folds.tsv").read_bytes() == folds.read_bytes()
+    data = results / "data/robust"
+    main(["cross-validate", "fold", "--config", config, "--model", "maxp", "--seed", "1",
+          "--init", str(results / "models/maxp/seed1"), "--tokens", str(next((results / "tokens/robust").iterdir())),
+          "--queries", str(data / "queries/robust_desc.tsv"), "--qrels", str(data / "qrels/robust_desc.txt"),
+          "--candidates", str(results / "candidates/bm25/robust_desc/top6.run"), "--folds", str(folds),
+          "--fold", "2", "--run", str(tmp_path / "fold2.run")])
+    fold_runs = results / "runs-cv/robust_desc/maxp/seed1"
+    assert (tmp_path / "fold2.run").read_bytes() == (fold_runs / "fold2.run").read_bytes()
+    main(["cross-validate", "merge", "--model", "maxp", "--seed", "1",
+          "--runs", *(str(fold_runs / f"fold{k}.run") for k in range(1, 6)), "--folds", str(folds),
+          "--run", str(tmp_path / "merged.run")])
+    assert (tmp_path / "merged.run").read_bytes() == (results / "runs/robust_desc/maxp/seed1.run").read_bytes()
+    main(["import-run", "--run", str(work / "given.run"), "--queries", str(results / "data/nq/queries/nq_given.tsv"),
+          "--out", str(tmp_path / "given.run"), "--depth", "3"])
+    assert (tmp_path / "given.run").read_bytes() == (results / "candidates/given/nq_given/top3.run").read_bytes()

@@ -214,7 +214,7 @@ def test_changing_one_learning_rate_reruns_only_that_model(finished_run, tmp_pat
     rules = {rule for rule, _ in jobs}
     assert rules == {"train", "rerank_checkpoint", "evaluate", "combine_seeds",
                      "evaluate_finetuned", "combine_finetuned_seeds", "evaluate_cutoff", "combine_cutoff_seeds",
-                     "table1", "table7", "table4", "farrelevant_figure", "outcome_table", "efficiency_figure",
+                     "table1", "table7", "table4", "table11", "farrelevant_figure", "outcome_table", "efficiency_figure",
                      "sweep_report", "position_breakdown", "provenance"}
     for rule, wildcards in jobs:
         if rule in ("train", "rerank_checkpoint", "evaluate", "evaluate_finetuned", "evaluate_cutoff"):

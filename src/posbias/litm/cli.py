@@ -1,11 +1,21 @@
-"""`posbias litm build|run|score`: the Lost-in-the-Middle stage's steps, each alone (rules/litm.smk runs them)."""
+"""`posbias litm build|run|score|evaluate|report`: the Lost-in-the-Middle stage's steps, each alone (rules/litm.smk
+runs them with the same arguments, from `CFG.litm`).
+
+    posbias litm build --config config.yaml --task qa --out results/litm/data/qa
+    posbias litm run --config config.yaml --task qa --model smollm2 --data results/litm/data/qa \
+        --out results/litm/predictions/qa/smollm2
+    posbias litm score --predictions results/litm/predictions/qa/smollm2/default/k5_gold_at_2.jsonl.gz
+    posbias litm evaluate --config config.yaml --task qa --predictions results/litm/predictions \
+        --out results/litm/eval/qa.parquet
+    posbias litm report --config config.yaml --eval results/litm/eval/qa.parquet ... --out results/litm
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from posbias.command_flags import add_stage, read_config, reads, required_section
+from posbias.command_flags import add_stage, read_config, read_config_object, reads, required_section
 from posbias.errors import InputError
 
 
@@ -27,6 +37,19 @@ def register(commands) -> None:
     run.add_argument("--out", required=True, help="directory of the predictions ({variant}/{setting}.jsonl.gz)")
     run.add_argument("--cache-mode", choices=["read_write", "read_only", "off"],
                      help="the response cache's mode instead of the config's llm.cache.mode")
+    evaluate = steps.add_parser("evaluate", help="score every prediction file of a task, of every model of the "
+                                                 "config, into one Parquet file (what the report reads)")
+    evaluate.add_argument("--config", default="config.yaml")
+    evaluate.add_argument("--task", choices=["qa", "kv"], required=True)
+    reads(evaluate, "--predictions", "directory", default="results/litm/predictions",
+          help="the predictions' root, <task>/<model>/<variant>/<setting>.jsonl.gz (posbias litm run --out "
+               "<root>/<task>/<model>; default: results/litm/predictions)")
+    evaluate.add_argument("--out", required=True, help="the scored answers (Parquet)")
+    report = steps.add_parser("report", help="accuracy by gold position: a table (tex, csv, md, html) and a figure "
+                                             "(png, pdf) per task and size")
+    report.add_argument("--config", default="config.yaml")
+    reads(report, "--eval", nargs="+", required=True, help="each task's scored answers (posbias litm evaluate)")
+    report.add_argument("--out", required=True, help="directory of the tables and of figures/")
     score = steps.add_parser("score", help="score a predictions file in the authors' layout (answers or value, "
                                            "and model_answer); prints the accuracy as JSON")
     reads(score, "--predictions", required=True)
@@ -47,6 +70,9 @@ def run_command(args) -> None:
         print(json.dumps({"predictions": args.predictions, "n": len(frame), "accuracy": float(frame["score"].mean()),
                           **({"empty_first_line": int(frame["empty_first_line"].sum())}
                              if "empty_first_line" in frame else {})}))
+        return
+    if args.litm_command in ("evaluate", "report"):
+        _score_or_report(args)
         return
     config = read_config(args.config)
     section = required_section(required_section(config, "litm", args.config), args.task, args.config)
@@ -80,3 +106,23 @@ def run_command(args) -> None:
                for variant in litm.variants_of(args.task, section, name)}
     litm.predict(args.task, section, {k: v for k, v in llm.items() if k != "label"}, cache,
                  config["litm"]["decoding"], data, outputs, model_name=args.model, seed=section.get("seed", 0))
+
+
+def _score_or_report(args) -> None:
+    from posbias.litm import steps as litm
+    from posbias.litm.paths import prediction
+
+    config = read_config_object(args.config)
+    required_section(config.data, "litm", args.config)
+    if args.litm_command == "report":
+        job = config.litm.report_params(args.out)
+        litm.report(args.eval, job["labels"], job["tables"], job["figures"], job["correction"])
+        return
+    required_section(config.data["litm"], args.task, args.config)
+    job = config.litm.score_params(args.task)
+    files = {key: prediction(args.task, *key.split("/", 1), root=args.predictions) for key in job["prediction_keys"]}
+    for path in files.values():
+        if not Path(path).exists():
+            raise InputError(f"--predictions {args.predictions}: no {Path(path).relative_to(args.predictions)} "
+                             f"(write it with posbias litm run)")
+    litm.score(args.task, files, args.out)

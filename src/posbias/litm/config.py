@@ -39,9 +39,38 @@ class Litm:
     """`CFG.litm`: the section's block (empty without one), its tasks and models."""
 
     def __init__(self, cfg):
+        self._cfg = cfg
         self.data: dict = cfg.data.get("litm") or {}
         self.tasks: list[str] = [task for task in ("qa", "kv") if self.data.get(task)]
         self.models: list[str] = self.data.get("models", [])
+
+    def prediction_keys(self, task: str) -> list[str]:
+        """`{variant}/{setting}` of every prediction file of a task, per model."""
+        from posbias.litm.steps import settings, variants_of
+
+        section = self.data[task]
+        return [f"{variant}/{name}" for name, _, _ in settings(task, section)
+                for variant in variants_of(task, section, name)]
+
+    def reported(self, task: str) -> list[str]:
+        """`{task}_{size}` of each size the report shows (a table and a figure each)."""
+        size_key = {"qa": "k", "kv": "n"}[task]
+        return [f"{task}_{item[size_key]}" for item in self.data[task]["sizes"]]
+
+    def score_params(self, task: str) -> dict:
+        """What scoring a task's answers receives (rule litm_score_{task}, `posbias litm evaluate`): the
+        `{model}/{variant}/{setting}` of each prediction file, in the order the files are read."""
+        keys = self.prediction_keys(task)
+        return {"task": task, "prediction_keys": [f"{m}/{key}" for m in self.models for key in keys]}
+
+    def report_params(self, directory: str) -> dict:
+        """What the report job receives (rule litm_report, `posbias litm report`): each reported size's table and
+        figure files under `directory`, the models' labels and the multiple-testing correction."""
+        from posbias.litm.paths import report_files
+
+        tables, figures = report_files(directory, [key for task in self.tasks for key in self.reported(task)])
+        return {"tables": tables, "figures": figures, "labels": {m: self._cfg.llm.label(m) for m in self.models},
+                "correction": self.data.get("correction", "holm")}
 
 
 SECTION = Section("litm", Path(__file__).with_name("config.schema.yaml"), check=check, accessor=Litm,

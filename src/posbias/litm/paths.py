@@ -11,9 +11,12 @@ def data_file(task: str, setting: str, root: str = DATA) -> str:
     return f"{root}/{task}/{ORACLE if setting == CLOSED_BOOK else setting}.jsonl.gz"
 
 
-def prediction(task: str, model: str, key: str) -> str:
+PREDICTIONS = "results/litm/predictions"
+
+
+def prediction(task: str, model: str, key: str, root: str = PREDICTIONS) -> str:
     """A model's predictions of one `{variant}/{setting}` of a task."""
-    return f"results/litm/predictions/{task}/{model}/{key}.jsonl.gz"
+    return f"{root}/{task}/{model}/{key}.jsonl.gz"
 
 
 def report_files(directory: str, keys: list[str]) -> tuple[dict[str, dict[str, str]], dict[str, list[str]]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from posbias.config.canonical import canonical
 from posbias.config.section import ConfigError, Section
 
 
@@ -42,6 +43,17 @@ class FarRelevant:
         """The FarRelevant test query set (at most one besides farrelevant.train_queryset)."""
         return next((n for n, q in self._cfg.querysets.items() if q.collection == "farrelevant"
                      and n != self.train_queryset), "farrelevant")
+
+    def build_params(self) -> dict:
+        """What building FarRelevant receives (rules build_farrelevant and build_farrelevant_source, `posbias
+        farrelevant` and `farrelevant-source`): the source when it is not the embedded passages, the builder's
+        settings, the tokenizer that counts positions, and the query sets it writes."""
+        block = self._cfg.data["farrelevant"]
+        synthetic = self.source["kind"] == "synthetic"
+        left_out = ("tokenizer", "train_queryset") if synthetic else ("tokenizer", "train_queryset", "source")
+        return {**({} if synthetic else {"source": canonical(self.source)}),
+                "settings": canonical({k: v for k, v in block.items() if k not in left_out}),
+                "tokenizer": block["tokenizer"], "queryset": self.queryset, "train_queryset": self.train_queryset}
 
 
 SECTION = Section("farrelevant", Path(__file__).with_name("farrelevant.schema.yaml"), accessor=FarRelevant)

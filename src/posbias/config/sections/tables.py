@@ -93,6 +93,45 @@ class Tables(dict):
                 "querysets": canonical({q: {"alpha": cfg.querysets[q].alpha} for q in spec.get("querysets", [])}),
                 "statistics": canonical(cfg.data["statistics"])}
 
+    def table11_params(self) -> dict:
+        """What Table 11's job needs (`tables.table11`): its trained models (each read from its first seed's
+        checkpoint, in this order), its zero-shot models' blocks, and every shown model's label."""
+        models, shown = self._cfg.models, self["table11"]["models"]
+        trained = [m for m in shown if m in models.trained]
+        return {"trained": trained, "seeds": [models.seeds(m)[0] for m in trained],
+                "zero_shot": {m: models.params(m) for m in shown if m in models.zero_shot},
+                "labels": {m: models[m].label for m in shown}}
+
+    def dataset_stats_params(self) -> dict:
+        """What Tables 9 and 10 and their statistics jobs need (`tables.dataset_stats`): the query sets, their
+        collections (each once, in the query sets' order), the tokenizer, the documents sampled, and each query
+        set's relevance level."""
+        cfg, spec = self._cfg, self["dataset_stats"]
+        querysets = list(spec["querysets"])
+        return {"querysets": querysets,
+                "collections": list(dict.fromkeys(cfg.querysets[q].collection for q in querysets)),
+                "tokenizer": spec["tokenizer"], "sample": spec.get("sample_documents"),
+                "rel_levels": {q: cfg.querysets[q].rel_level for q in querysets}}
+
+    def farrelevant_figure_params(self) -> dict:
+        """What the FarRelevant figure's job needs: Table 4's models, every model's label, its first metric."""
+        spec = self["table4"]
+        return {"models": spec["models"], "labels": {m: s.label for m, s in self._cfg.models.items()},
+                "metric": spec["columns"][0]["metric"]}
+
+    def efficiency_runs(self) -> list[tuple[str, int, str]]:
+        """(model, seed, query set) of every run the efficiency figure (the study's Figure 3) times: Table 1's
+        models and their baselines on Table 1's zero-shot query sets that are reranked directly (a pooled one by
+        its members; cross-validated ones are reranked by fold models, not by the checkpoint Table 1 names)."""
+        if "table1" not in self:
+            return []
+        cfg, shown = self._cfg, set()
+        for qs in self.querysets("table1"):
+            shown |= set(cfg.querysets[qs].pool) if cfg.querysets[qs].pooled else {qs}
+        querysets = [qs for qs in cfg.rerank.direct if qs in shown]
+        return [(m, s, qs) for m in self.params("table1")["models"] for s in cfg.models.seeds(m)
+                for qs in querysets if cfg.models[m].reranks(qs)]
+
     def _systems(self, spec: Mapping) -> list[str]:
         """The models a table shows or compares with: its rows, their baselines, Table 4's references and the
         originals of de-biased models."""

@@ -1,0 +1,195 @@
+"""Training and reranking by hand (rules/train.smk, rules/rerank.smk, rules/finetune.smk,
+rules/cross_validation.smk): one model and seed trained, candidates reranked, a checkpoint fine-tuned and its
+runs, and a cross-validated query set's folds and their merged run.
+
+    posbias train --config config.yaml --model maxp --seed 1 --tokens tokens/ --queries ... --qrels ... \
+        --candidates ... --out ckpt/
+    posbias rerank --checkpoint ckpt/ --tokens tokens/ --queries ... --candidates ... --run out.run
+    posbias rerank --model longp_rankgpt --config config.yaml --docs docs.jsonl --queries ... --candidates ... \
+        --run out.run          (RankGPT: document texts, answers through the config's llm.cache)
+    posbias finetune --config config.yaml --model maxp --seed 1 --init ckpt/ --tokens ... --queries ... --qrels ... \
+        --candidates ... --rerank TOKENS QUERIES CANDIDATES RUN [--rerank ...] --out ckpt-finetuned/
+    posbias cross-validate fold --config config.yaml --model maxp --seed 1 --init ckpt/ --tokens ... --queries ... \
+        --qrels ... --candidates ... --folds folds.tsv --fold 1 --run fold1.run
+    posbias cross-validate merge --model maxp --seed 1 --runs fold1.run fold2.run ... --folds folds.tsv --run out.run
+
+Fine-tuning and the folds take the model's recipe with the config's `finetuning.training` or
+`cross_validation.training` overrides, and its scoring (`rerank`), as the workflow's jobs do.
+"""
+
+from __future__ import annotations
+
+from posbias.command_flags import (POSITIVE, SEED, add_command, add_stage, named_block, read_config,
+                                   read_config_object, reads, word)
+from posbias.errors import InputError
+
+
+def register(commands) -> None:
+    tr = add_command(commands, "train", train, help="fine-tune one configured model with one seed (re-running the "
+                                                    "same command after a kill resumes from <out>.resume/)")
+    tr.add_argument("--config", default="config.yaml")
+    tr.add_argument("--model", required=True)
+    tr.add_argument("--seed", type=SEED, required=True)
+    reads(tr, "--tokens", "directory", required=True, help="token store of the collection (posbias tokenize)")
+    for name in ("queries", "qrels", "candidates"):
+        reads(tr, f"--{name}", required=True)
+    tr.add_argument("--out", required=True)
+    tr.add_argument("--threads", type=POSITIVE, default=1)
+
+    rr = add_command(commands, "rerank", rerank, usage_check=_rerank_usage,
+                     help="rerank candidates with a checkpoint, or with a zero-shot model of a config")
+    reads(rr, "--tokens", "directory", help="token store of the collection (posbias tokenize); for every ranker "
+                                             "but a listwise one")
+    reads(rr, "--docs", help="the collection's documents (JSONL), for a listwise --model (RankGPT)")
+    reads(rr, "--checkpoint", "directory", help="a trained checkpoint (posbias train)")
+    rr.add_argument("--model", help="instead of --checkpoint: a zero-shot model of --config (zero_shot: true), "
+                                    "scored with its pretrained weights, or a RankGPT model (its language model "
+                                    "answers through the config's llm.cache)")
+    rr.add_argument("--config", default="config.yaml", help="the config of --model")
+    rr.add_argument("--cache-mode", choices=["read_write", "read_only", "off"],
+                    help="RankGPT: the response cache's mode instead of the config's llm.cache.mode (read_only "
+                         "replays recorded answers and never calls a model)")
+    for name in ("queries", "candidates"):
+        reads(rr, f"--{name}", required=True)
+    rr.add_argument("--run", required=True)
+    rr.add_argument("--tag", type=word, default="posbias")
+    rr.add_argument("--batch-size", type=POSITIVE, default=32)
+    rr.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
+    rr.add_argument("--precision", default="auto", choices=["auto", "fp32", "bf16", "fp16"],
+                    help="the backbone's autocast dtype (auto: bf16 or fp16 on CUDA, fp32 on a CPU; bf16 also runs "
+                         "on a CPU); scores always come from an fp32 head")
+    rr.add_argument("--threads", type=POSITIVE, default=1)
+
+    ft = add_command(commands, "finetune", finetune,
+                     help="fine-tune a trained checkpoint on the config's finetuning query set, then rerank with it "
+                          "(Table 4's fine-tuned setting; the workflow's finetune job)")
+    _checkpoint_job_flags(ft)
+    ft.add_argument("--rerank", nargs=4, action="append", required=True,
+                    metavar=("TOKENS", "QUERIES", "CANDIDATES", "RUN"),
+                    help="a query set the fine-tuned checkpoint reranks, and where its run goes (repeatable)")
+    ft.add_argument("--out", required=True, help="the fine-tuned checkpoint")
+
+    cv = add_stage(commands, "cross-validate", handler=cross_validate,
+                   help="a cross-validated query set: one fold reranked by the checkpoint fine-tuned on the others, "
+                        "and the folds' runs merged")
+    fold = cv.add_parser("fold", help="fine-tune the checkpoint on the other folds, rerank this one")
+    _checkpoint_job_flags(fold)
+    reads(fold, "--folds", required=True, help="the query set's folds (qid<TAB>fold; posbias fetch --folds)")
+    fold.add_argument("--fold", type=POSITIVE, required=True)
+    fold.add_argument("--run", required=True, help="the fold's run")
+    merge = cv.add_parser("merge", help="the folds' runs as one run of the query set")
+    merge.add_argument("--model", required=True, type=word)
+    merge.add_argument("--seed", type=SEED, required=True)
+    reads(merge, "--runs", nargs="+", required=True, help="the fold runs, fold 1 first")
+    reads(merge, "--folds", required=True)
+    merge.add_argument("--run", required=True)
+
+
+def _checkpoint_job_flags(parser) -> None:
+    """A job that fine-tunes a trained checkpoint: the model and seed of the config, the checkpoint, and the
+    query set it trains on."""
+    parser.add_argument("--config", default="config.yaml")
+    parser.add_argument("--model", required=True, help="a trained model of --config")
+    parser.add_argument("--seed", type=SEED, required=True)
+    reads(parser, "--init", "directory", required=True, help="the model's trained checkpoint (posbias train)")
+    reads(parser, "--tokens", "directory", required=True, help="the training collection's token store")
+    for name in ("queries", "qrels", "candidates"):
+        reads(parser, f"--{name}", required=True, help=f"the training query set's {name}")
+    parser.add_argument("--threads", type=POSITIVE, default=1)
+
+
+def _trained_model(config, path: str, model: str) -> None:
+    block = named_block(config.data, "models", model, path, "--model")
+    if block.get("zero_shot"):
+        raise InputError(f"--model {model}: models.{model} in {path} is zero-shot (never trained); rerank with it "
+                         f"directly: posbias rerank --model {model}")
+
+
+def train(args) -> None:
+    from posbias.steps.training import train_model
+
+    config = read_config_object(args.config)
+    _trained_model(config, args.config, args.model)
+    # as the workflow's train job gets it
+    train_model(config.data["models"][args.model], config.models.training_params(args.model), args.seed,
+                args.tokens, args.queries, args.qrels, args.candidates, args.out, args.threads, name=args.model)
+
+
+def _rerank_usage(args) -> str | None:
+    if (args.checkpoint is None) == (args.model is None):
+        return "give either --checkpoint (a trained model) or --model (a zero-shot model of --config)"
+    return None
+
+
+def rerank(args) -> None:
+    from posbias.rankers import catalog
+
+    if args.model is None:
+        from posbias.steps.training import rerank_candidates
+
+        _needs(args, "--tokens", "a checkpoint reads the collection's token store")
+        rerank_candidates(args.checkpoint, [args.tokens], [args.queries], [args.candidates], [args.run], args.tag,
+                          _scoring(args), args.threads)
+        return
+    config = read_config(args.config)
+    model = named_block(config, "models", args.model, args.config, "--model")
+    if model["ranker"] in catalog.LISTWISE:
+        from posbias.steps.listwise import rerank_listwise
+
+        _needs(args, "--docs", f"models.{args.model} ranks document texts through a language model")
+        cache = {**config.get("llm", {}).get("cache", {"dir": "cache/llm", "mode": "read_write"}),
+                 **({"mode": args.cache_mode} if args.cache_mode else {})}
+        llm = {k: v for k, v in config["llm"]["models"][model["args"]["llm"]].items() if k != "label"}
+        rerank_listwise(model["args"], llm, cache, args.docs, args.queries, args.candidates, args.run, args.tag,
+                        llm_name=model["args"]["llm"])
+        return
+    if not model.get("zero_shot"):
+        raise InputError(f"--model {args.model}: models.{args.model} in {args.config} is trained, not "
+                         f"zero-shot; rerank with one of its checkpoints (--checkpoint)")
+    from posbias.steps.training import rerank_pretrained
+
+    _needs(args, "--tokens", "it reads the collection's token store")
+    rerank_pretrained(model, args.tokens, args.queries, args.candidates, [args.run], args.tag, _scoring(args),
+                      args.threads)
+
+
+def _needs(args, flag: str, why: str) -> None:
+    if getattr(args, flag.lstrip("-")) is None:
+        raise InputError(f"{flag}: required here ({why})")
+
+
+def _scoring(args) -> dict:
+    return {"batch_size": args.batch_size, "device": args.device, "precision": args.precision}
+
+
+def _training_files(args) -> dict:
+    return {"tokens": args.tokens, "queries": args.queries, "qrels": args.qrels, "candidates": args.candidates}
+
+
+def finetune(args) -> None:
+    from posbias.steps.training import finetune_and_rerank
+
+    config = read_config_object(args.config)
+    _trained_model(config, args.config, args.model)
+    job = config.finetuning.job_params(args.model, args.seed)  # as the workflow's finetune job gets it
+    tokens, queries, candidates, runs = (list(column) for column in zip(*args.rerank))
+    finetune_and_rerank(args.init, job["model"], job["training"], job["seed"], train=_training_files(args),
+                        rerank={"tokens": tokens, "queries": queries, "candidates": candidates, "runs": runs},
+                        out_dir=args.out, tag=job["tag"], scoring=config.rerank.scoring(args.model),
+                        threads=args.threads, name=job["name"])
+
+
+def cross_validate(args) -> None:
+    from posbias.steps.cross_validation import cross_validate_fold, merge_fold_runs
+
+    if args.cross_validate_command == "merge":
+        from posbias.config.sections.cross_validation import run_tag
+
+        merge_fold_runs(args.runs, args.folds, args.run, run_tag(args.model, args.seed))
+        return
+    config = read_config_object(args.config)
+    _trained_model(config, args.config, args.model)
+    job = config.cross_validation.fold_params(args.model, args.seed, args.fold)  # the cross_validate_fold job's
+    cross_validate_fold(args.init, job["model"], job["training"], job["seed"], **_training_files(args),
+                        folds=args.folds, fold=job["fold"], run=args.run, tag=job["tag"],
+                        scoring=config.rerank.scoring(args.model), threads=args.threads, name=job["name"])

@@ -1,0 +1,125 @@
+"""One metric suite for every position curve: a model's metric as the relevant passage, the answer document or
+the gold item moves through its input (the sweep's MRR by token offset, Lost in the Middle's accuracy by gold
+index, a probe's score by insertion point, an audited model's curves).
+
+Input: one value per (unit, position), where a unit (a query, a question, a document pair) is measured at every
+position, so positions are compared pairwise on the same units. From it:
+
+- `position_curve`: per position the mean, a seeded percentile bootstrap interval over units
+  (`scipy.stats.bootstrap`), the mean relative to the reference position's, and a paired test of the position
+  against the reference (`posbias.stats.paired`: t, Wilcoxon or randomisation), the tests of one curve
+  corrected together (`posbias.stats.corrections`: Holm by default). The reference is fixed in advance (by
+  default the first position: the place a truncating model reads), never picked from the data: a curve's best
+  position is best partly by chance, and testing against it would make every other one look worse.
+- `curve_summary`: one row of summary numbers, each also relative to the reference position's mean:
+  - `psi`: the worst-case relative drop across positions, 1 - min / max (0: flat; 1: some position scores
+    nothing). The "Myopic Trap" study's position sensitivity is of this worst-case form; this is our definition.
+  - `worst_drop`: how far the worst position falls below the reference, (reference - min) / reference.
+  - `best_worst_gap`: max - min, Lost in the Middle's robustness criterion, in the metric's own units.
+  - `primacy` and `recency`: the first and the last position's mean minus the mean of the positions between
+    them (positive: the ends beat the middle, the U of Lost in the Middle), absolute and relative to the
+    reference. Undefined (NaN) for a curve of fewer than three positions.
+  - `reach`: the effective reach, the last position before the first significant drop below the reference
+    (scanning positions in order from the reference; a drop is a corrected p below alpha with a lower mean),
+    or the last position when none drops; `reach_fraction` is it divided by the model's window, when given
+    (the positions are then token offsets).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from posbias.stats.corrections import adjust
+from posbias.stats.paired import paired_p_value
+
+COLUMNS = ("unit", "position", "value")
+CURVE_COLUMNS = ["position", "n", "mean", "ci_low", "ci_high", "relative", "p", "p_adjusted", "drop"]
+
+
+def _checked(values: pd.DataFrame) -> pd.DataFrame:
+    missing = [c for c in COLUMNS if c not in values.columns]
+    if missing:
+        raise ValueError(f"a position curve's values lack the columns {missing} (one value per unit and position)")
+    frame = values[list(COLUMNS)].copy()
+    if frame.duplicated(["unit", "position"]).any():
+        unit, position = frame[frame.duplicated(["unit", "position"])].iloc[0][["unit", "position"]].tolist()
+        raise ValueError(f"unit {unit!r} has two values at position {position}")
+    if frame["value"].isna().any():
+        raise ValueError("a position curve's values include NaN")
+    return frame
+
+
+def bootstrap_interval(values: np.ndarray, confidence: float, n_resamples: int, seed: int) -> tuple[float, float]:
+    """The percentile bootstrap interval of the mean of `values`, reproducible by `seed`; a single value, or all
+    equal, has no spread to resample, and its interval is the value itself."""
+    values = np.asarray(values, dtype=float)
+    if len(values) < 2 or np.all(values == values[0]):
+        return float(values.mean()), float(values.mean())
+    result = stats.bootstrap((values,), np.mean, confidence_level=confidence, n_resamples=n_resamples,
+                             method="percentile", random_state=np.random.default_rng(seed))
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+def position_curve(values: pd.DataFrame, reference=None, test: str = "t", correction: str = "holm",
+                   alpha: float = 0.05, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0,
+                   n_permutations: int = 10000) -> pd.DataFrame:
+    """One row per position, in position order: `n` units, `mean`, `ci_low`/`ci_high` (bootstrap, `confidence`),
+    `relative` (mean / the reference's mean; NaN when that is 0), `p` (the paired `test` against the reference on
+    the units measured at both; NaN for the reference itself and where the values are identical), `p_adjusted`
+    (`correction` over the curve's tests) and `drop` (significant at `alpha` and below the reference).
+    `reference` is a position of the curve (default: the first)."""
+    frame = _checked(values)
+    positions = sorted(frame["position"].unique().tolist())
+    reference = positions[0] if reference is None else reference
+    if reference not in positions:
+        raise ValueError(f"reference position {reference!r} is not a position of the curve ({positions})")
+    by_position = {p: group.set_index("unit")["value"] for p, group in frame.groupby("position")}
+    ref_values, ref_mean = by_position[reference], float(by_position[reference].mean())
+    rows = []
+    for i, position in enumerate(positions):
+        series = by_position[position]
+        low, high = bootstrap_interval(series.to_numpy(), confidence, n_resamples, seed + i)
+        p = math.nan
+        if position != reference and not series.reindex(ref_values.index).equals(ref_values):
+            p = paired_p_value(test, series, ref_values, n_permutations, seed)
+        mean = float(series.mean())
+        rows.append({"position": position, "n": len(series), "mean": mean, "ci_low": low, "ci_high": high,
+                     "relative": mean / ref_mean if ref_mean else math.nan, "p": p})
+    curve = pd.DataFrame(rows)
+    curve["p_adjusted"] = adjust(curve["p"].to_numpy(), correction)
+    curve["drop"] = (curve["p_adjusted"] < alpha) & (curve["mean"] < ref_mean)
+    curve.attrs["reference"] = reference
+    return curve[CURVE_COLUMNS]
+
+
+def _relative(value: float, reference: float) -> float:
+    return value / reference if reference else math.nan
+
+
+def curve_summary(curve: pd.DataFrame, window: float | None = None) -> dict:
+    """The curve's summary numbers (see the module docstring) from `position_curve`'s table; `window` is the
+    model's input length in the positions' unit (tokens), for `reach_fraction`."""
+    reference = curve.attrs.get("reference", curve["position"].iloc[0])
+    means = curve.set_index("position")["mean"]
+    ref, best, worst = float(means[reference]), float(means.max()), float(means.min())
+    interior = means.iloc[1:-1]
+    middle = float(interior.mean()) if len(interior) else math.nan
+    primacy = float(means.iloc[0]) - middle if len(interior) else math.nan
+    recency = float(means.iloc[-1]) - middle if len(interior) else math.nan
+    after = curve[curve["position"] >= reference].reset_index(drop=True)
+    dropped = after.index[after["drop"]]
+    reach = (after["position"].iloc[dropped[0] - 1] if len(dropped) else after["position"].iloc[-1]).item()
+    return {
+        "reference": reference, "reference_mean": ref, "best": best, "worst": worst,
+        "psi": 1 - worst / best if best else math.nan,
+        "worst_drop": _relative(ref - worst, ref),
+        "best_worst_gap": best - worst, "best_worst_gap_relative": _relative(best - worst, ref),
+        "primacy": primacy, "primacy_relative": _relative(primacy, ref),
+        "recency": recency, "recency_relative": _relative(recency, ref),
+        "significant_drops": int(curve["drop"].sum()),
+        "reach": reach, "reach_fraction": reach / window if window else math.nan,
+    }

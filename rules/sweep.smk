@@ -36,6 +36,8 @@ if SWEEP_MODELS:
                if fmt == "html" else path for fmt, path in SWEEP_TABLE.items()},
             png=report(SWEEP_FIGURE[0], caption="../report/sweep_figure.rst", category="Position sweep"),
             pdf=SWEEP_FIGURE[1],
+            **{f"sensitivity_{fmt}": report(path, caption="../report/sweep_sensitivity.rst", category="Position sweep")
+               if fmt == "html" else path for fmt, path in SENSITIVITY_TABLE.items()},
         params:
             **CFG.sweep.report_args(),
         conda:

@@ -7,4 +7,4 @@ with job_log(snakemake.log[0]):
     sweep_report(snakemake.input.per_seed, snakemake.input.positions, snakemake.input.candidates, p.models, p.metric,
                  p.statistics, p.alpha, p.first_window, p.n_seeds, p.zero_shot,
                  {k: o[k] for k in ("tex", "csv", "md", "html")},
-                 [o.png, o.pdf], p.note)
+                 [o.png, o.pdf], p.note, {k: o[f"sensitivity_{k}"] for k in ("tex", "csv", "md", "html")})

@@ -1,15 +1,16 @@
 # The names, paths and input functions of rules/sweep.smk (Snakemake's lint keeps functions out of a file
 # with rules).
 
-from posbias.sweep.paths import SWEEP_DOCS, breakdown_table, sweep_report
+from posbias.sweep.paths import SWEEP_DOCS, breakdown_table, sensitivity_table, sweep_report
 
 SWEEP = CFG.sweep.data
 SWEEP_QUERYSET = CFG.sweep.queryset
 SWEEP_MODELS = CFG.sweep.models  # empty unless the sweep query set is reranked
 SWEEP_TABLE, SWEEP_FIGURE = sweep_report(OUT) if SWEEP_MODELS else ({}, [])
+SENSITIVITY_TABLE = sensitivity_table(OUT) if SWEEP_MODELS else {}
 BREAKDOWN = TABLES.get("position_breakdown")
 BREAKDOWN_TABLE = breakdown_table(OUT) if BREAKDOWN else {}
-SWEEP_REPORTED = [*SWEEP_TABLE.values(), *SWEEP_FIGURE, *BREAKDOWN_TABLE.values()]
+SWEEP_REPORTED = [*SWEEP_TABLE.values(), *SWEEP_FIGURE, *SENSITIVITY_TABLE.values(), *BREAKDOWN_TABLE.values()]
 
 
 def sweep_source_inputs():

@@ -32,8 +32,10 @@ def test_sweep_report_writes_table_and_figure(tmp_path):
     write_parquet(pd.DataFrame(values), str(tmp_path / "per_seed.parquet"))
     table = {fmt: str(tmp_path / f"sweep.{fmt}") for fmt in FORMATS}
     figure = [str(tmp_path / "sweep.png"), str(tmp_path / "sweep.pdf")]
+    sensitivity = {fmt: str(tmp_path / f"sweep_sensitivity.{fmt}") for fmt in FORMATS}
     sweep_report(str(tmp_path / "per_seed.parquet"), str(tmp_path / "positions.tsv"), str(tmp_path / "candidates.run"),
-                 {"firstp": "FirstP", "maxp": "MaxP"}, "RR", STATISTICS, 0.05, 16, 2, [], table, figure)
+                 {"firstp": "FirstP", "maxp": "MaxP"}, "RR", STATISTICS, 0.05, 16, 2, [], table, figure,
+                 sensitivity=sensitivity)
     assert all((tmp_path / f"sweep.{ext}").stat().st_size > 0 for ext in (*FORMATS, "png", "pdf"))
     csv = pd.read_csv(table["csv"])
     firstp = csv[csv["model"] == "firstp"].set_index("position")
@@ -41,6 +43,15 @@ def test_sweep_report_writes_table_and_figure(tmp_path):
     assert csv["random_mrr"].iloc[0] == pytest.approx((1 + 1 / 2 + 1 / 3 + 1 / 4) / 4)
     markdown = open(table["md"]).read()
     assert "| FirstP | 1.000 (1.0) |" in markdown and "first window: 16 tokens" in markdown
+    # the metric suite: FirstP's MRR falls from 1 to 11/36 after position 1 and stays; MaxP's dips in the middle
+    suite = pd.read_csv(sensitivity["csv"]).set_index("model")
+    assert suite.loc["firstp", "psi"] == pytest.approx(25 / 36)
+    assert suite.loc["firstp", "primacy"] == pytest.approx(25 / 36)
+    assert suite.loc["firstp", "recency"] == pytest.approx(0) and suite.loc["firstp", "significant_drops"] == 2
+    assert suite.loc["firstp", "reach_start"] == 0  # the drop comes right after the first position
+    assert suite.loc["maxp", "psi"] == pytest.approx(0.2) and suite.loc["maxp", "significant_drops"] == 0
+    assert suite.loc["maxp", "primacy"] == pytest.approx(1 / 6) and suite.loc["maxp", "reach_start"] == 20
+    assert "| FirstP | 1.000 | 0.694 | 0.694 | 0.694 | 0.694 | 0.000 | 2 | 0 |" in open(sensitivity["md"]).read()
 
 
 def test_breakdown_report(tmp_path):

@@ -24,12 +24,13 @@ def register(commands) -> None:
                        ("--passage-qrels", "the passages' judgments")):
         reads(build, flag, required=True, help=what)
     build.add_argument("--out", required=True, help="directory of the sweep collection's files")
-    report = steps.add_parser("report", help="the sweep table (tex, csv, md, html) and figure (png, pdf)")
+    report = steps.add_parser("report", help="the sweep table and its position-sensitivity table (tex, csv, md, html) "
+                                             "and figure (png, pdf)")
     report.add_argument("--config", default="config.yaml")
     reads(report, "--per-seed", required=True, help="the sweep query set's per_seed.parquet (rule combine_seeds)")
     reads(report, "--positions", required=True, help="the sweep query set's positions (posbias sweep build)")
     reads(report, "--candidates", required=True, help="the sweep query set's candidates (posbias sweep build)")
-    report.add_argument("--out", required=True, help="directory of sweep.{tex,csv,md,html} and figures/")
+    report.add_argument("--out", required=True, help="directory of sweep.*, sweep_sensitivity.* and figures/")
     breakdown = steps.add_parser("breakdown", help="tables.position_breakdown: the metric per model by answer "
                                                    "position (tex, csv, md, html)")
     breakdown.add_argument("--config", default="config.yaml")
@@ -40,7 +41,7 @@ def register(commands) -> None:
 
 def run_command(args) -> None:
     from posbias.sweep import steps
-    from posbias.sweep.paths import breakdown_table, sweep_report
+    from posbias.sweep.paths import breakdown_table, sensitivity_table, sweep_report
 
     config = read_config_object(args.config)
     if args.sweep_command == "breakdown":
@@ -68,4 +69,4 @@ def run_command(args) -> None:
     tables, figure = sweep_report(args.out)
     steps.sweep_report(args.per_seed, args.positions, args.candidates, job["models"], job["metric"],
                        job["statistics"], job["alpha"], job["first_window"], job["n_seeds"], job["zero_shot"],
-                       tables, figure, job["note"])
+                       tables, figure, job["note"], sensitivity_table(args.out))

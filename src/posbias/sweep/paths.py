@@ -12,3 +12,8 @@ def sweep_report(out: str) -> tuple[dict[str, str], list[str]]:
 
 def breakdown_table(out: str) -> dict[str, str]:
     return table_files(out, "position_breakdown")
+
+
+def sensitivity_table(out: str) -> dict[str, str]:
+    """The metric suite of each sweep curve (PSI, drops, reach: `posbias.stats.position_curve`)."""
+    return table_files(out, "sweep_sensitivity")

@@ -62,6 +62,29 @@ def sweep_caption(curves: pd.DataFrame, statistics: dict, first_window: int, ran
             f").{no_test} 95% intervals are in the CSV." + (f" {note.strip()}" if note.strip() else ""))
 
 
+def sensitivity_cells(table: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
+    """A row per model: the metric suite's numbers of its sweep curve (`sweep_sensitivity`)."""
+    header = ["Ranker", "MRR at pos. 1", "PSI", "worst drop", "best-worst gap", "primacy", "recency",
+              "significant drops", "reach (token)"]
+    body = [[row.label, number(row.reference_mean), number(row.psi), number(row.worst_drop),
+             number(row.best_worst_gap), number(row.primacy), number(row.recency), str(row.significant_drops),
+             f"{row.reach_start:.0f}"] for row in table.itertuples()]
+    return header, body
+
+
+def sensitivity_caption(table: pd.DataFrame, statistics: dict, n_seeds: int, zero_shot: list[str]) -> str:
+    n_positions, n_queries = int(table["n_positions"].max()), int(table["n_queries"].min())
+    return (f"Position sensitivity of the sweep's curves ({n_positions} positions, {n_queries} base queries, "
+            f"per-query MRR {_seeds(n_seeds, zero_shot)}): PSI = 1 - worst / best position's MRR; worst drop = "
+            f"(position 1 - worst) / position 1; best-worst gap in MRR; primacy and recency: the first and the last "
+            f"position's MRR minus the mean of the positions between them; significant drops: positions below "
+            f"position 1 by a {TEST_NAMES[statistics['test']]} over the base queries, "
+            f"{describe(statistics['correction'], n_positions - 1, 'each ranker')}, adjusted "
+            f"$p < {table['alpha'].iloc[0]}$; reach: the mean start token of the last position before the first "
+            f"such drop (the last position when none drops). Each position's MRR with its 95% interval is in the "
+            f"sweep table.")
+
+
 def breakdown_cells(table: pd.DataFrame) -> tuple[list[str], list[list[str | Cell]]]:
     """A row per system, a column per bin (header: its range and query count); superscript a: differs from the
     first bin."""

@@ -26,6 +26,7 @@ from posbias.errors import InputError
 from posbias.evaluation.seeds import average_over_seeds
 from posbias.stats.corrections import adjust
 from posbias.stats.paired import paired_p_value
+from posbias.stats.position_curve import curve_summary, position_curve
 from posbias.stats.unpaired import mean_interval, welch_t_test
 
 RANK = "rank"  # the derived per-query metric: 1/RR
@@ -88,6 +89,26 @@ def sweep_curves(averaged: pd.DataFrame, positions: pd.DataFrame, models: Mappin
     table["alpha"] = alpha
     table["significant"] = table["p_adjusted"] < alpha  # nan (the first position, untestable) is never below
     return table
+
+
+def sweep_sensitivity(averaged: pd.DataFrame, positions: pd.DataFrame, models: Mapping[str, str], metric: str,
+                      statistics: Mapping, alpha: float) -> pd.DataFrame:
+    """One record per model: the position-curve metric suite (`posbias.stats.position_curve`) of its `metric`
+    by position, the base queries paired across positions, the first position the reference; `reach_start` is
+    the mean start token of the position the effective reach ends at. Each model's tests form their own family."""
+    placed = positions.set_index("qid")
+    starts = placed.groupby("position")["start"].mean()
+    records = []
+    for model, label in models.items():
+        rows = averaged[(averaged["system"] == model) & (averaged["metric"] == metric)]
+        values = rows.set_index("qid")[["value"]].join(placed, how="inner")
+        curve = position_curve(values.rename(columns={"base": "unit"}), reference=0, test=statistics["test"],
+                               correction=statistics["correction"], alpha=alpha, seed=statistics["seed"],
+                               n_permutations=statistics["permutations"])
+        summary = curve_summary(curve)
+        records.append({"model": model, "label": label, **summary, "reach_start": float(starts[summary["reach"]]),
+                        "n_queries": int(curve["n"].min()), "n_positions": len(curve), "alpha": alpha})
+    return pd.DataFrame.from_records(records)
 
 
 # --- position breakdown ----------------------------------------------------------------------------------------

@@ -16,12 +16,13 @@ from posbias.names import RETRIEVER
 from posbias.reporting.render import Table, write_tables
 from posbias.sweep.build import SweepSettings, relevant_document, sweep_id, sweep_query
 from posbias.sweep.positions import read_positions, write_sweep_positions
-from posbias.sweep.stats import bins_from_edges, expected_random, position_breakdown, sweep_curves, with_ranks
+from posbias.sweep.stats import (bins_from_edges, expected_random, position_breakdown, sweep_curves, sweep_sensitivity,
+                                 with_ranks)
 
 log = logging.getLogger(__name__)
 
 TAG = "sweep"  # the candidate run's tag
-SWEEP_LABEL, BREAKDOWN_LABEL = "tab:sweep", "tab:position-breakdown"
+SWEEP_LABEL, BREAKDOWN_LABEL, SENSITIVITY_LABEL = "tab:sweep", "tab:position-breakdown", "tab:sweep-sensitivity"
 
 
 def _ordered_candidates(entries: dict) -> dict[str, float]:
@@ -107,22 +108,30 @@ def _write(outputs: dict, frame: pd.DataFrame, header: list, body: list, caption
 
 def sweep_report(per_seed: str, positions: str, candidates: str, models: dict, metric: str, statistics: dict,
                  alpha: float, first_window: int, n_seeds: int, zero_shot: list[str], table: dict,
-                 figure: list[str], note: str = "") -> None:
-    """The sweep's table (`table`: tex, csv, md, html) and figure (`figure`: png and pdf paths); `models` maps
-    model names to labels, `zero_shot` lists the labels of those with one run, `note` ends the caption."""
+                 figure: list[str], note: str = "", sensitivity: dict | None = None) -> None:
+    """The sweep's table (`table`: tex, csv, md, html) and figure (`figure`: png and pdf paths), and with
+    `sensitivity` (the same four formats) the metric suite of each curve; `models` maps model names to labels,
+    `zero_shot` lists the labels of those with one run, `note` ends the caption."""
     # matplotlib (the figure's): only the two report jobs pay its import
-    from posbias.sweep.report import sweep_caption, sweep_cells, sweep_figure
+    from posbias.sweep.report import (sensitivity_caption, sensitivity_cells, sweep_caption, sweep_cells,
+                                      sweep_figure)
 
     frame = pd.read_parquet(per_seed)
     frame = frame[frame["system"].isin(models)]
     placed = pd.read_csv(positions, sep="\t", dtype={"qid": str, "base": str})
-    curves = sweep_curves(with_ranks(frame, metric), placed, models, metric, statistics, alpha)
+    averaged = with_ranks(frame, metric)
+    curves = sweep_curves(averaged, placed, models, metric, statistics, alpha)
     counts = {qid: len(docs) for qid, docs in read_ranked_run(candidates).items()}
     random_mrr, random_rank = expected_random(counts)
     header, body = sweep_cells(curves)
     caption = sweep_caption(curves, statistics, first_window, random_mrr, random_rank, n_seeds, zero_shot, note)
     _write(table, curves.assign(random_mrr=random_mrr, random_rank=random_rank), header, body, caption, SWEEP_LABEL)
     sweep_figure(curves, first_window, random_mrr, figure)
+    if sensitivity:
+        suite = sweep_sensitivity(averaged, placed, models, metric, statistics, alpha)
+        header, body = sensitivity_cells(suite)
+        _write(sensitivity, suite, header, body, sensitivity_caption(suite, statistics, n_seeds, zero_shot),
+               SENSITIVITY_LABEL)
 
 
 def breakdown_report(averaged: str, positions: str, spec: dict, models: dict, retriever_label: str,

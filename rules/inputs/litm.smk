@@ -18,8 +18,9 @@ def litm_data(task):
 litm_prediction_keys = CFG.litm.prediction_keys
 LITM_REPORT = CFG.litm.report_params(f"{OUT}/litm")
 LITM_TABLES, LITM_FIGURES = LITM_REPORT["tables"], LITM_REPORT["figures"]
+LITM_SENSITIVITY = LITM_REPORT["sensitivity"] if LITM_TASKS else {}
 LITM_REPORTED = [path for outputs in LITM_TABLES.values() for path in outputs.values()] + \
-                [path for paths in LITM_FIGURES.values() for path in paths]
+                [path for paths in LITM_FIGURES.values() for path in paths] + list(LITM_SENSITIVITY.values())
 
 
 def litm_qa_source(wildcards):
@@ -38,7 +39,9 @@ def litm_report_outputs():
     for key, paths in LITM_FIGURES.items():
         outputs += [report(path, caption="../report/litm_figure.rst", category="Lost in the Middle",
                            labels={"figure": key}) if path.endswith(".png") else path for path in paths]
-    return outputs
+    return outputs + [report(path, caption="../report/litm_sensitivity.rst", category="Lost in the Middle",
+                             labels={"table": "sensitivity"}) if fmt == "html" else path
+                      for fmt, path in LITM_SENSITIVITY.items()]
 
 
 # The prediction jobs are long and the rest of the task is instant, so the whole chain goes first (RUN_EARLY_PRIORITY,

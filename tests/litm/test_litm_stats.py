@@ -147,3 +147,23 @@ def test_the_table_marks_differences_from_position_1_and_says_so_in_its_caption(
     assert {"reference", "mcnemar_p", "mcnemar_p_adjusted", "only_reference"} <= set(csv.columns)
     position_table_outputs(positions, gaps, "qa", 5, {"m": "Model"}, outputs, "none")
     assert "no correction for multiple comparisons" in (tmp_path / "qa_5.md").read_text()
+
+
+def test_each_curve_s_sensitivity_is_the_shared_metric_suite_with_exact_mcnemar_tests(tmp_path):
+    from posbias.litm.stats import sensitivity_table
+    from posbias.reporting.position_tables import sensitivity_table_outputs
+
+    # 10 questions at 3 positions: all right at index 0, the first 2 at index 1, the first 6 at index 2
+    rows = _rows(3, 0, range(10), n=10) + _rows(3, 1, range(2), n=10) + _rows(3, 2, range(6), n=10)
+    rows += _rows(0, None, range(3), n=10) + _rows(1, 0, range(9), n=10)  # closed-book and oracle: not positions
+    table = sensitivity_table(pd.DataFrame(rows), correction="holm")
+    assert len(table) == 1
+    row = table.iloc[0]
+    assert (row["reference_mean"], row["best"], row["worst"]) == (1.0, 1.0, 0.2)
+    assert row["psi"] == pytest.approx(0.8) and row["worst_drop"] == pytest.approx(0.8)
+    assert row["primacy"] == pytest.approx(0.8) and row["recency"] == pytest.approx(0.4)
+    # exact McNemar: 8 and 4 questions right only at index 0, so p = 2 / 2^8 and 2 / 2^4; Holm: 2 / 2^7 and 1 / 8
+    assert row["significant_drops"] == 1 and row["reach"] == 0 and row["reach_fraction"] == 0.0
+    outputs = {fmt: str(tmp_path / f"sensitivity.{fmt}") for fmt in ("tex", "csv", "md", "html")}
+    sensitivity_table_outputs(table, {"m": "Model"}, outputs, "holm")
+    assert "| Model | qa | 3 | 100.0 | 0.800 | 0.800 | 80.0 | 80.0 | 40.0 | 1 | 1 |" in open(outputs["md"]).read()

@@ -104,3 +104,11 @@ def test_bad_values_are_named():
         position_curve(twice)
     with pytest.raises(ValueError, match=r"reference position 50 is not a position of the curve"):
         position_curve(known_curve(), reference=50)
+
+
+def test_binary_values_take_the_exact_mcnemar_test():
+    # 8 units: right at position 0 on all, at position 1 on the first 3: 5 discordant pairs, p = 2 / 2^5
+    values = pd.DataFrame([{"unit": u, "position": p, "value": float(p == 0 or u < 3)}
+                           for u in range(8) for p in (0, 1)])
+    curve = position_curve(values, test="mcnemar")
+    assert curve["p"][1] == pytest.approx(2 / 2 ** 5) and curve["mean"].tolist() == [1.0, 0.375]

@@ -116,7 +116,7 @@ def _score_or_report(args) -> None:
     required_section(config.data, "litm", args.config)
     if args.litm_command == "report":
         job = config.litm.report_params(args.out)
-        litm.report(args.eval, job["labels"], job["tables"], job["figures"], job["correction"])
+        litm.report(args.eval, job["labels"], job["tables"], job["figures"], job["correction"], job["sensitivity"])
         return
     required_section(config.data["litm"], args.task, args.config)
     job = config.litm.score_params(args.task)

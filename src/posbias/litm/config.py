@@ -65,12 +65,13 @@ class Litm:
 
     def report_params(self, directory: str) -> dict:
         """What the report job receives (rule litm_report, `posbias litm report`): each reported size's table and
-        figure files under `directory`, the models' labels and the multiple-testing correction."""
-        from posbias.litm.paths import report_files
+        figure files under `directory`, the sensitivity table's, the models' labels and the multiple-testing
+        correction."""
+        from posbias.litm.paths import report_files, sensitivity_table
 
         tables, figures = report_files(directory, [key for task in self.tasks for key in self.reported(task)])
         return {"tables": tables, "figures": figures, "labels": {m: self._cfg.llm.label(m) for m in self.models},
-                "correction": self.data.get("correction", "holm")}
+                "correction": self.data.get("correction", "holm"), "sensitivity": sensitivity_table(directory)}
 
 
 SECTION = Section("litm", Path(__file__).with_name("config.schema.yaml"), check=check, accessor=Litm,

@@ -23,3 +23,8 @@ def report_files(directory: str, keys: list[str]) -> tuple[dict[str, dict[str, s
     """Each reported size's table (tex, csv, md, html) and figure (png, pdf) under `directory`."""
     return ({key: table_files(directory, key) for key in keys},
             {key: figure_files(f"{directory}/figures", key) for key in keys})
+
+
+def sensitivity_table(directory: str) -> dict[str, str]:
+    """Every curve's position sensitivity (PSI, drops, reach: `posbias.stats.position_curve`) under `directory`."""
+    return table_files(directory, "sensitivity")

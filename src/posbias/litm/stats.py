@@ -27,6 +27,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from posbias.stats.corrections import adjust
 from posbias.stats.paired import exact_mcnemar
+from posbias.stats.position_curve import curve_summary, position_curve
 
 GROUP = ["model", "task", "variant", "size"]
 REQUIRED = [*GROUP, "gold_index", "example_id", "correct"]
@@ -133,3 +134,20 @@ def _reference(references: pd.DataFrame, keys: dict, level: str) -> float:
         if len(found):
             return float(found["accuracy"].iloc[0])
     return math.nan
+
+
+def sensitivity_table(scored: pd.DataFrame, correction: str = "holm", alpha: float = 0.05, seed: int = 0
+                      ) -> pd.DataFrame:
+    """One row per (model, task, variant, size) curve: the position-curve metric suite
+    (`posbias.stats.position_curve`) of its accuracy by gold index, the questions paired across positions, the
+    first index the reference, exact McNemar tests corrected over the curve (`correction`); `reach` is a gold
+    index, `reach_fraction` it over the curve's size."""
+    placed = scored[scored["gold_index"].notna() & (scored["size"] >= 2)]
+    rows = []
+    for keys, group in placed.groupby(GROUP, sort=True):
+        values = pd.DataFrame({"unit": group["example_id"].astype(str), "position": group["gold_index"].astype(int),
+                               "value": group["correct"].astype(float)})
+        curve = position_curve(values, test="mcnemar", correction=correction, alpha=alpha, seed=seed)
+        summary = curve_summary(curve, window=keys[-1])
+        rows.append({**dict(zip(GROUP, keys)), "n_positions": len(curve), "n": int(curve["n"].min()), **summary})
+    return pd.DataFrame(rows)

@@ -206,13 +206,14 @@ def score(task: str, predictions: dict[str, str], out: str) -> None:
 
 
 def report(evaluations: list[str], labels: dict[str, str], tables: dict[str, dict], figures: dict[str, list[str]],
-           correction: str = "holm") -> None:
+           correction: str = "holm", sensitivity: dict[str, str] | None = None) -> None:
     """Tables (`tables`: `{task}_{size}` -> the four output paths) and figures (`figures`: `{task}_{size}` -> PNG
-    and PDF paths) of accuracy by gold position, one per task and size. Each position is tested against the
-    curve's first one, with `correction` (`litm.correction`) over the tests of each curve."""
-    from posbias.litm.stats import gap_table, position_table
+    and PDF paths) of accuracy by gold position, one per task and size, and with `sensitivity` (the four output
+    paths) every curve's position-curve metric suite in one table. Each position is tested against the curve's
+    first one, with `correction` (`litm.correction`) over the tests of each curve."""
+    from posbias.litm.stats import gap_table, position_table, sensitivity_table
     from posbias.reporting.figures import position_curves
-    from posbias.reporting.position_tables import position_table_outputs
+    from posbias.reporting.position_tables import position_table_outputs, sensitivity_table_outputs
 
     scored = pd.concat([pd.read_parquet(p) for p in evaluations], ignore_index=True)
     positions = position_table(scored, correction=correction)
@@ -223,3 +224,5 @@ def report(evaluations: list[str], labels: dict[str, str], tables: dict[str, dic
     for key, outputs in figures.items():
         task, size = key.split("_")
         position_curves(positions, task, int(size), labels, outputs)
+    if sensitivity:
+        sensitivity_table_outputs(sensitivity_table(scored, correction), labels, sensitivity, correction)

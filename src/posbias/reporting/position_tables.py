@@ -10,7 +10,7 @@ import math
 import pandas as pd
 
 from posbias.reporting.render import MISSING, NO_TEST, Cell, Table, percent, write_tables
-from posbias.stats.corrections import describe_families
+from posbias.stats.corrections import METHODS, describe_families
 
 ALPHA = 0.05
 
@@ -79,3 +79,28 @@ def position_table_outputs(positions: pd.DataFrame, gaps: pd.DataFrame, task: st
     per_curve = [int(c["mcnemar_p"].notna().sum()) for _, c in tested.groupby(["model", "variant"])]
     text = caption(task, size, n, correction, references[0], per_curve, int(tested["mcnemar_p"].isna().sum()))
     write_tables(outputs, selected, Table(header, body, text, f"tab:litm-{task}-{size}"))
+
+
+def sensitivity_table_outputs(table: pd.DataFrame, labels: dict[str, str], outputs: dict[str, str],
+                              correction: str = "holm") -> None:
+    """Every curve's position-curve metric suite (`posbias.litm.stats.sensitivity_table`) in one table: a row per
+    (model, variant, task, size), written as LaTeX, Markdown, HTML and CSV (`outputs`)."""
+    header = ["Model", "task", "size", "acc. at pos. 1", "PSI", "worst drop", "best − worst", "primacy", "recency",
+              "significant drops", "reach (pos.)"]
+    body = []
+    for row in table.itertuples():
+        label = labels.get(row.model, row.model) + ("" if row.variant == "default"
+                                                     else f" ({row.variant.replace('_', '-')})")
+        body.append([label, row.task, str(row.size), percent(row.reference_mean), f"{row.psi:.3f}",
+                     f"{row.worst_drop:.3f}", percent(row.best_worst_gap), percent(row.primacy),
+                     percent(row.recency), str(row.significant_drops), str(int(row.reach) + 1)])
+    text = (f"Position sensitivity of each Lost-in-the-Middle curve (accuracy by the 1-based gold position; "
+            f"percentages for accuracies and their differences): PSI = 1 - worst / best position's accuracy; worst "
+            f"drop = (position 1 - worst) / position 1; primacy and recency: the first and the last position's "
+            f"accuracy minus the mean of the positions between them (positive for both: the U of the paper); "
+            f"significant drops: positions below position 1 by the exact two-sided McNemar test over the same "
+            f"questions, {'no correction' if correction == 'none' else METHODS[correction] + ' correction over each curve'}"
+            f"'s tests, adjusted "
+            f"$p < {ALPHA}$; reach: the last position before the first such drop (the last position when none "
+            f"drops).")
+    write_tables(outputs, table, Table(header, body, text, "tab:litm-sensitivity", wide=True))

@@ -7,7 +7,8 @@ position, so positions are compared pairwise on the same units. From it:
 
 - `position_curve`: per position the mean, a seeded percentile bootstrap interval over units
   (`scipy.stats.bootstrap`), the mean relative to the reference position's, and a paired test of the position
-  against the reference (`posbias.stats.paired`: t, Wilcoxon or randomisation), the tests of one curve
+  against the reference (`posbias.stats.paired`: t, Wilcoxon or randomisation; the exact McNemar test for values
+  that are 0 or 1, such as a reader's right and wrong answers), the tests of one curve
   corrected together (`posbias.stats.corrections`: Holm by default). The reference is fixed in advance (by
   default the first position: the place a truncating model reads), never picked from the data: a curve's best
   position is best partly by chance, and testing against it would make every other one look worse.
@@ -34,7 +35,7 @@ import pandas as pd
 from scipy import stats
 
 from posbias.stats.corrections import adjust
-from posbias.stats.paired import paired_p_value
+from posbias.stats.paired import exact_mcnemar, paired_p_value
 
 COLUMNS = ("unit", "position", "value")
 CURVE_COLUMNS = ["position", "n", "mean", "ci_low", "ci_high", "relative", "p", "p_adjusted", "drop"]
@@ -85,7 +86,8 @@ def position_curve(values: pd.DataFrame, reference=None, test: str = "t", correc
         low, high = bootstrap_interval(series.to_numpy(), confidence, n_resamples, seed + i)
         p = math.nan
         if position != reference and not series.reindex(ref_values.index).equals(ref_values):
-            p = paired_p_value(test, series, ref_values, n_permutations, seed)
+            p = (exact_mcnemar(series, ref_values.reindex(series.index))[3] if test == "mcnemar"
+                 else paired_p_value(test, series, ref_values, n_permutations, seed))
         mean = float(series.mean())
         rows.append({"position": position, "n": len(series), "mean": mean, "ci_low": low, "ci_high": high,
                      "relative": mean / ref_mean if ref_mean else math.nan, "p": p})

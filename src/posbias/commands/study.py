@@ -83,8 +83,8 @@ def register(commands) -> None:
                       help="tables.dataset_stats: one collection's document count and length (a JSON file)")
     collection.add_argument("--collection", required=True, help="the collection's name (Table 9's row)")
     source = collection.add_mutually_exclusive_group(required=True)
-    source.add_argument("--docs", help="its documents (JSONL), tokenised with the table's tokenizer")
-    source.add_argument("--tokens", help="or its token store of that tokenizer, which holds every length")
+    reads(source, "--docs", help="its documents (JSONL), tokenised with the table's tokenizer")
+    reads(source, "--tokens", "directory", help="or its token store of that tokenizer, which holds every length")
     collection.add_argument("--out", required=True, help="the statistics (JSON)")
 
     queryset = step("queryset-stats", queryset_stats,
@@ -194,9 +194,6 @@ def collection_stats(args) -> None:
     if args.collection not in job["collections"]:
         raise InputError(f"--collection {args.collection}: not the collection of a query set of "
                          f"tables.dataset_stats.querysets in {args.config} ({', '.join(job['collections'])})")
-    for flag, path in (("--docs", args.docs), ("--tokens", args.tokens)):
-        if path and not Path(path).exists():
-            raise InputError(f"{flag} {path}: no such {'file' if flag == '--docs' else 'directory'}")
     collection_statistics(args.docs, args.tokens, job["tokenizer"], job["sample"], args.out)
 
 

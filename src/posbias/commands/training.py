@@ -111,7 +111,7 @@ def train(args) -> None:
     config = read_config_object(args.config)
     _trained_model(config, args.config, args.model)
     # as the workflow's train job gets it
-    train_model(config.data["models"][args.model], config.models.training_params(args.model), args.seed,
+    train_model(config.models.params(args.model), config.models.training_params(args.model), args.seed,
                 args.tokens, args.queries, args.qrels, args.candidates, args.out, args.threads, name=args.model)
 
 

@@ -145,3 +145,22 @@ def test_lost_in_the_middle_scores_and_report_by_hand_are_the_jobs(finished_run,
     written = sorted(str(p.relative_to(tmp_path / "litm")) for p in (tmp_path / "litm").rglob("*") if p.is_file())
     assert written and any(name.endswith(".png") for name in written)
     same_files(tmp_path / "litm", results / "litm", written)
+
+
+def test_the_audit_by_hand_writes_the_jobs_files(finished_run, tmp_path):
+    config, results = str(finished_run / "config.yaml"), finished_run / "results"
+    main(["export-hf", "--checkpoint", str(results / "models/firstp/seed1"), "--out", str(tmp_path / "exported")])
+    same_files(tmp_path / "exported", results / "audit/exported/firstp/seed1", ["config.json", "model.safetensors"])
+    main(["audit", "--config", config, "--name", "reverse", "--battery", "order", "--out", str(tmp_path / "audit"),
+          "--cache-mode", "off", "--no-report"])
+    same_files(tmp_path / "audit/reverse", results / "audit/reverse", ["order.parquet", "order.curve.csv"])
+    for name in ("exported_firstp", "firstp_checkpoint"):  # the jobs' battery files, reported again by hand
+        for path in (results / "audit" / name).glob("*.*"):
+            if path.name != "card.html":
+                (tmp_path / "audit" / name).mkdir(parents=True, exist_ok=True)
+                (tmp_path / "audit" / name / path.name).write_bytes(path.read_bytes())
+    (tmp_path / "audit/reverse/order.json").write_bytes((results / "audit/reverse/order.json").read_bytes())
+    main(["audit", "--report-only", "--out", str(tmp_path / "audit")])
+    same_files(tmp_path / "audit", results / "audit", [f"leaderboard.{ext}" for ext in FORMATS])
+    same_files(tmp_path / "audit", results / "audit", [f"{name}/card.html" for name in
+                                                       ("exported_firstp", "firstp_checkpoint", "reverse")])

@@ -173,6 +173,22 @@ def test_lost_in_the_middle_with_the_mock_u_curve_gives_its_exact_accuracies(fin
     assert record["model_documents"][1]["isgold"] and record["model_prompt"].startswith("Write a high-quality answer")
 
 
+def test_the_audit_exports_a_trained_ranker_and_reports_every_model(finished_run):
+    audit = finished_run / "results/audit"
+    board = pd.read_csv(audit / "leaderboard.csv")
+    assert board[["name", "battery"]].values.tolist() == [
+        ["exported_firstp", "sweep"], ["exported_firstp", "probes"], ["firstp_checkpoint", "sweep"],
+        ["reverse", "order"]]
+    # the mock `reverse` puts the gold last-in first: reciprocal rank 1 / (3 - position)
+    assert pd.read_csv(audit / "reverse/order.curve.csv")["mean"].tolist() == pytest.approx([1 / 3, 1 / 2, 1])
+    exported = json.loads((audit / "exported_firstp/sweep.json").read_text())
+    assert exported["model"]["architecture"] == "ElectraForSequenceClassification"
+    assert exported["model"]["max_length"] == 8 + 16 + 3  # the tiny FirstP's query slots, window and specials
+    assert exported["spec"] == "cross-encoder:results/audit/exported/firstp/seed1"
+    for name in ("exported_firstp", "firstp_checkpoint", "reverse"):
+        assert "Position-sensitivity audit" in (audit / name / "card.html").read_text()
+
+
 def test_the_probes_stage_tests_every_probe_with_every_scorer(finished_run):
     work = finished_run
     summary = pd.read_csv(work / "results/probes/probes.csv", keep_default_na=False, na_values=[""])

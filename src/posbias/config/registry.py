@@ -34,6 +34,7 @@ SECTION_MODULES = (
     "posbias.probes.config",
     "posbias.sweep.config",
     "posbias.positions.config",
+    "posbias.audit.config",
     "posbias.config.sections.reproduction",
 )
 

@@ -66,7 +66,13 @@ def read_redocred(path: str | Path, split: str) -> list[Document]:
         raise InputError(f"{path}: cannot be read ({err})") from None
     if not isinstance(records, list):
         raise InputError(f"{path}: expected a JSON list of documents, found {type(records).__name__}")
-    return [_document(record, split, index, path) for index, record in enumerate(records)]
+    return documents_from_records(records, split, path)
+
+
+def documents_from_records(records: list, split: str, path: str | Path) -> list[Document]:
+    """The documents of Re-DocRED records already read (the synthetic world's, or a file's); `path` names them in
+    errors."""
+    return [_document(record, split, index, Path(path)) for index, record in enumerate(records)]
 
 
 def _document(record, split: str, index: int, path: Path) -> Document:

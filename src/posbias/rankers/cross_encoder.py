@@ -85,7 +85,8 @@ class CrossEncoder:
         spans (cut at the tokens' character offsets, so a window is read as a pair of its own)."""
         if window < 1 or stride < 1:
             raise InputError(f"window and stride must be positive, got {window} and {stride}")
-        offsets = self.tokenizer(document, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+        offsets = self.tokenizer(document, add_special_tokens=False, return_offsets_mapping=True,
+                                 verbose=False)["offset_mapping"]
         if not offsets:
             return [document]
         starts = list(range(0, max(len(offsets) - window, 0) + 1, stride))

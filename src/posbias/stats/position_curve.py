@@ -14,7 +14,8 @@ position, so positions are compared pairwise on the same units. From it:
   position is best partly by chance, and testing against it would make every other one look worse.
 - `curve_summary`: one row of summary numbers, each also relative to the reference position's mean:
   - `psi`: the worst-case relative drop across positions, 1 - min / max (0: flat; 1: some position scores
-    nothing). The "Myopic Trap" study's position sensitivity is of this worst-case form; this is our definition.
+    nothing); NaN when a mean is negative (a raw model score, whose ratios mean nothing). The "Myopic Trap"
+    study's position sensitivity is of this worst-case form; this is our definition.
   - `worst_drop`: how far the worst position falls below the reference, (reference - min) / reference.
   - `best_worst_gap`: max - min, Lost in the Middle's robustness criterion, in the metric's own units.
   - `primacy` and `recency`: the first and the last position's mean minus the mean of the positions between
@@ -69,8 +70,8 @@ def position_curve(values: pd.DataFrame, reference=None, test: str = "t", correc
                    alpha: float = 0.05, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0,
                    n_permutations: int = 10000) -> pd.DataFrame:
     """One row per position, in position order: `n` units, `mean`, `ci_low`/`ci_high` (bootstrap, `confidence`),
-    `relative` (mean / the reference's mean; NaN when that is 0), `p` (the paired `test` against the reference on
-    the units measured at both; NaN for the reference itself and where the values are identical), `p_adjusted`
+    `relative` (mean / the reference's mean; NaN unless that is positive), `p` (the paired `test` against the
+    reference on the units measured at both; NaN for the reference itself and where the values are identical), `p_adjusted`
     (`correction` over the curve's tests) and `drop` (significant at `alpha` and below the reference).
     `reference` is a position of the curve (default: the first)."""
     frame = _checked(values)
@@ -90,7 +91,7 @@ def position_curve(values: pd.DataFrame, reference=None, test: str = "t", correc
                  else paired_p_value(test, series, ref_values, n_permutations, seed))
         mean = float(series.mean())
         rows.append({"position": position, "n": len(series), "mean": mean, "ci_low": low, "ci_high": high,
-                     "relative": mean / ref_mean if ref_mean else math.nan, "p": p})
+                     "relative": _relative(mean, ref_mean), "p": p})
     curve = pd.DataFrame(rows)
     curve["p_adjusted"] = adjust(curve["p"].to_numpy(), correction)
     curve["drop"] = (curve["p_adjusted"] < alpha) & (curve["mean"] < ref_mean)
@@ -99,7 +100,8 @@ def position_curve(values: pd.DataFrame, reference=None, test: str = "t", correc
 
 
 def _relative(value: float, reference: float) -> float:
-    return value / reference if reference else math.nan
+    """`value` as a share of a positive reference; NaN otherwise (a share of a negative score means nothing)."""
+    return value / reference if reference > 0 else math.nan
 
 
 def curve_summary(curve: pd.DataFrame, window: float | None = None) -> dict:
@@ -117,7 +119,8 @@ def curve_summary(curve: pd.DataFrame, window: float | None = None) -> dict:
     reach = (after["position"].iloc[dropped[0] - 1] if len(dropped) else after["position"].iloc[-1]).item()
     return {
         "reference": reference, "reference_mean": ref, "best": best, "worst": worst,
-        "psi": 1 - worst / best if best else math.nan,
+        # a ratio of scores means something only on a scale with a true zero (a rate, a rank-based metric)
+        "psi": 1 - worst / best if best > 0 and worst >= 0 else math.nan,
         "worst_drop": _relative(ref - worst, ref),
         "best_worst_gap": best - worst, "best_worst_gap_relative": _relative(best - worst, ref),
         "primacy": primacy, "primacy_relative": _relative(primacy, ref),

@@ -21,7 +21,7 @@ import copy
 import functools
 import hashlib
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from posbias.backbones import from_pretrained, load_tokenizer, resolve
 from posbias.errors import InputError
@@ -210,6 +210,27 @@ class HFCausal(_HFBackend):
         prompt_tokens, output, config = self._generate(sent, decoding)
         answer = self._answer(output[prompt_tokens:], config, decoding)
         return Answer(answer.text, answer.finish_reason, prompt_tokens, answer.completion_tokens)
+
+    def next_token_logprobs(self, sents: list[str], words: Sequence[str]):
+        """For each prompt (rows), the log-probability of each word's first token being the next one (columns), as
+        a float64 array: one forward pass per `batch_size` prompts padded on the left (the last position is then
+        every row's next token). A pointwise ranker reads "yes" against "no" here (`posbias.audit.llm_ranker`)."""
+        import numpy as np
+        import torch
+
+        first = [self.tokenizer(word, add_special_tokens=False)["input_ids"][0] for word in words]
+        rows = []
+        for start in range(0, len(sents), self.batch_size):
+            batch = list(sents[start:start + self.batch_size])
+            encoded = self._encode(batch)
+            limit = getattr(self.config, "max_position_embeddings", None)
+            for length in encoded["attention_mask"].sum(dim=1).tolist():
+                self._check_context(length, length + 1, limit)
+            with torch.inference_mode():
+                logits = self.model(input_ids=encoded["input_ids"].to(self.device),
+                                    attention_mask=encoded["attention_mask"].to(self.device)).logits[:, -1]
+            rows.append(torch.log_softmax(logits.double(), dim=-1)[:, first].cpu().numpy())
+        return np.concatenate(rows) if rows else np.empty((0, len(words)))
 
     def complete_batch(self, sents: list[str], decoding: Decoding, metas: list[Mapping | None]) -> list[Answer]:
         if len(sents) == 1:

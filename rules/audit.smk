@@ -1,0 +1,61 @@
+# The position-sensitivity audit (posbias.audit): one job per audited model and battery (a model loads once per
+# job; the batteries of one model run in parallel), a trained model exported as a Hugging Face cross-encoder where
+# the config audits it so, and one local job for the cards and the leaderboard. A language model answers through
+# the config's response cache (llm.cache), as in every other stage.
+
+include: "inputs/audit.smk"
+
+
+if AUDIT_EXPORTS:
+
+    rule audit_export:
+        input:
+            checkpoint="results/models/{model}/seed{seed}",
+        output:
+            directory(f"{EXPORTED}/{{model}}/seed{{seed}}"),
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/audit/export/{model}/seed{seed}.log",
+        script:
+            "../scripts/audit_export.py"
+
+
+if AUDIT_JOBS:
+
+    rule audit_battery:
+        input:
+            lambda wc: CFG.audit.inputs(wc.name),
+        output:
+            **audit_battery_outputs(),
+        params:
+            job=lambda wc: CFG.audit.job(wc.name),
+        wildcard_constraints:
+            name=alternatives(CFG.audit.models),
+            battery="sweep|probes|reader|order",
+        threads: 1
+        benchmark:
+            f"{AUDIT_OUT}/benchmarks/{{name}}/{{battery}}.tsv"
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/audit/{name}/{battery}.log",
+        script:
+            "../scripts/audit_battery.py"
+
+    rule audit_report:
+        localrule: True
+        input:
+            audit_battery_results(),
+        output:
+            cards=[report(card, caption="../report/audit_card.rst", category="Audit") for card in AUDIT_CARDS],
+            **{fmt: report(path, caption="../report/audit_leaderboard.rst", category="Audit")
+               if fmt == "html" else path for fmt, path in AUDIT_LEADERBOARD.items()},
+        params:
+            models=CFG.audit.models,
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/audit/report.log",
+        script:
+            "../scripts/audit_report.py"

@@ -1,0 +1,10 @@
+"""Snakemake entry: one battery of the position-sensitivity audit for one model (posbias.audit.steps)."""
+from pathlib import Path
+
+from posbias.audit.steps import audit
+from posbias.logs import job_log
+
+with job_log(snakemake.log[0]):
+    job, wc = snakemake.params.job, snakemake.wildcards
+    out = Path(snakemake.output.summary).parent.parent  # <out>/<name>/<battery>.json
+    audit(job["spec"], out, [wc.battery], job["settings"], job["cache"]["dir"], job["cache"]["mode"], name=wc.name)

@@ -1,0 +1,176 @@
+"""The audit's reports, made from the battery files alone (`posbias.audit.steps`):
+
+- a card per model (`<out>/<name>/card.html`): one self-contained page with each battery's curve (the metric by
+  position with its bootstrap interval, significant drops marked), the metric suite's summary, the curve's
+  numbers, the first-versus-last probe, what was loaded and the environment that ran it;
+- the leaderboard (`<out>/leaderboard.{csv,md,tex,html}`): a row per model and battery, the summary numbers side
+  by side.
+`posbias.audit.steps.write_reports` writes both.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from posbias.errors import InputError
+from posbias.io import atomic_write
+from posbias.reporting.render import Table, html_page, html_table, number, write_tables
+
+CARD = "card.html"
+BATTERY_ORDER = ("sweep", "probes", "reader", "order")
+TITLES = {"sweep": "Position sweep: the needle through a haystack twice the model's window",
+          "probes": "Position probe: the evidence sentence moved through its document",
+          "reader": "Lost in the Middle: the gold document at each position of the context",
+          "order": "Listwise order: the gold document entering the list at each position"}
+SUMMARY_FIELDS = [("reference_mean", "at the first position"), ("best", "best"), ("worst", "worst"),
+                  ("psi", "PSI (1 - worst/best)"), ("worst_drop", "worst drop from the first"),
+                  ("best_worst_gap", "best-worst gap"), ("primacy", "primacy (first - middle)"),
+                  ("recency", "recency (last - middle)"), ("significant_drops", "significant drops"),
+                  ("reach", "reach (position, 1 = first)"), ("reach_tokens", "reach (tokens)"),
+                  ("reach_fraction", "reach / window")]
+LEADERBOARD_COLUMNS = ["name", "kind", "battery", "metric", "reference_mean", "psi", "worst_drop", "best_worst_gap",
+                       "primacy", "recency", "significant_drops", "reach", "reach_tokens", "reach_fraction", "n_units"]
+
+
+def read_records(out: str | Path, names: Sequence[str] | None = None) -> dict[str, list[dict]]:
+    """The battery records under `out` by model name (each model's in battery order); `names` restricts them."""
+    found: dict[str, list[dict]] = {}
+    for path in sorted(Path(out).glob("*/*.json")):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(record, dict) and "battery" in record and (names is None or record["name"] in names):
+            found.setdefault(record["name"], []).append(record)
+    for records in found.values():
+        records.sort(key=lambda r: BATTERY_ORDER.index(r["battery"]))
+    missing = sorted(set(names or []) - set(found))
+    if missing:
+        raise InputError(f"{out}: no audit results for {missing}")
+    return found
+
+
+def _value(value) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) >= 10:
+        return str(int(value))  # a token count
+    if isinstance(value, float):
+        return number(value)
+    return html.escape("–" if value is None else str(value))
+
+
+def curve_figure(curve: pd.DataFrame, record: Mapping) -> str:
+    """The curve as an inline PNG (an <img> with a data URL): the mean per position and its interval, the
+    reference's mean dashed, significant drops as filled markers; x in tokens where the battery has them."""
+    from posbias.reporting.figure_files import DPI, METADATA, plt
+
+    x = curve["tokens"] if "tokens" in curve else curve["position"] + 1
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    ax.fill_between(x, curve["ci_low"], curve["ci_high"], alpha=0.2, color="tab:blue", linewidth=0)
+    ax.plot(x, curve["mean"], marker="o", color="tab:blue", markerfacecolor="white")
+    dropped = curve[curve["drop"].astype(bool)]
+    ax.plot(dropped["tokens"] if "tokens" in curve else dropped["position"] + 1, dropped["mean"], "o",
+            color="tab:red", label="significant drop")
+    ax.axhline(curve["mean"].iloc[0], color="grey", linestyle="--", linewidth=1, label="first position")
+    chance = record.get("extra", {}).get("chance")
+    if chance is not None:
+        ax.axhline(chance, color="black", linestyle=":", linewidth=1, label="chance")
+    window = record.get("model", {}).get("window")
+    if "tokens" in curve and window and window < float(curve["tokens"].max()):
+        ax.axvline(window, color="tab:orange", linewidth=1, label=f"window ({window} tokens)")
+    ax.set_xlabel("needle start (model tokens)" if "tokens" in curve else "position (1 = first)")
+    ax.set_ylabel(record["metric"])
+    ax.legend(fontsize=7, loc="best")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI, metadata=METADATA["png"])
+    plt.close(fig)
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return f'<img alt="{html.escape(record["battery"])} curve" src="data:image/png;base64,{data}" width="600">'
+
+
+def _battery_section(record: Mapping, curve: pd.DataFrame) -> str:
+    summary = record["summary"]
+    parts = [f"<h2>{html.escape(TITLES[record['battery']])}</h2>", curve_figure(curve, record)]
+    shown = {**summary, "reach": summary["reach"] + 1}  # positions count from 1 on the card
+    rows = [[label, _value(shown.get(key))] for key, label in SUMMARY_FIELDS if key in summary]
+    stats = record["settings"]["statistics"]
+    caption = (f"The metric suite on the {record['metric']} curve: the first position is the reference; drops are "
+               f"paired tests against it ({record['test']}, {stats['correction']} over the curve, alpha "
+               f"{stats['alpha']}); intervals are {stats['confidence']:.0%} percentile bootstraps over units.")
+    parts.append(html_table(["summary", "value"], rows, caption))
+    columns = [c for c in ("position", "tokens", "n", "mean", "ci_low", "ci_high", "relative", "p_adjusted", "drop")
+               if c in curve]
+    body = [[_value(row[c]) if c != "position" else str(int(row[c]) + 1) for c in columns]
+            for _, row in curve.iterrows()]
+    parts.append(html_table(columns, body, f"The {record['metric']} curve, position by position (1 = first)."))
+    first_last = record.get("extra", {}).get("first_last")
+    if first_last:
+        parts.append(html_table(["first vs last", "value"], [[k, _value(v)] for k, v in first_last.items()],
+                                "The evidence sentence first or last in the same document: paired t-test over "
+                                "pairs (positive t: first preferred), and the share of pairs preferring first."))
+    extra = {k: v for k, v in record.get("extra", {}).items() if k != "first_last"}
+    if extra:
+        parts.append(html_table(["battery setting", "value"], [[k, _value(v)] for k, v in extra.items()], ""))
+    return "\n".join(parts)
+
+
+def write_card(out: str | Path, name: str, records: Sequence[Mapping],
+               environment: Sequence[Sequence[str]]) -> Path:
+    """The model's card from its battery records and curve files; `environment` is the provenance's rows of what
+    ran the first battery (`posbias.provenance.environment_rows`)."""
+    directory = Path(out) / name
+    first = records[0]
+    head = (f"<h1>Position-sensitivity audit: {html.escape(name)}</h1>"
+            f"<p><code>{html.escape(first['spec'])}</code> ({html.escape(first['kind'])})</p>")
+    model_rows = [[str(k), _value(v)] for k, v in first["model"].items()]
+    sections = [_battery_section(record, pd.read_csv(directory / f"{record['battery']}.curve.csv"))
+                for record in records]
+    settings = {b: s for record in records for b, s in record["settings"].items()}
+    provenance = [["battery seconds", ", ".join(f"{r['battery']} {r['seconds']:.1f}" for r in records)],
+                  ["settings", html.escape(json.dumps(settings, sort_keys=True))],
+                  *[[k, html.escape(v)] for k, v in environment]]
+    page = html_page(head, html_table(["model as loaded", ""], model_rows, ""), *sections, "<h2>Provenance</h2>",
+                     html_table(["", ""], provenance, "What ran the batteries (the first battery's environment)."))
+    path = directory / CARD
+    with atomic_write(path) as handle:
+        handle.write(page)
+    return path
+
+
+def leaderboard_frame(found: Mapping[str, Sequence[Mapping]]) -> pd.DataFrame:
+    rows = []
+    for name, records in found.items():
+        for record in records:
+            summary = record["summary"]
+            rows.append({"name": name, "kind": record["kind"], "battery": record["battery"],
+                         "metric": record["metric"], **{k: summary.get(k, math.nan) for k in LEADERBOARD_COLUMNS[4:-1]},
+                         "n_units": record.get("n_units")})
+    return pd.DataFrame(rows, columns=LEADERBOARD_COLUMNS)
+
+
+def write_leaderboard(found: Mapping[str, Sequence[Mapping]], outputs: Mapping[str, str]) -> None:
+    frame = leaderboard_frame(found)
+    header = ["Model", "Kind", "Battery", "Metric", "First", "PSI", "Worst drop", "Best-worst", "Primacy", "Recency",
+              "Drops", "Reach (tokens)", "Reach / window"]
+    body = [[r["name"], r["kind"], r["battery"], r["metric"], number(r["reference_mean"]), number(r["psi"]),
+             number(r["worst_drop"]), number(r["best_worst_gap"]), number(r["primacy"]), number(r["recency"]),
+             str(int(r["significant_drops"])), number(r["reach_tokens"], 0), number(r["reach_fraction"], 2)]
+            for _, r in frame.iterrows()]
+    caption = ("Position sensitivity of every audited model: per battery, the metric at the first position, PSI "
+               "(1 - worst/best over positions), the worst drop from the first position (relative), the best-worst "
+               "gap, primacy and recency (first and last position minus the middle's mean), the number of positions "
+               "significantly below the first (corrected paired tests), and the reach: the needle start before the "
+               "first significant drop, in the model's tokens and as a fraction of its window.")
+    write_tables(dict(outputs), frame, Table(header, body, caption, "tab:audit-leaderboard", wide=True))
+
+
+def leaderboard_files(out: str | Path) -> dict[str, str]:
+    return {fmt: str(Path(out) / f"leaderboard.{fmt}") for fmt in ("tex", "csv", "md", "html")}
+
+

@@ -1,0 +1,87 @@
+"""`posbias audit`: the position-sensitivity audit of one model, with no config to write.
+
+    posbias audit --model cross-encoder:models/my-reranker --out audits/
+    posbias audit --model "cross-encoder:models/my-reranker?window=256&stride=128&aggregate=max" --out audits/
+    posbias audit --model bi-encoder:offline:all-MiniLM-L6-v2 --out audits/ --battery sweep
+    posbias audit --model "reader:hf_causal:offline:SmolLM2-135M-Instruct?dtype=float32" --out audits/
+    posbias audit --model "rankgpt:openai_chat:gpt-4o-mini-2024-07-18?base_url=http://localhost:8000/v1" --out a/
+    posbias audit --config config.yaml --name minilm --battery sweep --out results/audit --no-report
+    posbias audit --report-only --out audits/
+    posbias export-hf --checkpoint results/models/firstp_cls/seed1 --out exported/firstp_cls
+
+Each run writes its batteries' files under `<out>/<name>/` and then every card and the leaderboard of `<out>`
+(`posbias.audit.card`); `--report-only` rewrites those from the files already there. `--config` with `--name`
+audits a model of the config's `audit.models` with the config's battery settings, as the workflow's job does.
+"""
+
+from __future__ import annotations
+
+import yaml
+
+from posbias.command_flags import add_command, read_config_object, reads
+from posbias.errors import InputError
+
+
+def register(commands) -> None:
+    parser = add_command(commands, "audit", handler=run_command, usage_check=_usage,
+                         help="the position-sensitivity audit of one model: its curves, card and the leaderboard")
+    parser.add_argument("--model", help="KIND:TARGET[?key=value&...] (see `posbias.audit.spec`): cross-encoder, "
+                                        "bi-encoder, checkpoint, llm-ranker, rankgpt or reader")
+    parser.add_argument("--config", help="a workflow config whose audit.models names the model (with --name)")
+    parser.add_argument("--name", help="the model's name: its directory and leaderboard row (with --config: the key "
+                                       "of audit.models)")
+    parser.add_argument("--out", required=True, help="directory of the audits (one subdirectory per model)")
+    parser.add_argument("--battery", action="append", choices=("sweep", "probes", "reader", "order"),
+                        help="run only this battery (repeatable); default: every battery the model takes")
+    reads(parser, "--settings", help="YAML of battery settings, {battery: {key: value}} (posbias.audit.batteries)")
+    parser.add_argument("--cache", help="the language models' response cache directory (default: the config's "
+                                        "llm.cache, else cache/llm)")
+    parser.add_argument("--cache-mode", choices=("read_write", "read_only", "off"),
+                        help="default: the config's llm.cache mode, else read_write")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    parser.add_argument("--no-report", action="store_true", help="write the batteries' files only")
+    parser.add_argument("--report-only", action="store_true",
+                        help="rewrite the cards and the leaderboard of --out from its audits")
+
+
+    export = add_command(commands, "export-hf", handler=export_command,
+                         help="a trained FirstP checkpoint (pooling: cls) as a Hugging Face sequence-classification "
+                              "model (posbias.audit.export)")
+    reads(export, "--checkpoint", kind="directory", required=True, help="the checkpoint (posbias train)")
+    export.add_argument("--out", required=True, help="the model directory to write")
+
+
+def export_command(args) -> None:
+    from posbias.audit.export import export_checkpoint
+
+    print(export_checkpoint(args.checkpoint, args.out))
+
+
+def _usage(args) -> str | None:
+    if args.report_only:
+        return "--report-only takes no model" if (args.model or args.config) else None
+    if bool(args.model) == bool(args.config):
+        return "give --model, or --config with --name"
+    if args.config and not args.name:
+        return "--config needs --name (a key of the config's audit.models)"
+    return None
+
+
+def run_command(args) -> None:
+    from posbias.audit.steps import audit, write_reports
+
+    if not args.report_only:
+        spec, name, settings, cache = args.model, args.name, None, {"dir": "cache/llm", "mode": "read_write"}
+        if args.config:
+            job = read_config_object(args.config).audit.job(args.name)
+            spec, settings, cache = job["spec"], job["settings"], job["cache"]
+        if args.settings:
+            with open(args.settings, encoding="utf-8") as handle:
+                settings = yaml.safe_load(handle) or {}
+            if not isinstance(settings, dict):
+                raise InputError(f"{args.settings}: expected a mapping of battery settings")
+        audit(spec, args.out, args.battery, settings, args.cache or cache["dir"], args.cache_mode or cache["mode"],
+              args.device, name)
+    if not args.no_report:
+        for card in write_reports(args.out):
+            print(card)

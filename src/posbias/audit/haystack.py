@@ -1,0 +1,92 @@
+"""The audit's embedded sweep: each question's answering passage (the needle) moved through a document of other
+passages (the haystack), counted in the audited model's own tokens.
+
+The passages come from the embedded synthetic world (`posbias.data.synthetic`, its FarRelevant passage
+collection): a question ("capital city of kousepan"), the one passage answering it, and a pool of passages that
+answer none of the questions. Per question (the first `n_queries`, in the world's order):
+
+- the haystack: pool passages drawn at random (seeded by `seed` and the question's id, so a question's documents
+  do not depend on which others are audited), each at most once, while the needle still fits in `doc_tokens`;
+- the variants: the needle placed at `n_positions` boundaries between haystack passages spread evenly in tokens,
+  from the very start to the very end (`posbias.sweep.placement`, as the workflow's sweep places it);
+- the distractors: `n_distractors` documents of the same length built the same way around another question's
+  answering passage (a fact about another entity), placed at a random boundary, so every candidate holds one fact
+  and only the needle answers the question.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from posbias.data.synthetic import GeneratorSettings, generate
+from posbias.errors import InputError
+from posbias.sweep.placement import Variant, place, spread_slots
+
+# The embedded world the audit draws from: small (generated in about 0.1 s), questions enough for every battery
+# default, and a pool of 400 one-sentence passages from which haystacks of a thousand tokens are drawn.
+WORLD = {"seed": 31, "n_entities": 160, "n_train_queries": 0, "n_dev_queries": 0, "n_test_queries": 0,
+         "n_farrelevant_queries": 60, "first_window": 24, "min_doc_tokens": 30, "max_doc_tokens": 72,
+         "early_fraction": 0.85, "literal_fraction": 1.0, "hard_negatives": 0, "pool_passages": 400}
+
+
+@dataclass(frozen=True)
+class Question:
+    qid: str
+    text: str
+    needle: str  # the passage that answers it
+
+
+@dataclass(frozen=True)
+class SweptQuestion:
+    question: Question
+    variants: tuple[Variant, ...]  # the needle at each position
+    distractors: tuple[str, ...]
+
+
+def world(settings: Mapping = WORLD) -> tuple[list[Question], list[str]]:
+    """The world's questions with their needles, and the pool of passages answering none of them."""
+    collection = generate(GeneratorSettings.from_config(dict(settings)), lambda text: len(text.split()))
+    texts = {passage["id"]: passage["text"] for passage in collection.passages}
+    questions = [Question(qid, text, texts[next(iter(collection.passage_qrels[qid]))])
+                 for qid, text in collection.passage_queries.items()]
+    needles = {question.needle for question in questions}
+    return questions, [text for text in texts.values() if text not in needles]
+
+
+def _haystack(pool: list[str], room: int, length: Callable[[str], int], rng: random.Random) -> list[str]:
+    """Pool passages in random order, each kept while it fits in `room` tokens (one that overflows is skipped)."""
+    units, used = [], 0
+    for passage in rng.sample(pool, len(pool)):
+        n = length(passage)
+        if used + n <= room:
+            units.append(passage)
+            used += n
+    return units
+
+
+def sweep_questions(questions: list[Question], pool: list[str], length: Callable[[str], int], n_queries: int,
+                    n_positions: int, n_distractors: int, doc_tokens: int, seed: int) -> list[SweptQuestion]:
+    """The first `n_queries` questions swept (see the module docstring); `length` counts the model's tokens."""
+    if n_queries + n_distractors > len(questions):
+        raise InputError(f"the audit's world has {len(questions)} questions, fewer than n_queries + n_distractors "
+                         f"= {n_queries + n_distractors}")
+    swept = []
+    for i, question in enumerate(questions[:n_queries]):
+        rng = random.Random(f"{seed}:{question.qid}")  # a str seed is hashed: stable across runs and machines
+        units = _haystack(pool, doc_tokens - length(question.needle), length, rng)
+        try:
+            slots = spread_slots([length(unit) for unit in units], n_positions)
+        except ValueError as err:
+            raise InputError(f"sweep of {question.qid}: {err}; raise doc_tokens ({doc_tokens}) or lower "
+                             f"n_positions") from None
+        others = questions[n_queries:n_queries + n_distractors]  # facts no audited question asks for
+        distractors = []
+        for other in others:
+            filler = _haystack(pool, doc_tokens - length(other.needle), length, rng)
+            at = rng.randint(0, len(filler))
+            distractors.append(" ".join([*filler[:at], other.needle, *filler[at:]]))
+        swept.append(SweptQuestion(question, tuple(place(units, question.needle, slots, length)),
+                                   tuple(distractors)))
+    return swept

@@ -1,0 +1,111 @@
+"""What `posbias audit --model <spec>` names: a model kind, where its weights or server are, and options.
+
+    KIND:TARGET[?key=value&key=value...]
+
+- `cross-encoder:DIR-OR-HUB-ID`: a Hugging Face sequence-classification model (`posbias.rankers.cross_encoder`);
+  options `revision`, `trust_remote_code`, `max_length`, `batch_size`, and `window`/`stride`/`aggregate` (max or
+  first) to read a document window by window with the same model (zero-shot MaxP);
+- `bi-encoder:DIR-OR-HUB-ID`: a sentence-transformers model with its own modules (pooling, normalisation) and
+  similarity; options `revision`, `trust_remote_code`, `max_length`, `batch_size`;
+- `checkpoint:DIR`: a ranker posbias trained (`posbias train`); option `batch_size`;
+- `llm-ranker:BACKEND:MODEL`: a language model asked whether the document is relevant, scored pointwise;
+- `rankgpt:BACKEND:MODEL`: the same language models as listwise rerankers (RankGPT's sliding window);
+- `reader:BACKEND:MODEL`: a language model answering questions over retrieved documents (Lost in the Middle).
+
+For the last three, BACKEND is a `posbias.llm` backend (hf_causal, hf_seq2seq, openai_chat, openai_completions,
+anthropic_messages, mock) and MODEL what that backend loads or calls; options `wrapper`, `revision`, `base_url`,
+`api_key_env`, `context`, `dtype`, `device`, `batch_size`, `trust_remote_code`. Every kind takes `name` (the
+audit's directory and the leaderboard's row; by default made from the target). `trust_remote_code` is false
+unless the spec says `trust_remote_code=true`. Keys are never part of a spec: `api_key_env` names the variable.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl
+
+from posbias.errors import InputError
+from posbias.llm.spec import BACKENDS
+
+# What each kind can be asked to do: score (query, document) pairs, rerank a list, or answer from documents.
+CAPABILITIES = {"cross-encoder": "pairs", "bi-encoder": "pairs", "checkpoint": "pairs", "llm-ranker": "pairs",
+                "rankgpt": "list", "reader": "reader"}
+LLM_KINDS = ("llm-ranker", "rankgpt", "reader")
+_HF = ("revision", "trust_remote_code", "max_length", "batch_size")
+_LLM = ("wrapper", "revision", "base_url", "api_key_env", "context", "dtype", "device", "batch_size",
+        "trust_remote_code")
+OPTIONS = {"cross-encoder": (*_HF, "window", "stride", "aggregate"), "bi-encoder": _HF, "checkpoint": ("batch_size",),
+           "llm-ranker": _LLM, "rankgpt": _LLM, "reader": _LLM}
+INTEGERS = ("max_length", "batch_size", "window", "stride", "context")
+BOOLEANS = ("trust_remote_code",)
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    kind: str
+    target: str  # a directory or hub id; BACKEND:MODEL for the language-model kinds
+    options: dict = field(default_factory=dict)
+    name: str = ""
+    spec: str = ""  # as written
+
+    @property
+    def capability(self) -> str:
+        return CAPABILITIES[self.kind]
+
+    @property
+    def backend(self) -> str:
+        return self.target.split(":", 1)[0]
+
+    @property
+    def llm_model(self) -> str:
+        return self.target.split(":", 1)[1]
+
+
+def default_name(kind: str, target: str, options: dict) -> str:
+    """A directory-safe name from the kind, the target's last path part and any view options."""
+    last = target.rstrip("/").split("/")[-1].replace("offline:", "")
+    view = "-".join(f"{key}{options[key]}" for key in ("window", "aggregate") if key in options)
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", "-".join(part for part in (kind, last, view) if part)).strip("-")
+
+
+def parse_model_spec(spec: str) -> ModelRef:
+    """A `ModelRef` from a spec string (see the module docstring); anything else is one InputError naming it."""
+    where = f"model spec {spec!r}"
+    kind, sep, rest = spec.partition(":")
+    if not sep or kind not in CAPABILITIES:
+        raise InputError(f"{where}: expected KIND:TARGET with KIND one of {', '.join(CAPABILITIES)}")
+    target, _, query = rest.partition("?")
+    if not target:
+        raise InputError(f"{where}: nothing after {kind}: (a directory, a hub id, or BACKEND:MODEL)")
+    if kind in LLM_KINDS:
+        backend, sep, model = target.partition(":")
+        if not sep or backend not in BACKENDS or not model:
+            raise InputError(f"{where}: a {kind} is {kind}:BACKEND:MODEL with BACKEND one of {', '.join(BACKENDS)}")
+    try:
+        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
+    except ValueError:
+        raise InputError(f"{where}: options must be key=value pairs joined by &") from None
+    options: dict = {}
+    for key, value in pairs:
+        if key != "name" and key not in OPTIONS[kind]:
+            raise InputError(f"{where}: unknown option {key!r} for a {kind}; known: {', '.join(OPTIONS[kind])}, name")
+        options[key] = _value(key, value, where)
+    name = options.pop("name", "") or default_name(kind, target, options)
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+        raise InputError(f"{where}: name {name!r} may hold only letters, digits, '.', '_' and '-'")
+    if ("stride" in options or "aggregate" in options) and "window" not in options:
+        raise InputError(f"{where}: stride and aggregate read a document window by window; give window too")
+    return ModelRef(kind, target, options, name, spec)
+
+
+def _value(key: str, value: str, where: str):
+    if key in INTEGERS:
+        if not value.isdigit() or int(value) < 1:
+            raise InputError(f"{where}: option {key} must be a positive whole number, got {value!r}")
+        return int(value)
+    if key in BOOLEANS:
+        if value not in ("true", "false"):
+            raise InputError(f"{where}: option {key} must be true or false, got {value!r}")
+        return value == "true"
+    return value

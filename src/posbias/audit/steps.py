@@ -1,0 +1,122 @@
+"""Run an audit: load the model a spec names, run each battery it can take, and write per battery
+
+    <out>/<name>/<battery>.parquet     one value per (unit, position), the battery's own columns too
+    <out>/<name>/<battery>.curve.csv   the metric suite's curve (mean, bootstrap interval, corrected tests)
+    <out>/<name>/<battery>.json        the summary (PSI, drops, primacy, recency, reach), the battery's extras,
+                                       the settings, the model as loaded and the environment
+
+The cards and the leaderboard are made from these files alone (`write_reports`, `posbias.audit.card`), so one job
+per model and battery can make them in the workflow, and `posbias audit` writes the same files in one go.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Mapping
+
+from posbias.audit.batteries import BATTERIES, summarise
+from posbias.audit.spec import ModelRef, parse_model_spec
+from posbias.errors import InputError
+from posbias.io import atomic_write
+
+log = logging.getLogger(__name__)
+
+
+def batteries_of(ref: ModelRef, asked: list[str] | None = None) -> list[str]:
+    """The batteries `asked` for (default: every battery of the model's capability), refused when the model cannot
+    take one."""
+    offered = BATTERIES[ref.capability]
+    for battery in asked or []:
+        if battery not in offered:
+            raise InputError(f"model spec {ref.spec!r}: a {ref.kind} takes the batteries {', '.join(offered)}, "
+                             f"not {battery!r}")
+    return list(asked or offered)
+
+
+def battery_files(out: str | Path, name: str, battery: str) -> dict[str, Path]:
+    directory = Path(out) / name
+    return {"values": directory / f"{battery}.parquet", "curve": directory / f"{battery}.curve.csv",
+            "summary": directory / f"{battery}.json"}
+
+
+def load_model(ref: ModelRef, cache_dir: str, cache_mode: str, device: str):
+    """What the batteries of `ref` read: a pair scorer, or a language model (readers, listwise rankers)."""
+    from posbias.audit.models import load_pair_model, open_language_model
+
+    if ref.capability == "pairs":
+        return load_pair_model(ref, cache_dir, cache_mode, device)
+    return open_language_model(ref, cache_dir, cache_mode)
+
+
+def run_battery(model, ref: ModelRef, battery: str, settings: Mapping, out: str | Path) -> dict:
+    """Run one battery and write its three files; returns the summary record."""
+    from posbias.audit import batteries
+    from posbias.provenance import environment
+
+    started = time.perf_counter()
+    result = getattr(batteries, f"{battery}_battery")(model, settings[battery])
+    window = getattr(model, "window", None)
+    test = "mcnemar" if battery == "reader" else None  # right or wrong answers: the exact McNemar test
+    summarise(result, settings["statistics"], window, test)
+    seconds = time.perf_counter() - started
+    described = model.describe() if hasattr(model, "describe") else _language_model(model)
+    record = {"name": ref.name, "spec": ref.spec, "kind": ref.kind, "battery": battery, "metric": result.metric,
+              "test": test or settings["statistics"]["test"], "n_units": int(result.values["unit"].nunique()),
+              "summary": result.summary, "extra": result.extra,
+              "settings": {battery: settings[battery], "statistics": settings["statistics"]},
+              "model": described, "seconds": round(seconds, 3), "environment": environment()}
+    files = battery_files(out, ref.name, battery)
+    files["values"].parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(files["values"], "wb") as handle:
+        result.values.to_parquet(handle, index=False)
+    with atomic_write(files["curve"]) as handle:
+        result.curve.to_csv(handle, index=False)
+    with atomic_write(files["summary"]) as handle:  # last: the workflow's job keys on it
+        json.dump(record, handle, indent=1, sort_keys=True, default=_plain)
+    log.info("%s %s: %s at the first position %.3f, PSI %.3f, %d significant drops, reach %s (%.0f s)", ref.name,
+             battery, result.metric, result.summary["reference_mean"], result.summary["psi"],
+             result.summary["significant_drops"], result.summary["reach"], seconds)
+    return record
+
+
+def _language_model(model) -> dict:
+    spec = model.spec
+    return {"backend": spec.backend, "model": spec.model, "wrapper": spec.wrapper, "revision": spec.revision,
+            "context": spec.context}
+
+
+def _plain(value):
+    """JSON for numpy scalars."""
+    return value.item() if hasattr(value, "item") else str(value)
+
+
+def audit(spec: str, out: str | Path, batteries: list[str] | None = None, settings: Mapping | None = None,
+          cache_dir: str = "cache/llm", cache_mode: str = "read_write", device: str = "auto",
+          name: str | None = None) -> list[dict]:
+    """Audit one model: every battery it takes (or those asked for), each battery's files under out/<name>/."""
+    from posbias.audit.batteries import settings_with
+
+    ref = parse_model_spec(spec)
+    if name:
+        ref = ModelRef(ref.kind, ref.target, ref.options, name, ref.spec)
+    chosen = batteries_of(ref, batteries)
+    merged = settings_with(settings)
+    model = load_model(ref, cache_dir, cache_mode, device)
+    return [run_battery(model, ref, battery, merged, out) for battery in chosen]
+
+
+def write_reports(out: str | Path, names: list[str] | None = None) -> list[Path]:
+    """Every audited model's card and the leaderboard of `out` (restricted to `names` when given)."""
+    from posbias.audit.card import leaderboard_files, read_records, write_card, write_leaderboard
+    from posbias.provenance import environment_rows
+
+    found = read_records(out, names)
+    if not found:
+        raise InputError(f"{out}: no audit results (run `posbias audit --model ... --out {out}` first)")
+    cards = [write_card(out, name, records, environment_rows(records[0]["environment"]))
+             for name, records in found.items()]
+    write_leaderboard(found, leaderboard_files(out))
+    return cards

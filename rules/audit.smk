@@ -34,6 +34,12 @@ if AUDIT_JOBS:
             name=alternatives(CFG.audit.models),
             battery="sweep|probes|reader|order",
         threads: 1
+        # A local language model (SmolLM2 as ranker or reader) shares the decoders' resource with Lost in the
+        # Middle's predictions (rules/litm.smk): one at a time. The jobs need only their model (and a trained
+        # checkpoint): they go early, beside the rankers, not alone at the end.
+        resources:
+            local_decoder=lambda wc: CFG.audit.local_decoder(wc.name),
+        priority: RUN_EARLY_PRIORITY
         benchmark:
             f"{AUDIT_OUT}/benchmarks/{{name}}/{{battery}}.tsv"
         conda:

@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PROFILE_DIR = ROOT / "profiles" / "slurm"
 # Every rule that fits or encodes a model: one GPU each.
 GPU_RULES = ("train", "finetune", "cross_validate_fold", "rerank", "rerank_checkpoint", "rerank_zero_shot",
-             "rerank_zero_shot_model", "dense_index", "hybrid_retrieve", "probes_score")
+             "rerank_zero_shot_model", "dense_index", "hybrid_retrieve", "probes_score",
+             "audit_battery")
 RULE_HEADER = re.compile(r"^[ \t]*(?:rule|checkpoint)(?:[ \t]+(\w+))?[ \t]*:", re.MULTILINE)
 
 
@@ -95,7 +96,7 @@ def test_the_workflow_profile_schedules_greedily_and_runs_one_local_decoder_at_a
     # every rule that asks for the resource, and only those, runs a language model's decoder
     asking = {name for path in (ROOT / "rules").glob("*.smk") for name, body in rule_blocks(path).items()
               if "local_decoder=" in body}
-    assert asking == {"litm_predict_{_task}"}  # the prediction rules, one per task, made in a loop
+    assert asking == {"litm_predict_{_task}", "audit_battery"}  # LitM's predictions (a rule per task), the audit
 
 
 def test_the_long_jobs_beside_the_rankers_and_every_job_before_them_go_first():
@@ -104,7 +105,7 @@ def test_the_long_jobs_beside_the_rankers_and_every_job_before_them_go_first():
     early = {name for path in (ROOT / "rules").glob("*.smk") for name, body in rule_blocks(path).items()
              if "priority: RUN_EARLY_PRIORITY" in body}
     assert early == {"litm_synthetic_qa", "litm_build_qa", "litm_build_kv", "litm_predict_{_task}",
-                     "probes_synthetic", "probes_build", "probes_score"}
+                     "probes_synthetic", "probes_build", "probes_score", "audit_battery"}
 
 
 def test_a_local_decoder_takes_the_resource_and_a_model_behind_an_api_does_not(tmp_path):

@@ -93,8 +93,8 @@ def test_bootstrap_intervals_reproduce_by_seed(tmp_path):
 
 def test_a_reader_s_lost_in_the_middle_curve_is_exact(tmp_path):
     reader = open_language_model(parse_model_spec("reader:mock:u_curve"), str(tmp_path), "off")
-    result = summarise(reader_battery(reader, {"n_questions": 12, "n_documents": 5, "max_new_tokens": 8}),
-                       STATS, test="mcnemar")
+    settings = {**settings_with(None)["reader"], "n_questions": 12, "n_documents": 5}
+    result = summarise(reader_battery(reader, settings), STATS, test="mcnemar")
     assert result.curve["mean"].tolist() == pytest.approx([1, 7 / 12, 6 / 12, 7 / 12, 1])
     assert result.summary["best_worst_gap"] == pytest.approx(0.5)
     # exact McNemar: 5 and 6 discordant questions, all one way: p = 2 / 2^5 and 2 / 2^6 before Holm
@@ -106,10 +106,51 @@ def test_a_reader_s_lost_in_the_middle_curve_is_exact(tmp_path):
                                             ("reverse", [1 / 5, 1 / 4, 1 / 3, 1 / 2, 1])])
 def test_a_listwise_reranker_s_order_curve_is_exact(tmp_path, mock, expected):
     model = open_language_model(parse_model_spec(f"rankgpt:mock:{mock}?wrapper=messages"), str(tmp_path), "off")
-    result = summarise(order_battery(model, {"n_queries": 12, "n_candidates": 5}), STATS)
+    result = summarise(order_battery(model, {**settings_with(None)["order"], "n_queries": 12}), STATS)
     assert result.curve["mean"].tolist() == pytest.approx(expected)
     assert result.summary["psi"] == pytest.approx(0.8)
     if mock == "identity":  # all 12 questions drop alike: the sign-flip test finds it, Holm-corrected
         assert result.summary["significant_drops"] == 4 and result.summary["reach"] == 0
-    few = summarise(order_battery(model, {"n_queries": 4, "n_candidates": 5}), STATS)
+    few = summarise(order_battery(model, {**settings_with(None)["order"], "n_queries": 4}), STATS)
     assert few.summary["significant_drops"] == 0  # 4 questions: no sign-flip p below 2 / 2^4, too few to tell
+
+
+def test_the_sweep_reads_a_real_passage_collection(tmp_path):
+    from posbias.audit.haystack import world
+    from posbias.io import write_documents, write_qrels, write_queries
+
+    questions, pool = world()  # written out in the real formats: queries TSV, TREC qrels, passages JSONL
+    write_queries(tmp_path / "queries.tsv", {q.qid: q.text for q in questions})
+    write_qrels(tmp_path / "qrels.txt", {q.qid: {f"rel{i}": 1} for i, q in enumerate(questions)})
+    write_documents(tmp_path / "passages.jsonl", [*({"id": f"pool{i}", "text": t} for i, t in enumerate(pool)),
+                                                  *({"id": f"rel{i}", "text": q.needle} for i, q in enumerate(questions))])
+    source = {key: str(tmp_path / name) for key, name in
+              (("queries", "queries.tsv"), ("qrels", "qrels.txt"), ("passages", "passages.jsonl"))}
+    embedded = sweep_battery(Staircase(), sweep_settings())
+    from_files = sweep_battery(Staircase(), sweep_settings(source={**source, "pool_size": len(pool)}))
+    assert from_files.values.equals(embedded.values)  # the same questions, needles and pool: the same sweep
+    smaller = sweep_battery(Staircase(), sweep_settings(source={**source, "pool_size": 50}))
+    assert smaller.values["unit"].tolist() == embedded.values["unit"].tolist()
+    with pytest.raises(InputError, match="holds none of the relevant passages"):
+        write_qrels(tmp_path / "qrels.txt", {questions[0].qid: {"absent": 1}})
+        sweep_battery(Staircase(), sweep_settings(source=source))
+
+
+def test_the_probes_and_the_reader_read_real_files(tmp_path):
+    from posbias.audit.batteries import probes_battery
+    from posbias.audit.haystack import WORLD
+    from posbias.litm.synthetic_qa import write_synthetic_qa
+    from posbias.probes.synthetic import write_synthetic_redocred
+
+    write_synthetic_redocred(tmp_path / "dev_revised.json", 0, 120)  # the Re-DocRED format, the embedded world
+    probes = {**settings_with(None)["probes"], "n": 6, "positions": 4}
+    score_by_length = type("ByLength", (Staircase,), {"score": lambda self, pairs, metas=None: np.array(
+        [len(d) - 10 * d.find(q.split()[-1]) for q, d in pairs], dtype=float)})()
+    embedded = probes_battery(score_by_length, probes)
+    from_file = probes_battery(score_by_length, {**probes, "source": {"redocred": str(tmp_path / "dev_revised.json")}})
+    assert from_file.values.drop(columns="unit").equals(embedded.values.drop(columns="unit"))
+    write_synthetic_qa(tmp_path / "qa.jsonl.gz", WORLD, 12)  # the authors' retrieval-results format
+    reader = open_language_model(parse_model_spec("reader:mock:u_curve"), str(tmp_path), "off")
+    settings = {**settings_with(None)["reader"], "n_questions": 12}
+    result = reader_battery(reader, {**settings, "source": {"qa": str(tmp_path / "qa.jsonl.gz")}})
+    assert result.values.equals(reader_battery(reader, {**settings, "source": None}).values)

@@ -2,14 +2,17 @@
 
 - `sweep` (pair scorers: rankers and retrievers): the needle at `n_positions` places of a haystack twice the
   model's window (`posbias.audit.haystack`); per question and position the reciprocal rank of the needle's document
-  among it and the distractors (ties: the mean over the tied orders, so a constant score earns what chance does);
+  among it and the distractors (ties: the mean over the tied orders, so a constant score earns what chance does).
+  `source: {queries, qrels, passages, pool_size}` takes questions, needles and haystack from a passage collection
+  (MS MARCO passages, the FarRelevant builder's) instead of the embedded world;
 - `probes` (pair scorers): the position probes of the bias-probes study on its embedded Re-DocRED world: the
   evidence sentence inserted at k = 1..positions of the other sentences, the score at each k (`posbias.probes`),
-  and the first-versus-last paired test;
+  and the first-versus-last paired test. `source: {redocred: FILE}` reads a Re-DocRED file (dev_revised.json);
 - `reader` (readers): Lost in the Middle's question answering with the gold document at each of k positions;
-  per question and position whether the answer holds a gold answer (best-subspan exact match);
+  per question and position whether the answer holds a gold answer (best-subspan exact match). `source: {qa:
+  FILE}` reads retrieval results in the Lost-in-the-Middle authors' format (NQ-open with Contriever's passages);
 - `order` (listwise rerankers): the gold document entering RankGPT's list at each input position; per question and
-  position the reciprocal rank of the gold document in the output.
+  position the reciprocal rank of the gold document in the output (`source` as the sweep's).
 
 Every battery ends in one value per (unit, position), and the same metric suite makes the curve and its summary
 (`posbias.stats.position_curve`): position 0 (the first place, where a truncating model reads) is the reference.
@@ -33,11 +36,12 @@ log = logging.getLogger(__name__)
 
 BATTERIES = {"pairs": ("sweep", "probes"), "reader": ("reader",), "list": ("order",)}
 DEFAULTS = {
+    # `source`: null for the embedded data, else the real files (see each battery)
     "sweep": {"n_queries": 12, "n_positions": 6, "n_distractors": 4, "doc_tokens": None, "min_doc_tokens": 96,
-              "max_doc_tokens": 1024, "seed": 0},
-    "probes": {"n_documents": 120, "n": 16, "positions": 8, "rest": "paper", "seed": 0},
-    "reader": {"n_questions": 12, "n_documents": 5, "max_new_tokens": 24},
-    "order": {"n_queries": 12, "n_candidates": 5},
+              "max_doc_tokens": 1024, "seed": 0, "source": None},
+    "probes": {"n_documents": 120, "n": 16, "positions": 8, "rest": "paper", "seed": 0, "source": None},
+    "reader": {"n_questions": 12, "n_documents": 5, "max_new_tokens": 24, "source": None},
+    "order": {"n_queries": 12, "n_candidates": 5, "source": None},
     # The randomisation (sign-flip) test: a reciprocal rank or a raw score is far from normal, and a drop that
     # every unit shows alike (a deterministic model) has no variance for a t-test to divide by.
     "statistics": {"test": "randomisation", "correction": "holm", "alpha": 0.05, "confidence": 0.95,
@@ -104,9 +108,9 @@ def default_doc_tokens(window: int | None, settings: Mapping) -> int:
 
 
 def sweep_battery(model, settings: Mapping) -> BatteryResult:
-    from posbias.audit.haystack import sweep_questions, world
+    from posbias.audit.haystack import questions_and_pool, sweep_questions
 
-    questions, pool = world()
+    questions, pool = questions_and_pool(settings["source"])
     doc_tokens = default_doc_tokens(model.window, settings)
     swept = sweep_questions(questions, pool, model.count_tokens, settings["n_queries"], settings["n_positions"],
                             settings["n_distractors"], doc_tokens, settings["seed"])
@@ -138,12 +142,16 @@ def sweep_battery(model, settings: Mapping) -> BatteryResult:
 def probes_battery(model, settings: Mapping) -> BatteryResult:
     from posbias.probes import position
     from posbias.probes.queries import build_query_table
-    from posbias.probes.redocred import documents_from_records
+    from posbias.probes.redocred import documents_from_records, read_redocred
     from posbias.probes.stats import probe_statistic
     from posbias.probes.synthetic import synthetic_redocred
 
-    records = synthetic_redocred(settings["seed"], settings["n_documents"])
-    queries = build_query_table(documents_from_records(records, "synthetic", "<embedded Re-DocRED world>"))
+    if settings["source"]:
+        documents = read_redocred(settings["source"]["redocred"], "dev")
+    else:
+        records = synthetic_redocred(settings["seed"], settings["n_documents"])
+        documents = documents_from_records(records, "synthetic", "<embedded Re-DocRED world>")
+    queries = build_query_table(documents)
     moved = position.sweep(queries, settings["n"], settings["seed"], settings["positions"], settings["rest"])
     ends = position.first_last(queries, settings["n"], settings["seed"], settings["rest"])
     scores = model.score([(p.query, p.document_1) for p in moved] + [(p.query, d) for p in ends
@@ -163,11 +171,15 @@ def reader_battery(language_model, settings: Mapping) -> BatteryResult:
     from posbias.litm.metric import best_subspan_em
     from posbias.litm.predict import qa_examples
     from posbias.litm.qa_builder import build_position
+    from posbias.litm.qa_data import read_qa_records
     from posbias.litm.synthetic_qa import synthetic_qa_records
     from posbias.llm.types import Decoding
 
     k = settings["n_documents"]
-    records = synthetic_qa_records(WORLD, settings["n_questions"])
+    if settings["source"]:
+        records = read_qa_records(settings["source"]["qa"], require_gold=True, limit=settings["n_questions"])
+    else:
+        records = synthetic_qa_records(WORLD, settings["n_questions"])
     decoding = Decoding(max_new_tokens=settings["max_new_tokens"])
     rows = []
     for gold_index in range(k):
@@ -180,10 +192,10 @@ def reader_battery(language_model, settings: Mapping) -> BatteryResult:
 
 
 def order_battery(language_model, settings: Mapping) -> BatteryResult:
-    from posbias.audit.haystack import world
+    from posbias.audit.haystack import questions_and_pool
     from posbias.rankers.rankgpt import RankGPTSettings, rerank_query
 
-    questions, _ = world()
+    questions, _ = questions_and_pool(settings["source"])
     n, size = settings["n_queries"], settings["n_candidates"]
     if n + size - 1 > len(questions):
         raise InputError(f"audit order battery: n_queries + n_candidates - 1 = {n + size - 1} exceeds the world's "

@@ -31,13 +31,15 @@ TITLES = {"sweep": "Position sweep: the needle through a haystack twice the mode
           "reader": "Lost in the Middle: the gold document at each position of the context",
           "order": "Listwise order: the gold document entering the list at each position"}
 SUMMARY_FIELDS = [("reference_mean", "at the first position"), ("best", "best"), ("worst", "worst"),
-                  ("psi", "PSI (1 - worst/best)"), ("worst_drop", "worst drop from the first"),
-                  ("best_worst_gap", "best-worst gap"), ("primacy", "primacy (first - middle)"),
-                  ("recency", "recency (last - middle)"), ("significant_drops", "significant drops"),
-                  ("reach", "reach (position, 1 = first)"), ("reach_tokens", "reach (tokens)"),
-                  ("reach_fraction", "reach / window")]
-LEADERBOARD_COLUMNS = ["name", "kind", "battery", "metric", "reference_mean", "psi", "worst_drop", "best_worst_gap",
-                       "primacy", "recency", "significant_drops", "reach", "reach_tokens", "reach_fraction", "n_units"]
+                  ("psi", "PSI (1 - worst/best)"), ("worst_drop", "worst drop from the first (relative)"),
+                  ("best_worst_gap", "best-worst gap"), ("best_worst_gap_relative", "best-worst gap (relative)"),
+                  ("primacy", "primacy (first - middle)"), ("primacy_relative", "primacy (relative)"),
+                  ("recency", "recency (last - middle)"), ("recency_relative", "recency (relative)"),
+                  ("significant_drops", "significant drops"), ("reach", "reach (position, 1 = first)"),
+                  ("reach_tokens", "reach (tokens)"), ("reach_fraction", "reach / window")]
+TOKEN_FIELDS = ("tokens", "reach_tokens")  # shown in whole tokens
+# every summary number, the relative ones included (the CSV); the other formats show the main ones
+LEADERBOARD_COLUMNS = ["name", "kind", "battery", "metric", *(key for key, _ in SUMMARY_FIELDS), "n_units"]
 
 
 def read_records(out: str | Path, names: Sequence[str] | None = None) -> dict[str, list[dict]]:
@@ -55,12 +57,11 @@ def read_records(out: str | Path, names: Sequence[str] | None = None) -> dict[st
     return found
 
 
-def _value(value) -> str:
-    if isinstance(value, float) and value.is_integer() and abs(value) >= 10:
-        return str(int(value))  # a token count
+def _value(value, digits: int = 3) -> str:
+    """A cell's text (`html_table` escapes it)."""
     if isinstance(value, float):
-        return number(value)
-    return html.escape("–" if value is None else str(value))
+        return number(value, digits)
+    return "–" if value is None else str(value)
 
 
 def curve_figure(curve: pd.DataFrame, record: Mapping) -> str:
@@ -83,6 +84,8 @@ def curve_figure(curve: pd.DataFrame, record: Mapping) -> str:
     if "tokens" in curve and window and window < float(curve["tokens"].max()):
         ax.axvline(window, color="tab:orange", linewidth=1, label=f"window ({window} tokens)")
     ax.set_xlabel("needle start (model tokens)" if "tokens" in curve else "position (1 = first)")
+    if "tokens" not in curve:
+        ax.set_xticks(curve["position"] + 1)
     ax.set_ylabel(record["metric"])
     ax.legend(fontsize=7, loc="best")
     ax.grid(alpha=0.3)
@@ -98,7 +101,8 @@ def _battery_section(record: Mapping, curve: pd.DataFrame) -> str:
     summary = record["summary"]
     parts = [f"<h2>{html.escape(TITLES[record['battery']])}</h2>", curve_figure(curve, record)]
     shown = {**summary, "reach": summary["reach"] + 1}  # positions count from 1 on the card
-    rows = [[label, _value(shown.get(key))] for key, label in SUMMARY_FIELDS if key in summary]
+    rows = [[label, _value(shown.get(key), 0 if key in TOKEN_FIELDS else 3)] for key, label in SUMMARY_FIELDS
+            if key in summary]
     stats = record["settings"]["statistics"]
     caption = (f"The metric suite on the {record['metric']} curve: the first position is the reference; drops are "
                f"paired tests against it ({record['test']}, {stats['correction']} over the curve, alpha "
@@ -106,8 +110,8 @@ def _battery_section(record: Mapping, curve: pd.DataFrame) -> str:
     parts.append(html_table(["summary", "value"], rows, caption))
     columns = [c for c in ("position", "tokens", "n", "mean", "ci_low", "ci_high", "relative", "p_adjusted", "drop")
                if c in curve]
-    body = [[_value(row[c]) if c != "position" else str(int(row[c]) + 1) for c in columns]
-            for _, row in curve.iterrows()]
+    body = [[str(int(row[c]) + 1) if c == "position" else _value(row[c], 0 if c in TOKEN_FIELDS else 3)
+             for c in columns] for _, row in curve.iterrows()]
     parts.append(html_table(columns, body, f"The {record['metric']} curve, position by position (1 = first)."))
     first_last = record.get("extra", {}).get("first_last")
     if first_last:
@@ -133,8 +137,7 @@ def write_card(out: str | Path, name: str, records: Sequence[Mapping],
                 for record in records]
     settings = {b: s for record in records for b, s in record["settings"].items()}
     provenance = [["battery seconds", ", ".join(f"{r['battery']} {r['seconds']:.1f}" for r in records)],
-                  ["settings", html.escape(json.dumps(settings, sort_keys=True))],
-                  *[[k, html.escape(v)] for k, v in environment]]
+                  ["settings", json.dumps(settings, sort_keys=True)], *[[k, v] for k, v in environment]]
     page = html_page(head, html_table(["model as loaded", ""], model_rows, ""), *sections, "<h2>Provenance</h2>",
                      html_table(["", ""], provenance, "What ran the batteries (the first battery's environment)."))
     path = directory / CARD
@@ -150,7 +153,7 @@ def leaderboard_frame(found: Mapping[str, Sequence[Mapping]]) -> pd.DataFrame:
             summary = record["summary"]
             rows.append({"name": name, "kind": record["kind"], "battery": record["battery"],
                          "metric": record["metric"], **{k: summary.get(k, math.nan) for k in LEADERBOARD_COLUMNS[4:-1]},
-                         "n_units": record.get("n_units")})
+                         "n_units": record["n_units"]})
     return pd.DataFrame(rows, columns=LEADERBOARD_COLUMNS)
 
 

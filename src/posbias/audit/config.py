@@ -104,14 +104,26 @@ class Audit:
             raise InputError(f"audit.models: no model {name!r}; configured: {self.models}")
         return {"spec": self.spec(name), "settings": self.settings(name), "cache": canonical(self._cfg.llm.cache)}
 
+    def local_decoder(self, name: str) -> int:
+        """1 for a language model that runs in this process (the workflow runs one such job at a time), else 0."""
+        from posbias.audit.spec import parse_model_spec
+        from posbias.llm.spec import LOCAL_BACKENDS
+
+        ref = parse_model_spec(self.spec(name))
+        return int(ref.kind in ("llm-ranker", "rankgpt", "reader") and ref.backend in LOCAL_BACKENDS)
+
     def inputs(self, name: str) -> list[str]:
-        """The workflow files the model's spec reads: a trained checkpoint, or the cross-encoder exported from it."""
+        """The files the model's jobs read: a trained checkpoint or the cross-encoder exported from it, and the
+        batteries' real sources (files the workflow may make, such as the FarRelevant passage collection)."""
+        settings = self.settings(name)
+        sources = [path for battery in self.batteries(name) for key, path in (settings[battery]["source"] or {}).items()
+                   if key != "pool_size"]
         trained = self.data["models"][name].get("trained")
         if not trained:
-            return []
+            return sources
         seed = _seed(self._cfg.data, trained)
         return [f"results/models/{trained['model']}/seed{seed}" if trained["as"] == "checkpoint"
-                else exported_directory(trained["model"], seed)]
+                else exported_directory(trained["model"], seed)] + sources
 
 
 SECTION = Section("audit", Path(__file__).with_name("config.schema.yaml"), check=check, accessor=Audit,

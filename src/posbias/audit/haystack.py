@@ -22,6 +22,7 @@ from typing import Callable, Mapping
 
 from posbias.data.synthetic import GeneratorSettings, generate
 from posbias.errors import InputError
+from posbias.io import iter_documents, read_qrels, read_queries
 from posbias.sweep.placement import Variant, place, spread_slots
 
 # The embedded world the audit draws from: small (generated in about 0.1 s), questions enough for every battery
@@ -53,6 +54,36 @@ def world(settings: Mapping = WORLD) -> tuple[list[Question], list[str]]:
                  for qid, text in collection.passage_queries.items()]
     needles = {question.needle for question in questions}
     return questions, [text for text in texts.values() if text not in needles]
+
+
+def world_from_files(queries: str, qrels: str, passages: str, pool_size: int) -> tuple[list[Question], list[str]]:
+    """A real passage collection in place of the embedded world (MS MARCO passages with their dev queries and
+    judgments, the FarRelevant builder's passage collection): each judged query with a relevant passage in the
+    collection is a question, its first relevant passage (by id) the needle; the pool is the first `pool_size`
+    passages of the file that no query judges relevant (the file is read once, front to back)."""
+    texts, judged = read_queries(queries), read_qrels(qrels)
+    relevant = {qid: sorted(pid for pid, grade in judged[qid].items() if grade > 0) for qid in texts if qid in judged}
+    wanted = {pids[0]: qid for qid, pids in relevant.items() if pids}
+    every_relevant = {pid for pids in relevant.values() for pid in pids}
+    needles, pool = {}, []
+    for pid, text in iter_documents(passages):
+        if pid in wanted:
+            needles[wanted[pid]] = text
+        elif pid not in every_relevant and len(pool) < pool_size:
+            pool.append(text)
+        if len(needles) == len(wanted) and len(pool) >= pool_size:
+            break
+    questions = [Question(qid, texts[qid], needles[qid]) for qid in texts if qid in needles]
+    if not questions:
+        raise InputError(f"{passages}: holds none of the relevant passages {qrels} names for {queries}")
+    return questions, pool
+
+
+def questions_and_pool(source: Mapping | None) -> tuple[list[Question], list[str]]:
+    """The embedded world, or the files of a battery's `source` (queries, qrels, passages, pool_size)."""
+    if not source:
+        return world()
+    return world_from_files(source["queries"], source["qrels"], source["passages"], source.get("pool_size", 5000))
 
 
 def _haystack(pool: list[str], room: int, length: Callable[[str], int], rng: random.Random) -> list[str]:

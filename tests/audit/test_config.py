@@ -1,0 +1,52 @@
+"""The `audit` config section: the demo's audit as jobs (a model per spec or trained model, a job per battery,
+local decoders marked), and each mistake named by its key."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from posbias.config import ConfigError, load_config, prepare
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = yaml.safe_load((ROOT / "config.yaml").read_text())
+
+
+def with_audit(models: dict, settings: dict | None = None) -> dict:
+    data = json.loads(json.dumps(DEMO))
+    data["audit"] = {"models": models, **({"settings": settings} if settings else {})}
+    return data
+
+
+def test_the_demo_s_audit_as_jobs():
+    audit = load_config(ROOT / "config.yaml").audit
+    assert audit.spec("exported_firstp") == "cross-encoder:results/audit/exported/firstp_cls/seed1"
+    assert audit.spec("exported_firstp_maxp").endswith("seed1?window=24&stride=24&aggregate=max")
+    assert audit.spec("firstp_cls_checkpoint") == "checkpoint:results/models/firstp_cls/seed1"
+    assert audit.inputs("exported_firstp") == ["results/audit/exported/firstp_cls/seed1"]
+    assert audit.inputs("minilm") == []
+    assert ("smollm2_reader", "reader") in audit.jobs() and ("minilm", "probes") in audit.jobs()
+    assert ("firstp_cls_checkpoint", "probes") not in audit.jobs()  # its batteries: [sweep]
+    assert [audit.local_decoder(m) for m in ("smollm2_ranker", "smollm2_reader", "rankgpt_keep_order", "minilm")] \
+        == [1, 1, 0, 0]
+    settings = audit.settings("smollm2_ranker")
+    assert settings["sweep"]["doc_tokens"] == 256 and settings["sweep"]["n_positions"] == 6  # over the defaults
+
+
+@pytest.mark.parametrize("models, settings, message", [
+    ({"x": {"trained": {"model": "nope"}}}, None, r"audit.models.x.trained.model: 'nope' is not a key of models"),
+    ({"x": {"trained": {"model": "firstp_e5"}}}, None, r"audit.models.x.trained.model: 'firstp_e5' is never trained"),
+    ({"x": {"trained": {"model": "firstp", "seed": 9}}}, None, r"audit.models.x.trained.seed: 9 is not a training"),
+    ({"x": {"model": "ranker:y"}}, None, r"audit.models.x: model spec 'ranker:y': expected KIND:TARGET"),
+    ({"x": {"model": "rankgpt:mock:identity", "batteries": ["sweep"]}}, None,
+     r"audit.models.x: .*a rankgpt takes the batteries order, not 'sweep'"),
+    ({"x": {"model": "rankgpt:mock:identity"}}, {"order": {"n_docs": 3}},
+     r"audit.settings: audit settings.order: unknown keys \['n_docs'\]"),
+    ({"x": {"model": "rankgpt:mock:identity", "trained": {"model": "firstp"}}}, None, r"audit.models.x"),
+])
+def test_mistakes_are_named_by_their_key(models, settings, message):
+    with pytest.raises(ConfigError, match=message):
+        prepare(with_audit(models, settings))

@@ -87,6 +87,7 @@ if PROBES:
             heatmap=canonical(PROBES.get("heatmap", {})),
             tables=PROBE_TABLE,
             figures=PROBE_FIGURES,
+            sensitivity=PROBE_SENSITIVITY,
         conda:
             "../envs/posbias.yaml"
         log:

@@ -6,4 +6,5 @@ with job_log(snakemake.log[0]):
     params = snakemake.params
     report(dict(zip(params.scorers, snakemake.input.scores, strict=True)),
            dict(zip(params.scorers, snakemake.input.heatmaps, strict=True)), snakemake.input.query_table,
-           params.labels, params.correction, params.alpha, params.heatmap, params.tables, params.figures)
+           params.labels, params.correction, params.alpha, params.heatmap, params.tables, params.figures,
+           params.sensitivity)

@@ -2,7 +2,8 @@
 # with rules).
 
 from posbias.outputs import table_files
-from posbias.probes.paths import REPLACEMENTS, SYNTHETIC as PROBE_SYNTHETIC, pairs as probe_pairs, report_paths
+from posbias.probes.paths import (REPLACEMENTS, SYNTHETIC as PROBE_SYNTHETIC, pairs as probe_pairs, report_paths,
+                                  sensitivity_paths)
 from posbias.probes.steps import redocred_files
 
 PROBES = CFG.probes.data
@@ -37,10 +38,11 @@ def probe_score_inputs(wildcards):
 
 
 PROBE_TABLE, PROBE_FIGURES = report_paths(f"{OUT}/probes", PROBE_NAMES)
+PROBE_SENSITIVITY = sensitivity_paths(f"{OUT}/probes", PROBE_NAMES)
 PROBE_RAG = PROBES.get("rag")
 PROBE_RAG_TABLE = table_files(f"{OUT}/probes", "rag") if PROBE_RAG else {}
 PROBE_REPORTED = ([*PROBE_TABLE.values(), *(p for paths in PROBE_FIGURES.values() for p in paths),
-                   *PROBE_RAG_TABLE.values()] if PROBES else [])
+                   *PROBE_SENSITIVITY.values(), *PROBE_RAG_TABLE.values()] if PROBES else [])
 
 
 def probe_report_outputs():
@@ -50,4 +52,7 @@ def probe_report_outputs():
     for name, (png, pdf) in PROBE_FIGURES.items():
         outputs[f"{name}_png"] = report(png, caption=f"../report/probes_{name}.rst", category="Bias probes")
         outputs[f"{name}_pdf"] = pdf
+    for fmt, path in PROBE_SENSITIVITY.items():
+        outputs[f"sensitivity_{fmt}"] = (report(path, caption="../report/probes_sensitivity.rst", category="Bias probes")
+                                         if fmt == "html" else path)
     return outputs

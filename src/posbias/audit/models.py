@@ -182,7 +182,9 @@ def open_language_model(ref: ModelRef, cache_dir: str, cache_mode: str):
     from posbias.llm.generate import LanguageModel
     from posbias.llm.spec import ModelSpec
 
-    wrapper = ref.options.get("wrapper", DEFAULT_WRAPPERS.get(ref.backend, "none"))
+    # RankGPT sends chat messages: a backend without a chat template of its own takes them as they are
+    wrapper = ref.options.get("wrapper", DEFAULT_WRAPPERS.get(ref.backend, "messages" if ref.kind == "rankgpt"
+                                                              else "none"))
     section = {"backend": ref.backend, "model": ref.llm_model, "wrapper": wrapper,
                **{key: ref.options[key] for key in _SPEC_FIELDS if key in ref.options and key != "wrapper"},
                "options": {key: value for key, value in ref.options.items() if key not in _SPEC_FIELDS}}

@@ -41,7 +41,7 @@ def register(commands) -> None:
 
 def run_command(args) -> None:
     from posbias.probes import steps as probes
-    from posbias.probes.paths import report_paths
+    from posbias.probes.paths import report_paths, sensitivity_paths
 
     config = read_config_object(args.config)
     section = required_section(config.data, "probes", args.config)
@@ -84,10 +84,11 @@ def run_command(args) -> None:
     if not found:
         raise InputError(f"--scores {args.scores}: no scores of any probes.scorers entry (posbias probes score)")
     tables, figures = report_paths(args.out, names)
+    sensitivity = sensitivity_paths(args.out, names)
     probes.report({s: str(Path(args.scores) / f"{s}.parquet") for s in found},
                   {s: str(Path(args.scores) / f"{s}.heatmap.parquet") for s in found},
                   str(Path(args.pairs) / "query_table.json"), {s: config.probes.label(s) for s in found},
-                  section["correction"], section["alpha"], section["heatmap"], tables, figures)
+                  section["correction"], section["alpha"], section["heatmap"], tables, figures, sensitivity)
 
 
 def _probes_rag(args, config, section: dict) -> None:

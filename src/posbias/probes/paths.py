@@ -13,6 +13,11 @@ def pairs(probe: str) -> str:
     return f"{PAIRS}/{probe}.jsonl"
 
 
+def sensitivity_paths(directory: str, probes: Sequence[str]) -> dict[str, str]:
+    """The position sweep's metric-suite table (tex, csv, md, html), when the sweep probe runs."""
+    return table_files(directory, "sensitivity") if "position_sweep" in probes else {}
+
+
 def report_paths(directory: str, probes: Sequence[str]) -> tuple[dict[str, str], dict[str, list[str]]]:
     """The probe table's files (tex, csv, md, html) and the figures' PNG and PDF (sweep, if the sweep runs; heatmap;
     summary) under `directory`."""

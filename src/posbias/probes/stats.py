@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, replace
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
@@ -113,3 +114,25 @@ def correct_together(statistics: Sequence[ProbeStatistic], method: str) -> list[
     """
     adjusted = adjust([statistic.p for statistic in statistics], method)
     return [replace(statistic, p_adjusted=float(value)) for statistic, value in zip(statistics, adjusted)]
+
+
+def sweep_sensitivity(frames: Mapping[str, pd.DataFrame], correction: str = "holm", alpha: float = 0.05,
+                      seed: int = 0) -> pd.DataFrame:
+    """The position sweep probe of each scorer (`frames`: scorer -> its scores, one row per pair) through the metric
+    suite every position curve shares (`posbias.stats.position_curve`): the score of the query against its document
+    with the evidence at k = 1..positions (`score_1`), the queries paired across positions, k = 1 the reference,
+    paired t-tests as the probes use, corrected over each scorer's curve. A row per scorer; `reach` is k - 1."""
+    from posbias.probes.declarations import SWEEP
+    from posbias.stats.position_curve import curve_summary, position_curve
+
+    rows = []
+    for scorer, frame in frames.items():
+        sweep = frame[frame["probe"] == SWEEP]
+        if sweep.empty:
+            continue
+        values = pd.DataFrame({"unit": sweep["qid"].astype(str), "position": sweep["condition"].astype(int) - 1,
+                               "value": sweep["score_1"].astype(float)})
+        curve = position_curve(values, test="t", correction=correction, alpha=alpha, seed=seed)
+        rows.append({"scorer": scorer, "n_positions": len(curve), "n": int(curve["n"].min()),
+                     **curve_summary(curve)})
+    return pd.DataFrame(rows)

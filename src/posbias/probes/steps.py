@@ -292,9 +292,10 @@ def statistics(scores: Mapping[str, str], correction: str) -> pd.DataFrame:
 
 def report(scores: Mapping[str, str], heatmaps: Mapping[str, str], query_table: str, labels: Mapping[str, str],
            correction: str, alpha: float, heatmap: Mapping, tables: Mapping[str, str],
-           figures: Mapping[str, list[str]]) -> None:
+           figures: Mapping[str, list[str]], sensitivity: Mapping[str, str] | None = None) -> None:
     """The probe table (`tables`: tex, csv, md, html) and figures (`figures`: sweep, heatmap, summary -> PNG and
-    PDF paths) from every scorer's scores."""
+    PDF paths) from every scorer's scores, and with `sensitivity` (the same four formats) the position sweep's
+    metric suite per scorer."""
     from posbias.probes import report as render
 
     summary = statistics(scores, correction)
@@ -303,6 +304,12 @@ def report(scores: Mapping[str, str], heatmaps: Mapping[str, str], query_table: 
     render.write_probe_table(summary, dict(labels), alpha, correction, dict(tables))
     if "sweep" in figures:
         render.sweep_figure(summary, dict(labels), figures["sweep"])
+    if sensitivity:
+        from posbias.probes.stats import sweep_sensitivity
+
+        table = sweep_sensitivity({scorer: pd.read_parquet(path) for scorer, path in scores.items()}, correction,
+                                  alpha)
+        render.write_sensitivity_table(table, dict(labels), correction, alpha, dict(sensitivity))
     frame = pd.concat([pd.read_parquet(path).assign(scorer=scorer) for scorer, path in heatmaps.items()],
                       ignore_index=True)
     render.heatmap_figure(frame, dict(labels), figures["heatmap"], head_count_bins=heatmap["head_count_bins"],

@@ -53,6 +53,6 @@ def probe_report_outputs():
         outputs[f"{name}_png"] = report(png, caption=f"../report/probes_{name}.rst", category="Bias probes")
         outputs[f"{name}_pdf"] = pdf
     for fmt, path in PROBE_SENSITIVITY.items():
-        outputs[f"sensitivity_{fmt}"] = (report(path, caption="../report/probes_sensitivity.rst", category="Bias probes")
-                                         if fmt == "html" else path)
+        caption = "../report/probes_sensitivity.rst"
+        outputs[f"sensitivity_{fmt}"] = report(path, caption=caption, category="Bias probes") if fmt == "html" else path
     return outputs

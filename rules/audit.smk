@@ -34,7 +34,7 @@ if AUDIT_JOBS:
             name=alternatives(CFG.audit.models),
             battery="sweep|probes|reader|order",
         threads: 1
-        # A local language model (SmolLM2 as ranker or reader) shares the decoders' resource with Lost in the
+        # A local language model that decodes (SmolLM2 as a reader) shares the decoders' resource with Lost in the
         # Middle's predictions (rules/litm.smk): one at a time. The jobs need only their model (and a trained
         # checkpoint): they go early, beside the rankers, not alone at the end.
         resources:

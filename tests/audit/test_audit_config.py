@@ -31,9 +31,9 @@ def test_the_demo_s_audit_as_jobs():
     assert ("smollm2_reader", "reader") in audit.jobs() and ("minilm", "probes") in audit.jobs()
     assert ("firstp_cls_checkpoint", "probes") not in audit.jobs()  # its batteries: [sweep]
     assert [audit.local_decoder(m) for m in ("smollm2_ranker", "smollm2_reader", "rankgpt_keep_order", "minilm")] \
-        == [1, 1, 0, 0]
+        == [0, 1, 0, 0]  # a pointwise ranker does not decode
     settings = audit.settings("smollm2_ranker")
-    assert settings["sweep"]["doc_tokens"] == 256 and settings["sweep"]["n_positions"] == 6  # over the defaults
+    assert settings["sweep"]["doc_tokens"] == 160 and settings["sweep"]["n_positions"] == 6  # over the defaults
 
 
 @pytest.mark.parametrize("models, settings, message", [

@@ -105,12 +105,14 @@ class Audit:
         return {"spec": self.spec(name), "settings": self.settings(name), "cache": canonical(self._cfg.llm.cache)}
 
     def local_decoder(self, name: str) -> int:
-        """1 for a language model that runs in this process (the workflow runs one such job at a time), else 0."""
+        """1 for a language model that decodes in this process (a reader, a listwise reranker: the workflow runs one
+        such job at a time, rules/litm.smk says why), else 0. A pointwise ranker reads one next token per prompt
+        (`HFCausal.next_token_logprobs`): compute-bound like any encoder, it runs beside the decoders."""
         from posbias.audit.spec import parse_model_spec
         from posbias.llm.spec import LOCAL_BACKENDS
 
         ref = parse_model_spec(self.spec(name))
-        return int(ref.kind in ("llm-ranker", "rankgpt", "reader") and ref.backend in LOCAL_BACKENDS)
+        return int(ref.kind in ("rankgpt", "reader") and ref.backend in LOCAL_BACKENDS)
 
     def inputs(self, name: str) -> list[str]:
         """The files the model's jobs read: a trained checkpoint or the cross-encoder exported from it, and the

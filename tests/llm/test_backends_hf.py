@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import numpy as np
 import pytest
 
 from posbias.errors import InputError
@@ -239,3 +240,41 @@ def test_seq2seq_never_truncates_and_decodes_the_output(tiny_t5, tokenizer):
     assert answer.completion_tokens == output.shape[1] - 1
     with pytest.raises(InputError, match="602 tokens.*context of 100"):
         make_backend(ModelSpec(backend="hf_seq2seq", model=tiny_t5, context=100)).check(prompt, Decoding())
+
+
+def test_next_token_log_probabilities_equal_a_forward_pass_alone(tiny_llama, tokenizer):
+    """What a pointwise ranker reads (posbias.audit.llm_ranker): each prompt's next-token log-probabilities of the
+    words' first tokens, in batches padded on the left, equal to one prompt's forward pass by hand."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_llama).eval()
+    prompts = [PROMPT, "a much longer prompt that needs padding when it shares a batch with a short one", "yes"]
+    words = ["yes", "no", "maybe"]
+    first = [tokenizer(word, add_special_tokens=False)["input_ids"][0] for word in words]
+    expected = []
+    for prompt in prompts:
+        with torch.no_grad():
+            logits = model(**tokenizer(prompt, return_tensors="pt")).logits[0, -1]
+        expected.append(torch.log_softmax(logits.double(), dim=-1)[first].numpy())
+    for batch_size in (1, 3):
+        backend = causal(tiny_llama, options={"device": "cpu", "batch_size": batch_size})
+        found = backend.next_token_logprobs(prompts, words)
+        assert found.shape == (3, 3)
+        np.testing.assert_allclose(found, np.array(expected), atol=1e-5)
+
+
+def test_next_token_log_probabilities_of_a_model_with_absolute_positions(tokenizer, tmp_path):
+    """GPT-2 reads absolute positions: a prompt padded on the left keeps its own (counted from its first token)."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = GPT2Config(vocab_size=tokenizer.vocab_size, n_embd=16, n_layer=2, n_head=2, n_positions=64,
+                        bos_token_id=tokenizer.cls_token_id, eos_token_id=tokenizer.sep_token_id)
+    torch.manual_seed(0)
+    GPT2LMHeadModel(config).save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    prompts = ["short", "a longer prompt padded beside the short one"]
+    alone = np.concatenate([causal(str(tmp_path)).next_token_logprobs([p], ["yes"]) for p in prompts])
+    together = causal(str(tmp_path), options={"device": "cpu", "batch_size": 2}).next_token_logprobs(prompts, ["yes"])
+    np.testing.assert_allclose(together, alone, atol=1e-5)

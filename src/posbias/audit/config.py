@@ -8,6 +8,7 @@ from posbias.config.canonical import canonical
 from posbias.config.section import ConfigError, Section, Stage, require
 
 EXPORTED = "results/audit/exported"  # where rule audit_export writes a trained model as a cross-encoder
+RESERVED = ("exported", "benchmarks")  # results/audit/'s own directories, so no audited model's name
 
 
 def exported_directory(model: str, seed: int) -> str:
@@ -48,6 +49,8 @@ def check(cfg: dict, warnings: list[str]) -> None:
         raise ConfigError(f"audit.settings: {err}") from None
     for name, entry in audit["models"].items():
         where = f"audit.models.{name}"
+        if name in RESERVED:
+            raise ConfigError(f"{where}: {name!r} is a directory of results/audit/ already; choose another name")
         trained = entry.get("trained")
         if trained:
             require(cfg["models"], trained["model"], f"{where}.trained.model", "a key of models")

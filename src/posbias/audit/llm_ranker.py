@@ -36,9 +36,9 @@ class PointwiseLLM(PairModel):
         self.lm = language_model
         backend = language_model.backend
         self.by_logprobs = hasattr(backend, "next_token_logprobs")
-        self.window = language_model.spec.context or getattr(getattr(backend, "config", None),
-                                                             "max_position_embeddings", None) \
-            if language_model.spec.backend.startswith("hf_") else language_model.spec.context
+        spec = language_model.spec
+        own = getattr(backend.config, "max_position_embeddings", None) if spec.backend.startswith("hf_") else None
+        self.window = spec.context or own  # the context the spec gives, else a local model's own
 
     def score(self, pairs: Sequence[Pair], metas: Sequence[Mapping] | None = None) -> np.ndarray:
         metas = metas or [{}] * len(pairs)

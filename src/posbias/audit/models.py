@@ -87,7 +87,7 @@ class SentenceTransformerModel(PairModel):
         try:
             self.model = SentenceTransformer(str(path), device=str(pick_device(device)),
                                              trust_remote_code=options.get("trust_remote_code", False),
-                                             revision=options.get("revision"), local_files_only=True)
+                                             revision=options.get("revision"))
         except (OSError, ValueError) as err:
             raise InputError(f"cannot load {ref.target!r} as a sentence-transformers model: "
                              f"{str(err).splitlines()[0]}") from None

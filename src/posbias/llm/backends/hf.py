@@ -226,9 +226,13 @@ class HFCausal(_HFBackend):
             limit = getattr(self.config, "max_position_embeddings", None)
             for length in encoded["attention_mask"].sum(dim=1).tolist():
                 self._check_context(length, length + 1, limit)
+            mask = encoded["attention_mask"]
+            # positions count from each prompt's first real token, as alone (a model with absolute positions
+            # would otherwise read a padded prompt shifted)
+            positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
             with torch.inference_mode():
-                logits = self.model(input_ids=encoded["input_ids"].to(self.device),
-                                    attention_mask=encoded["attention_mask"].to(self.device)).logits[:, -1]
+                logits = self.model(input_ids=encoded["input_ids"].to(self.device), attention_mask=mask.to(self.device),
+                                    position_ids=positions.to(self.device)).logits[:, -1]
             rows.append(torch.log_softmax(logits.double(), dim=-1)[:, first].cpu().numpy())
         return np.concatenate(rows) if rows else np.empty((0, len(words)))
 

@@ -268,6 +268,7 @@ def test_training_writes_a_sidecar_that_loading_ignores(tiny_backbone, tmp_path,
                                    "head_lr": 1e-2, "args": {**args, "max_doc_tokens": 8}}}
     config["tables"] = {"table1": {"columns": [{"queryset": "dev", "metric": "RR@10"}]}}
     config.pop("probes")
+    config.pop("audit")  # its trained model is left out too
     config["training"].update(epochs=1, batch_size=2, device="cpu", freeze_layers=0, precision="fp32")
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     checkpoint = tmp_path / "ckpt"

@@ -38,7 +38,7 @@ def test_invalid_yaml_is_named_with_its_line(tmp_path, input_error):
     (lambda c: c["querysets"]["dev"].update(depth=0), "querysets.dev.depth", "0 is less than the minimum of 1"),
     (lambda c: c["training"].update(epochs="two"), "training.epochs", "'two' is not of type 'integer'"),
     (lambda c: c["models"]["maxp"].pop("lr"), "models.maxp", "'lr' is a required property"),
-    (lambda c: c.update(trainig={}), "trainig", "unknown key; known: collections, "),
+    (lambda c: c.update(trainig={}), "trainig", "unknown key; known: audit, collections, "),
     (lambda c: c["training"].update(lr=1), "training.lr", "unknown key; known: batch_size, device, epoch_lr_decay, epochs, "),
 ])
 def test_a_schema_violation_names_the_file_and_key_path(tmp_path, input_error, change, key, problem):

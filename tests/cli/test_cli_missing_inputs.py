@@ -39,6 +39,7 @@ def ranker_inputs(tmp_path_factory, tiny_backbone):
         "maxp": {"label": "MaxP", "ranker": "maxp", "baseline": "firstp", "lr": 1e-3, "head_lr": 1e-2, "args": args}}
     config["tables"] = {"table1": {"columns": [{"queryset": "dev", "metric": "RR@10"}]}}  # the two models only
     config.pop("probes")  # its checkpoint scorers name models this config leaves out
+    config.pop("audit")  # so does its trained model
     config["training"].update(epochs=1, batch_size=2, device="cpu", freeze_layers=0)
     (root / "config.yaml").write_text(yaml.safe_dump(config))
     save_checkpoint(build_ranker("maxp", args), load_tokenizer(tiny_backbone), root / "ckpt")

@@ -67,11 +67,15 @@ def test_default_config_builds_the_full_graph(tmp_path):
                                     "litm_predict_qa", "litm_predict_kv", "litm_score_qa", "litm_score_kv",
                                     "litm_report", "probes_synthetic", "probes_build", "probes_score",
                                     "probes_report", "build_sweep", "sweep_report", "position_breakdown",
-                                    "provenance"}
+                                    "audit_export", "audit_battery", "audit_report", "provenance"}
     assert {w for r, w in jobs if r == "probes_score"} == {f"scorer={s}" for s in config["probes"]["scorers"]}
-    # rerank.jobs: per_checkpoint: each checkpoint reranks its three query sets and is fine-tuned in one job
-    assert {w for r, w in jobs if r == "rerank_checkpoint"} == trained and not {"rerank", "finetune"} & {
+    # rerank.jobs: per_checkpoint: each checkpoint reranks its three query sets and is fine-tuned in one job (but
+    # the audit's firstp_cls, which reranks nothing: querysets [])
+    reranking = {f"model={m}, seed={s}" for m in config["models"] if config["models"][m].get("querysets") != []
+                 for s in config["training"]["seeds"]}
+    assert {w for r, w in jobs if r == "rerank_checkpoint"} == trained & reranking and not {"rerank", "finetune"} & {
         r for r, _ in jobs}
+    assert trained - reranking == {"model=firstp_cls, seed=1"}
 
 
 def test_an_outcome_depth_at_the_rerank_depth_is_warned_about(tmp_path):

@@ -32,7 +32,7 @@ if AUDIT_JOBS:
             job=lambda wc: CFG.audit.job(wc.name),
         wildcard_constraints:
             name=alternatives(CFG.audit.models),
-            battery="sweep|probes|reader|order",
+            battery="sweep|probes|grid|reader|reader_grid|order",
         threads: 1
         # A local language model that decodes (SmolLM2 as a reader) shares the decoders' resource with Lost in the
         # Middle's predictions (rules/litm.smk): one at a time. The jobs need only their model (and a trained

@@ -4,15 +4,18 @@ exact expected value, and bootstrap intervals reproduce by seed."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from posbias.audit.batteries import (expected_reciprocal_rank, order_battery, reader_battery, settings_with,
                                      summarise, sweep_battery)
+from posbias.audit.haystack import world
 from posbias.audit.models import PairModel, open_language_model
 from posbias.audit.spec import parse_model_spec
 from posbias.errors import InputError
 
 STATS = settings_with(None)["statistics"]
+NEEDLES = {q.qid: q.needle for q in world()[0]}
 SMALL = {"n_queries": 12, "n_positions": 6, "n_distractors": 4, "doc_tokens": 120}
 CHANCE = float(np.mean([1, 1 / 2, 1 / 3, 1 / 4, 1 / 5]))  # the needle tied with 4 distractors
 
@@ -46,8 +49,11 @@ def test_a_staircase_ranker_s_sweep_has_exact_metrics():
     assert summary["best_worst_gap"] == pytest.approx(0.8)
     assert summary["primacy"] == pytest.approx(1 - 0.4) and summary["recency"] == pytest.approx(0.2 - 0.4)
     assert summary["significant_drops"] == 4 and summary["reach"] == 1
-    second = result.values[result.values["position"] == 1]["tokens"].mean()
-    assert summary["reach_tokens"] == pytest.approx(second) and summary["reach_fraction"] == pytest.approx(second / 50)
+    second = result.values[result.values["position"] == 1]
+    ends = (second["tokens"] + [len(q.split()) for q in second["unit"].map(NEEDLES)]).mean()
+    assert summary["reach_tokens"] == pytest.approx(ends)  # where the needle ends at the reach position
+    assert summary["reach_fraction"] == pytest.approx(ends / 50)
+    assert not summary["reach_censored"] and not summary["underpowered"]
     # the needle starts at the very beginning and near the end of documents of at most 120 tokens
     assert result.values.groupby("position")["tokens"].mean().iloc[0] == 0
     assert result.extra["chance"] == pytest.approx(CHANCE)
@@ -113,6 +119,8 @@ def test_a_listwise_reranker_s_order_curve_is_exact(tmp_path, mock, expected):
         assert result.summary["significant_drops"] == 4 and result.summary["reach"] == 0
     few = summarise(order_battery(model, {**settings_with(None)["order"], "n_queries": 4}), STATS)
     assert few.summary["significant_drops"] == 0  # 4 questions: no sign-flip p below 2 / 2^4, too few to tell
+    assert few.summary["underpowered"] and few.summary["reach_censored"]
+    assert not result.summary["underpowered"]
 
 
 def test_the_sweep_reads_a_real_passage_collection(tmp_path):
@@ -123,7 +131,8 @@ def test_the_sweep_reads_a_real_passage_collection(tmp_path):
     write_queries(tmp_path / "queries.tsv", {q.qid: q.text for q in questions})
     write_qrels(tmp_path / "qrels.txt", {q.qid: {f"rel{i}": 1} for i, q in enumerate(questions)})
     write_documents(tmp_path / "passages.jsonl", [*({"id": f"pool{i}", "text": t} for i, t in enumerate(pool)),
-                                                  *({"id": f"rel{i}", "text": q.needle} for i, q in enumerate(questions))])
+                                                  *({"id": f"rel{i}", "text": q.needle}
+                                                    for i, q in enumerate(questions))])
     source = {key: str(tmp_path / name) for key, name in
               (("queries", "queries.tsv"), ("qrels", "qrels.txt"), ("passages", "passages.jsonl"))}
     embedded = sweep_battery(Staircase(), sweep_settings())
@@ -154,3 +163,97 @@ def test_the_probes_and_the_reader_read_real_files(tmp_path):
     settings = {**settings_with(None)["reader"], "n_questions": 12}
     result = reader_battery(reader, {**settings, "source": {"qa": str(tmp_path / "qa.jsonl.gz")}})
     assert result.values.equals(reader_battery(reader, {**settings, "source": None}).values)
+
+
+class ShortOrEarly(Staircase):
+    """Scores the needle's document 1.0 when the document is at most 60 words long or the needle sits at one of the
+    first three depths, else 0.5; every distractor 0.75."""
+
+    def score(self, pairs, metas=None):
+        return np.array([0.75 if m["gold_index"] is None else
+                         (1.0 if len(d.split()) <= 60 or m["gold_index"] < 3 else 0.5)
+                         for (_, d), m in zip(pairs, metas)])
+
+
+def grid_settings(**changes):
+    return {**settings_with(None)["grid"], "n_queries": 6, "lengths": [48, 96], **changes}
+
+
+def test_a_grid_s_cells_are_exact():
+    from posbias.audit.batteries import grid_battery, summarise_grid
+
+    result = summarise_grid(grid_battery(ShortOrEarly(), grid_settings()), STATS, window=50)
+    cells = result.values.groupby(["length", "depth"])["value"].mean()
+    assert cells.loc[48].tolist() == [1.0] * 9  # every depth of a 48-word document
+    assert cells.loc[96].tolist() == pytest.approx([1, 1, 1] + [0.2] * 6)  # past the third depth: last of five
+    assert result.summary["lengths"]["48"]["psi"] == 0 and result.summary["lengths"]["96"]["psi"] == pytest.approx(0.8)
+    assert result.summary["psi"] == pytest.approx(0.8)  # the headline: the longest length
+    assert sorted(result.curve["length"].unique()) == [48, 96] and len(result.curve) == 18
+    assert result.extra["depths"] == settings_with(None)["grid"]["depths"]
+
+
+def test_the_grid_counts_lengths_in_the_model_s_own_tokens(tokenizer):
+    from posbias.audit.haystack import sweep_questions, world
+
+    questions, pool = world()
+    words = lambda text: len(text.split())  # noqa: E731
+    pieces = lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"])  # noqa: E731
+    depths = settings_with(None)["grid"]["depths"]
+    for count in (words, pieces):
+        for item in sweep_questions(questions, pool, count, 4, len(depths), 2, 96, 0, depths):
+            for text in [v.text for v in item.variants] + list(item.distractors):
+                assert 96 - 20 < count(text) <= 96  # full, to within a passage, in the counting tokenizer's tokens
+    by_words = sweep_questions(questions, pool, words, 1, len(depths), 0, 96, 0, depths)[0].variants[-1].text
+    by_pieces = sweep_questions(questions, pool, pieces, 1, len(depths), 0, 96, 0, depths)[0].variants[-1].text
+    assert words(by_pieces) < words(by_words)  # word pieces outnumber words: fewer words fit
+
+
+def test_paraphrased_needles_share_fewer_words_with_the_question():
+    from posbias.audit.haystack import world
+
+    def overlap(questions):
+        return np.mean([len(set(q.text.split()) & set(q.needle.rstrip(".").split())) for q in questions])
+
+    lexical, paraphrased = world(needles="lexical")[0], world(needles="paraphrased")[0]
+    assert [q.text for q in lexical] == [q.text for q in paraphrased]  # the same questions, other needles
+    assert overlap(paraphrased) < overlap(lexical)
+    with pytest.raises(InputError, match="needles 'fuzzy' is not one of lexical, paraphrased"):
+        world(needles="fuzzy")
+
+
+def test_a_reader_s_depth_by_length_grid_is_exact(tmp_path):
+    from posbias.audit.batteries import reader_grid_battery, summarise_grid
+
+    reader = open_language_model(parse_model_spec("reader:mock:u_curve"), str(tmp_path), "off")
+    settings = {**settings_with(None)["reader_grid"], "n_documents": [3, 5]}
+    result = summarise_grid(reader_grid_battery(reader, settings), STATS, test="mcnemar")
+    cells = result.values.groupby(["k", "depth"])["value"].mean()
+    assert cells.tolist() == [1, 0.5, 1, 1, 0.5, 1]  # u_curve: right at both ends, the first half in the middle
+    short, long = sorted(result.values["length"].unique())  # mean prompt tokens: the mock counts words
+    assert result.values.groupby("k")["length"].first().tolist() == [short, long] and short < long
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"sweep": 5}, r"audit settings.sweep: expected a mapping"),
+    ({"sweep": {"n_queries": "a"}}, r"audit settings.sweep.n_queries: expected int, got 'a'"),
+    ({"statistics": {"test": "bogus"}}, r"audit settings.statistics.test: 'bogus' is not one of t, wilcoxon"),
+    ({"sweep": {"source": "x.tsv"}}, r"audit settings.sweep.source: expected null or a mapping with queries"),
+    ({"grid": {"needles": "fuzzy"}}, r"audit settings.grid.needles: 'fuzzy' is not one of lexical, paraphrased"),
+])
+def test_bad_settings_are_one_line(overrides, message):
+    with pytest.raises(InputError, match=message):
+        settings_with(overrides)
+    assert settings_with({"sweep": {"doc_tokens": None, "n_queries": 3}, "statistics": {"alpha": 0.1}})
+
+
+def test_a_raw_score_s_curve_has_no_ratios():
+    from posbias.audit.batteries import BatteryResult
+
+    values = pd.DataFrame({"unit": ["a", "b", "c"] * 3, "position": [0] * 3 + [1] * 3 + [2] * 3,
+                           "value": [0.5, 0.6, 0.4, 0.2, 0.3, 0.1, -0.9, -1.0, -1.1]})
+    for metric in ("score", "MRR"):  # a raw score; a rate whose curve went negative (impossible, but guarded)
+        summary = summarise(BatteryResult("probes", metric, values), STATS).summary
+        assert np.isnan(summary["psi"]) and np.isnan(summary["worst_drop"]) and np.isnan(summary["primacy_relative"])
+        assert summary["best_worst_gap"] == pytest.approx(0.5 + 1.0)
+    curve = summarise(BatteryResult("probes", "score", values.assign(value=values["value"] + 2)), STATS).curve
+    assert curve["relative"].isna().all()  # positive, but no true zero: still no ratios

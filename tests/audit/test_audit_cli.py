@@ -63,10 +63,15 @@ def test_audit_a_local_cross_encoder_offline(tiny_backbone, scratch, monkeypatch
     ("crossencoder:my-ce", "model spec 'crossencoder:my-ce': expected KIND:TARGET with KIND one of"),
     ("cross-encoder:./nowhere", "model spec 'cross-encoder:./nowhere': ./nowhere is not a directory"),
     ("cross-encoder:BACKBONE", "has no sequence-classification head (its architectures: BertModel)"),
-    ("reader:mock:u_curve", "a reader takes the batteries reader, not 'sweep'"),
+    ("reader:mock:u_curve", "a reader takes the batteries reader, reader_grid, not 'sweep'"),
+    ("cross-encoder:BACKBONE_CE?window=8&stride=16", "a stride longer than the window skips text"),
+    ("rankgpt:mock:identity?name=exported", "name 'exported' is a directory of the audit's own"),
 ])
 def test_bad_models_get_one_line(tiny_backbone, scratch, capsys, spec, message):
+    if "BACKBONE_CE" in spec:
+        spec = spec.replace("BACKBONE_CE", cross_encoder(tiny_backbone, scratch / "ce"))
     spec = spec.replace("BACKBONE", tiny_backbone)
+    capsys.readouterr()  # what making the test's model printed
     with pytest.raises(SystemExit) as exit_:
         main(["audit", "--model", spec, "--out", "audits", "--battery", "sweep"])
     assert exit_.value.code == 2
@@ -82,3 +87,6 @@ def test_flags_that_do_not_go_together(scratch, capsys):
             main(argv)
         assert exit_.value.code == 2
     assert "give --model, or --config with --name" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["audit", "--model", "rankgpt:mock:identity", "--name", "../escape", "--out", "a"])
+    assert "--name: name '../escape' may hold only letters" in capsys.readouterr().err

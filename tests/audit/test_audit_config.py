@@ -46,7 +46,8 @@ def test_the_demo_s_audit_as_jobs():
     ({"x": {"model": "rankgpt:mock:identity"}}, {"order": {"n_docs": 3}},
      r"audit.settings: audit settings.order: unknown keys \['n_docs'\]"),
     ({"x": {"model": "rankgpt:mock:identity", "trained": {"model": "firstp"}}}, None, r"audit.models.x"),
-    ({"exported": {"model": "rankgpt:mock:identity"}}, None, r"audit.models.exported: 'exported' is a directory"),
+    ({"exported": {"model": "rankgpt:mock:identity"}}, None,
+     r"audit.models.exported: name 'exported' is a directory of the audit's own"),
 ])
 def test_mistakes_are_named_by_their_key(models, settings, message):
     with pytest.raises(ConfigError, match=message):

@@ -181,8 +181,8 @@ def test_the_audit_exports_a_trained_ranker_and_reports_every_model(finished_run
     audit = finished_run / "results/audit"
     board = pd.read_csv(audit / "leaderboard.csv")
     assert board[["name", "battery"]].values.tolist() == [
-        ["exported_firstp", "sweep"], ["exported_firstp", "probes"], ["firstp_checkpoint", "sweep"],
-        ["reverse", "order"]]
+        ["exported_firstp", "sweep"], ["exported_firstp", "probes"], ["exported_firstp", "grid @32"],
+        ["exported_firstp", "grid @48"], ["firstp_checkpoint", "sweep"], ["reverse", "order"]]
     # the mock `reverse` puts the gold last-in first: reciprocal rank 1 / (3 - position)
     assert pd.read_csv(audit / "reverse/order.curve.csv")["mean"].tolist() == pytest.approx([1 / 3, 1 / 2, 1])
     exported = json.loads((audit / "exported_firstp/sweep.json").read_text())

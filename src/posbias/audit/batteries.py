@@ -34,7 +34,11 @@ from posbias.stats.position_curve import curve_summary, position_curve
 
 log = logging.getLogger(__name__)
 
+# What each capability runs by default, and what it may be asked for besides (the depth x length grids cost a sweep
+# per length: asked for by name)
 BATTERIES = {"pairs": ("sweep", "probes"), "reader": ("reader",), "list": ("order",)}
+OFFERED = {"pairs": ("sweep", "probes", "grid"), "reader": ("reader", "reader_grid"), "list": ("order",)}
+DEPTHS = [0.0, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 1.0]  # denser near both ends, where the curves bend
 DEFAULTS = {
     # `source`: null for the embedded data, else the real files (see each battery)
     "sweep": {"n_queries": 12, "n_positions": 6, "n_distractors": 4, "doc_tokens": None, "min_doc_tokens": 96,
@@ -42,25 +46,66 @@ DEFAULTS = {
     "probes": {"n_documents": 120, "n": 16, "positions": 8, "rest": "paper", "seed": 0, "source": None},
     "reader": {"n_questions": 12, "n_documents": 5, "max_new_tokens": 24, "source": None},
     "order": {"n_queries": 12, "n_candidates": 5, "source": None},
+    "grid": {"n_queries": 8, "n_distractors": 4, "depths": DEPTHS, "window_multiples": [0.5, 1.0, 1.5, 2.0],
+             "lengths": None, "min_doc_tokens": 48, "max_doc_tokens": 1024, "needles": "lexical", "seed": 0,
+             "source": None},
+    "reader_grid": {"n_questions": 8, "n_documents": [3, 5, 10], "depths": [0.0, 0.5, 1.0], "max_new_tokens": 24,
+                    "source": None},
     # The randomisation (sign-flip) test: a reciprocal rank or a raw score is far from normal, and a drop that
     # every unit shows alike (a deterministic model) has no variance for a t-test to divide by.
     "statistics": {"test": "randomisation", "correction": "holm", "alpha": 0.05, "confidence": 0.95,
                    "n_resamples": 1000, "seed": 0},
 }
-METRICS = {"sweep": "MRR", "probes": "score", "reader": "accuracy", "order": "MRR"}
+RATIO_SCALE = ("MRR", "accuracy")  # metrics with a true zero: PSI and the relative numbers mean something
+METRICS = {"sweep": "MRR", "probes": "score", "reader": "accuracy", "order": "MRR", "grid": "MRR",
+           "reader_grid": "accuracy"}
+
+
+# What a `source` names, per battery (`pool_size` is optional)
+SOURCE_KEYS = {"sweep": ("queries", "qrels", "passages"), "grid": ("queries", "qrels", "passages"),
+               "order": ("queries", "qrels", "passages"), "probes": ("redocred",), "reader": ("qa",),
+               "reader_grid": ("qa",)}
+CHOICES = {"test": ("t", "wilcoxon", "randomisation", "mcnemar"),
+           "correction": ("none", "bonferroni", "holm", "fdr_bh"), "needles": ("lexical", "paraphrased"),
+           "rest": ("paper", "authors"), "aggregate": ("max", "first")}
+NULLABLE = {"doc_tokens": int, "lengths": list}  # keys whose default is null: the type a value must have
 
 
 def settings_with(overrides: Mapping | None) -> dict:
-    """The battery defaults with `overrides` (`{battery: {key: value}}`) applied; unknown keys are refused."""
+    """The battery defaults with `overrides` (`{battery: {key: value}}`) applied; unknown keys, values of another
+    type than the default's, unknown choices and malformed sources are one InputError naming the key."""
     merged = copy.deepcopy(DEFAULTS)
+    if not isinstance(overrides or {}, Mapping):
+        raise InputError("audit settings: expected a mapping {battery: {key: value}}")
     for battery, values in (overrides or {}).items():
         if battery not in merged:
             raise InputError(f"audit settings: unknown battery {battery!r}; known: {', '.join(merged)}")
+        if not isinstance(values or {}, Mapping):
+            raise InputError(f"audit settings.{battery}: expected a mapping of settings, got {values!r}")
         unknown = sorted(set(values or {}) - set(merged[battery]))
         if unknown:
             raise InputError(f"audit settings.{battery}: unknown keys {unknown}; known: {sorted(merged[battery])}")
+        for key, value in (values or {}).items():
+            _check_setting(battery, key, value, merged[battery][key])
         merged[battery].update(values or {})
     return merged
+
+
+def _check_setting(battery: str, key: str, value, default) -> None:
+    where = f"audit settings.{battery}.{key}"
+    if key == "source":
+        needed = SOURCE_KEYS[battery]
+        if value is not None and (not isinstance(value, Mapping) or set(needed) - set(value)):
+            raise InputError(f"{where}: expected null or a mapping with {', '.join(needed)}, got {value!r}")
+        return
+    wanted = NULLABLE.get(key) or type(default)
+    numeric = wanted in (int, float) and isinstance(value, (int, float)) and not isinstance(value, bool) and (
+        wanted is float or isinstance(value, int))
+    typed = wanted not in (int, float) and isinstance(value, wanted)
+    if not (numeric or typed or (value is None and key in NULLABLE)):
+        raise InputError(f"{where}: expected {wanted.__name__}{' or null' if key in NULLABLE else ''}, got {value!r}")
+    if key in CHOICES and value not in CHOICES[key]:
+        raise InputError(f"{where}: {value!r} is not one of {', '.join(CHOICES[key])}")
 
 
 @dataclass
@@ -73,21 +118,34 @@ class BatteryResult:
     extra: dict = field(default_factory=dict)  # battery-specific figures (the first-last probe's paired test)
 
 
+def smallest_adjusted_p(test: str, n_units: int, n_tests: int) -> float:
+    """The smallest p the curve's corrected tests can reach: 2 / 2^n for the sign-flip and the exact McNemar test
+    over n units (all of them one way), times the tests of a curve (Holm's first step); a t-test has no floor."""
+    return 0.0 if test == "t" else min(1.0, n_tests * 2.0 ** (1 - n_units))
+
+
 def summarise(result: BatteryResult, statistics: Mapping, window: int | None = None,
               test: str | None = None) -> BatteryResult:
     """The curve and its summary from the result's values; where the values carry `tokens` (a position's start in
     the model's tokens), the reach is also given in tokens (the mean start at the reach position) and as a
-    fraction of the model's `window`."""
-    stats = dict(statistics)
-    curve = position_curve(result.values, test=test or stats["test"], correction=stats["correction"],
-                           alpha=stats["alpha"], confidence=stats["confidence"], n_resamples=stats["n_resamples"],
-                           seed=stats["seed"])
+    fraction of the model's `window`: where the needle ends at the reach position (none when nothing dropped in
+    documents shorter than the window: the reach is then only where the document ends). `underpowered`: too few
+    units for any drop to reach significance."""
+    stats, test = dict(statistics), test or statistics["test"]
+    curve = position_curve(result.values, test=test, correction=stats["correction"], alpha=stats["alpha"],
+                           confidence=stats["confidence"], n_resamples=stats["n_resamples"], seed=stats["seed"],
+                           ratio_scale=result.metric in RATIO_SCALE)
     summary = curve_summary(curve)
+    floor = smallest_adjusted_p(test, int(curve["n"].min()), len(curve) - 1)
+    summary["underpowered"] = bool(floor >= stats["alpha"])
     if "tokens" in result.values:
         tokens = result.values.groupby("position")["tokens"].mean()
         curve["tokens"] = curve["position"].map(tokens)
-        summary["reach_tokens"] = float(tokens[summary["reach"]])
-        summary["reach_fraction"] = summary["reach_tokens"] / window if window else math.nan
+        # the last token the model was shown to read: where the needle ends at the reach position
+        summary["reach_tokens"] = float(result.values.groupby("position")["end"].mean()[summary["reach"]])
+        length = result.values["length"].iloc[0] if "length" in result.values else result.extra.get("doc_tokens")
+        short = summary["reach_censored"] and length and window and length < window
+        summary["reach_fraction"] = summary["reach_tokens"] / window if window and not short else math.nan
     result.curve, result.summary = curve, summary
     return result
 
@@ -107,13 +165,16 @@ def default_doc_tokens(window: int | None, settings: Mapping) -> int:
     return int(min(max(wanted, settings["min_doc_tokens"]), settings["max_doc_tokens"]))
 
 
-def sweep_battery(model, settings: Mapping) -> BatteryResult:
-    from posbias.audit.haystack import questions_and_pool, sweep_questions
+def chance(n_distractors: int) -> float:
+    """The needle's expected reciprocal rank among `n_distractors` when the scores say nothing."""
+    from posbias.sweep.stats import expected_random
 
-    questions, pool = questions_and_pool(settings["source"])
-    doc_tokens = default_doc_tokens(model.window, settings)
-    swept = sweep_questions(questions, pool, model.count_tokens, settings["n_queries"], settings["n_positions"],
-                            settings["n_distractors"], doc_tokens, settings["seed"])
+    return expected_random({"needle": n_distractors + 1})[0]
+
+
+def rank_swept(model, swept: list, extra: Mapping | None = None) -> list[dict]:
+    """Score every variant and distractor of the swept questions in one call; a row per (question, variant): the
+    needle's reciprocal rank among its question's distractors (`extra` joins each row)."""
     pairs, metas = [], []
     for i, item in enumerate(swept):
         common = {"n_items": len(item.variants), "example_index": i, "n_examples": len(swept), "first_item": ""}
@@ -123,20 +184,62 @@ def sweep_battery(model, settings: Mapping) -> BatteryResult:
         for distractor in item.distractors:
             pairs.append((item.question.text, distractor))
             metas.append({**common, "answer": "no", "gold_index": None})
-    log.info("sweep: %d questions x %d positions in documents of %d tokens, %d distractors each (%d pairs)",
-             len(swept), settings["n_positions"], doc_tokens, settings["n_distractors"], len(pairs))
     scores = model.score(pairs, metas)
     rows, at = [], 0
     for item in swept:
         variant_scores = scores[at:at + len(item.variants)]
         others = scores[at + len(item.variants):at + len(item.variants) + len(item.distractors)]
         at += len(item.variants) + len(item.distractors)
+        needle = model.count_tokens(item.question.needle)
         for variant, score in zip(item.variants, variant_scores):
             rows.append({"unit": item.question.qid, "position": variant.position, "tokens": variant.start,
+                         "end": variant.start + needle, **(extra or {}),
                          "value": expected_reciprocal_rank(score, others), "score": float(score)})
-    return BatteryResult("sweep", METRICS["sweep"], pd.DataFrame(rows),
+    return rows
+
+
+def sweep_battery(model, settings: Mapping) -> BatteryResult:
+    from posbias.audit.haystack import questions_and_pool, sweep_questions
+
+    questions, pool = questions_and_pool(settings["source"])
+    doc_tokens = default_doc_tokens(model.window, settings)
+    swept = sweep_questions(questions, pool, model.count_tokens, settings["n_queries"], settings["n_positions"],
+                            settings["n_distractors"], doc_tokens, settings["seed"])
+    log.info("sweep: %d questions x %d positions in documents of %d tokens, %d distractors each", len(swept),
+             settings["n_positions"], doc_tokens, settings["n_distractors"])
+    return BatteryResult("sweep", METRICS["sweep"], pd.DataFrame(rank_swept(model, swept)),
                          extra={"doc_tokens": doc_tokens, "n_distractors": settings["n_distractors"],
-                                "chance": float(np.mean([1 / r for r in range(1, settings["n_distractors"] + 2)]))})
+                                "chance": chance(settings["n_distractors"])})
+
+
+def grid_lengths(window: int | None, settings: Mapping) -> list[int]:
+    """The grid's document lengths in the model's tokens: `lengths` as given, else `window_multiples` of the
+    model's window (of `max_doc_tokens` for a model without a known window), each within the battery's bounds."""
+    if settings["lengths"]:
+        return sorted({int(n) for n in settings["lengths"]})
+    base = window or settings["max_doc_tokens"] / max(settings["window_multiples"])
+    return sorted({int(min(max(round(m * base), settings["min_doc_tokens"]), settings["max_doc_tokens"]))
+                   for m in settings["window_multiples"]})
+
+
+def grid_battery(model, settings: Mapping) -> BatteryResult:
+    """The needle at each depth (a share of the document) in documents of each length: one sweep per length."""
+    from posbias.audit.haystack import questions_and_pool, sweep_questions
+
+    questions, pool = questions_and_pool(settings["source"], settings["needles"])
+    depths, rows = list(settings["depths"]), []
+    lengths = grid_lengths(model.window, settings)
+    for doc_tokens in lengths:
+        swept = sweep_questions(questions, pool, model.count_tokens, settings["n_queries"], len(depths),
+                                settings["n_distractors"], doc_tokens, settings["seed"], depths)
+        rows += [{**row, "depth": depths[row["position"]]}
+                 for row in rank_swept(model, swept, {"length": doc_tokens})]
+    log.info("grid: %d questions x %d depths x lengths %s tokens, %s needles", settings["n_queries"], len(depths),
+             lengths, settings["needles"])
+    return BatteryResult("grid", METRICS["grid"], pd.DataFrame(rows),
+                         extra={"lengths": lengths, "depths": depths, "needles": settings["needles"],
+                                "n_distractors": settings["n_distractors"],
+                                "chance": chance(settings["n_distractors"])})
 
 
 def probes_battery(model, settings: Mapping) -> BatteryResult:
@@ -167,19 +270,13 @@ def probes_battery(model, settings: Mapping) -> BatteryResult:
 
 
 def reader_battery(language_model, settings: Mapping) -> BatteryResult:
-    from posbias.audit.haystack import WORLD
     from posbias.litm.metric import best_subspan_em
     from posbias.litm.predict import qa_examples
     from posbias.litm.qa_builder import build_position
-    from posbias.litm.qa_data import read_qa_records
-    from posbias.litm.synthetic_qa import synthetic_qa_records
     from posbias.llm.types import Decoding
 
     k = settings["n_documents"]
-    if settings["source"]:
-        records = read_qa_records(settings["source"]["qa"], require_gold=True, limit=settings["n_questions"])
-    else:
-        records = synthetic_qa_records(WORLD, settings["n_questions"])
+    records = _reader_records(settings, k)
     decoding = Decoding(max_new_tokens=settings["max_new_tokens"])
     rows = []
     for gold_index in range(k):
@@ -213,3 +310,58 @@ def order_battery(language_model, settings: Mapping) -> BatteryResult:
                                   texts.__getitem__, rankgpt)
             rows.append({"unit": question.qid, "position": position, "value": 1.0 / (out.index("gold") + 1)})
     return BatteryResult("order", METRICS["order"], pd.DataFrame(rows), extra={"n_candidates": size})
+
+
+def reader_grid_battery(language_model, settings: Mapping) -> BatteryResult:
+    """Lost in the Middle's question answering with k documents for each k of `n_documents` (the context's length,
+    in the model's own tokens: the mean prompt its backend counted) and the gold document at each depth
+    (gold index round(depth x (k - 1)))."""
+    from posbias.litm.metric import best_subspan_em
+    from posbias.litm.predict import qa_examples
+    from posbias.litm.qa_builder import build_position
+    from posbias.llm.types import Decoding
+
+    records = _reader_records(settings, max(settings["n_documents"]))
+    decoding = Decoding(max_new_tokens=settings["max_new_tokens"])
+    depths, rows = list(settings["depths"]), []
+    for k in sorted(settings["n_documents"]):
+        per_k = []
+        for position, depth in enumerate(depths):
+            examples = qa_examples([build_position(record, k, round(depth * (k - 1))) for record in records])
+            completions = language_model.generate([example.request() for example in examples], decoding)
+            per_k += [{"unit": str(example.example_index), "position": position, "depth": depth, "k": k,
+                       "prompt_tokens": completion.prompt_tokens,
+                       "value": best_subspan_em(completion.text, example.record["answers"])}
+                      for example, completion in zip(examples, completions)]
+        length = round(float(np.mean([row["prompt_tokens"] for row in per_k])))  # the model's own count
+        rows += [{**row, "length": length} for row in per_k]
+    frame = pd.DataFrame(rows)
+    return BatteryResult("reader_grid", METRICS["reader_grid"], frame.drop(columns="prompt_tokens"),
+                         extra={"n_documents": sorted(settings["n_documents"]), "depths": depths,
+                                "lengths": sorted(frame["length"].unique().tolist())})
+
+
+def _reader_records(settings: Mapping, k: int) -> list[dict]:
+    """The reader batteries' questions with their retrieved documents (at least k - 1 distractors each)."""
+    from posbias.audit.haystack import WORLD
+    from posbias.litm.qa_data import read_qa_records
+    from posbias.litm.synthetic_qa import synthetic_qa_records
+
+    if settings["source"]:
+        return read_qa_records(settings["source"]["qa"], require_gold=True, limit=settings["n_questions"])
+    return synthetic_qa_records(WORLD, settings["n_questions"], depth=max(50, 2 * k))
+
+
+def summarise_grid(result: BatteryResult, statistics: Mapping, window: int | None = None,
+                   test: str | None = None) -> BatteryResult:
+    """A grid's curve per length (the metric suite at each, `summarise`), stacked with a `length` column; the
+    summary is the longest length's, with every length's under `lengths`."""
+    curves, summaries = [], {}
+    for length, part in result.values.groupby("length", sort=True):
+        one = summarise(BatteryResult(result.battery, result.metric, part.reset_index(drop=True)), statistics,
+                        window, test)
+        curves.append(one.curve.assign(length=length))
+        summaries[str(length)] = one.summary
+    result.curve = pd.concat(curves, ignore_index=True)
+    result.summary = {**summaries[str(max(result.values["length"]))], "lengths": summaries}
+    return result

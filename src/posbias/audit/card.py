@@ -25,18 +25,21 @@ from posbias.io import atomic_write
 from posbias.reporting.render import Table, html_page, html_table, number, write_tables
 
 CARD = "card.html"
-BATTERY_ORDER = ("sweep", "probes", "reader", "order")
-TITLES = {"sweep": "Position sweep: the needle through a haystack twice the model's window",
+BATTERY_ORDER = ("sweep", "probes", "grid", "reader", "reader_grid", "order")
+TITLES = {"sweep": "Position sweep: the needle through a haystack of {doc_tokens} tokens",
           "probes": "Position probe: the evidence sentence moved through its document",
           "reader": "Lost in the Middle: the gold document at each position of the context",
-          "order": "Listwise order: the gold document entering the list at each position"}
+          "order": "Listwise order: the gold document entering the list at each position",
+          "grid": "Depth x length: the needle at each depth of documents of each length",
+          "reader_grid": "Depth x length: the gold document at each depth of contexts of k documents"}
 SUMMARY_FIELDS = [("reference_mean", "at the first position"), ("best", "best"), ("worst", "worst"),
                   ("psi", "PSI (1 - worst/best)"), ("worst_drop", "worst drop from the first (relative)"),
                   ("best_worst_gap", "best-worst gap"), ("best_worst_gap_relative", "best-worst gap (relative)"),
                   ("primacy", "primacy (first - middle)"), ("primacy_relative", "primacy (relative)"),
                   ("recency", "recency (last - middle)"), ("recency_relative", "recency (relative)"),
                   ("significant_drops", "significant drops"), ("reach", "reach (position, 1 = first)"),
-                  ("reach_tokens", "reach (tokens)"), ("reach_fraction", "reach / window")]
+                  ("reach_tokens", "reach (tokens)"), ("reach_fraction", "reach / window"),
+                  ("reach_censored", "nothing dropped"), ("underpowered", "too few units")]
 TOKEN_FIELDS = ("tokens", "reach_tokens")  # shown in whole tokens
 # every summary number, the relative ones included (the CSV); the other formats show the main ones
 LEADERBOARD_COLUMNS = ["name", "kind", "battery", "metric", *(key for key, _ in SUMMARY_FIELDS), "n_units"]
@@ -97,10 +100,61 @@ def curve_figure(curve: pd.DataFrame, record: Mapping) -> str:
     return f'<img alt="{html.escape(record["battery"])} curve" src="data:image/png;base64,{data}" width="600">'
 
 
+def _reach(summary: Mapping) -> str:
+    """The reach position counted from 1, "≥" when nothing dropped (the model may read further than tested)."""
+    return ("≥ " if summary.get("reach_censored") else "") + str(int(summary["reach"]) + 1)
+
+
+def grid_figure(curve: pd.DataFrame, record: Mapping) -> str:
+    """A grid's heatmap as an inline PNG: the metric's mean per (length, depth), lengths in the model's tokens."""
+    from posbias.reporting.figure_files import DPI, METADATA, plt
+
+    depths = record["extra"]["depths"]
+    table = curve.pivot_table(index="length", columns="position", values="mean").sort_index(ascending=False)
+    fig, ax = plt.subplots(figsize=(6.4, 0.5 * len(table) + 1.6))
+    image = ax.imshow(table.to_numpy(), aspect="auto", cmap="viridis", vmin=0, vmax=1)
+    ax.set_xticks(range(len(table.columns)), [f"{depths[p]:g}" for p in table.columns])
+    ax.set_yticks(range(len(table)), [str(int(length)) for length in table.index])
+    for (row, column), value in pd.DataFrame(table.to_numpy()).stack().items():
+        ax.text(column, row, f"{value:.2f}", ha="center", va="center", fontsize=7,
+                color="white" if value < 0.5 else "black")
+    ax.set_xlabel("needle depth (share of the document)")
+    ax.set_ylabel("length (model tokens)")
+    fig.colorbar(image, ax=ax, label=record["metric"])
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI, metadata=METADATA["png"])
+    plt.close(fig)
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return f'<img alt="{html.escape(record["battery"])} heatmap" src="data:image/png;base64,{data}" width="640">'
+
+
+def _grid_section(record: Mapping, curve: pd.DataFrame) -> str:
+    """A grid: the heatmap and the metric suite at each length."""
+    lengths = record["summary"]["lengths"]
+    keys = [key for key, _ in SUMMARY_FIELDS if key not in ("best", "worst")]
+    header = ["length (tokens)", *(label for key, label in SUMMARY_FIELDS if key in keys)]
+    body = [[length, *(_value({**s, "reach": _reach(s)}.get(key), 0 if key in TOKEN_FIELDS else 3)
+                       for key in keys)] for length, s in lengths.items()]
+    stats = record["settings"]["statistics"]
+    caption = (f"The metric suite at each length ({record['test']} tests against the first depth, "
+               f"{stats['correction']} over each length's depths, alpha {stats['alpha']}); "
+               f"{record['extra'].get('needles', 'gold')} needles.")
+    return "\n".join([f"<h2>{html.escape(TITLES[record['battery']])}</h2>", grid_figure(curve, record),
+                      html_table(header, body, caption)])
+
+
 def _battery_section(record: Mapping, curve: pd.DataFrame) -> str:
+    if "lengths" in record["summary"]:
+        return _grid_section(record, curve)
     summary = record["summary"]
-    parts = [f"<h2>{html.escape(TITLES[record['battery']])}</h2>", curve_figure(curve, record)]
-    shown = {**summary, "reach": summary["reach"] + 1}  # positions count from 1 on the card
+    title = TITLES[record["battery"]].format(**record.get("extra", {}))
+    parts = [f"<h2>{html.escape(title)}</h2>", curve_figure(curve, record)]
+    if summary.get("underpowered"):
+        parts.append(f"<p><b>Too few units for a significant drop:</b> with {int(curve['n'].min())} units and "
+                     f"{len(curve) - 1} corrected tests no p-value can fall below alpha; read the curve, not the "
+                     f"drops and the reach.</p>")
+    shown = {**summary, "reach": _reach(summary)}
     rows = [[label, _value(shown.get(key), 0 if key in TOKEN_FIELDS else 3)] for key, label in SUMMARY_FIELDS
             if key in summary]
     stats = record["settings"]["statistics"]
@@ -150,26 +204,30 @@ def leaderboard_frame(found: Mapping[str, Sequence[Mapping]]) -> pd.DataFrame:
     rows = []
     for name, records in found.items():
         for record in records:
-            summary = record["summary"]
-            rows.append({"name": name, "kind": record["kind"], "battery": record["battery"],
-                         "metric": record["metric"], **{k: summary.get(k, math.nan) for k in LEADERBOARD_COLUMNS[4:-1]},
-                         "n_units": record["n_units"]})
+            # a grid: a row per length, the battery named with it
+            each = record["summary"].get("lengths") or {None: record["summary"]}
+            for length, summary in each.items():
+                battery = record["battery"] + (f" @{length}" if length is not None else "")
+                rows.append({"name": name, "kind": record["kind"], "battery": battery, "metric": record["metric"],
+                             **{k: summary.get(k, math.nan) for k in LEADERBOARD_COLUMNS[4:-1]},
+                             "n_units": record["n_units"]})
     return pd.DataFrame(rows, columns=LEADERBOARD_COLUMNS)
 
 
 def write_leaderboard(found: Mapping[str, Sequence[Mapping]], outputs: Mapping[str, str]) -> None:
     frame = leaderboard_frame(found)
     header = ["Model", "Kind", "Battery", "Metric", "First", "PSI", "Worst drop", "Best-worst", "Primacy", "Recency",
-              "Drops", "Reach (tokens)", "Reach / window"]
+              "Drops", "Reach (pos.)", "Reach (tokens)", "Reach / window"]
     body = [[r["name"], r["kind"], r["battery"], r["metric"], number(r["reference_mean"]), number(r["psi"]),
              number(r["worst_drop"]), number(r["best_worst_gap"]), number(r["primacy"]), number(r["recency"]),
-             str(int(r["significant_drops"])), number(r["reach_tokens"], 0), number(r["reach_fraction"], 2)]
-            for _, r in frame.iterrows()]
+             str(int(r["significant_drops"])) + ("*" if r["underpowered"] else ""), _reach(r),
+             number(r["reach_tokens"], 0), number(r["reach_fraction"], 2)] for _, r in frame.iterrows()]
     caption = ("Position sensitivity of every audited model: per battery, the metric at the first position, PSI "
                "(1 - worst/best over positions), the worst drop from the first position (relative), the best-worst "
                "gap, primacy and recency (first and last position minus the middle's mean), the number of positions "
-               "significantly below the first (corrected paired tests), and the reach: the needle start before the "
-               "first significant drop, in the model's tokens and as a fraction of its window.")
+               "significantly below the first (corrected paired tests; *: too few units for any to be), and the reach: "
+               "the last position before the first significant drop (counted from 1; ≥: none dropped), and where the "
+               "needle ends there, in the model's tokens and as a fraction of its window.")
     write_tables(dict(outputs), frame, Table(header, body, caption, "tab:audit-leaderboard", wide=True))
 
 

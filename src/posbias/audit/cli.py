@@ -31,7 +31,8 @@ def register(commands) -> None:
     parser.add_argument("--name", help="the model's name: its directory and leaderboard row (with --config: the key "
                                        "of audit.models)")
     parser.add_argument("--out", required=True, help="directory of the audits (one subdirectory per model)")
-    parser.add_argument("--battery", action="append", choices=("sweep", "probes", "reader", "order"),
+    parser.add_argument("--battery", action="append",
+                        choices=("sweep", "probes", "grid", "reader", "reader_grid", "order"),
                         help="run only this battery (repeatable); default: every battery the model takes")
     reads(parser, "--settings", help="YAML of battery settings, {battery: {key: value}} (posbias.audit.batteries)")
     parser.add_argument("--cache", help="the language models' response cache directory (default: the config's "

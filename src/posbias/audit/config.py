@@ -8,7 +8,6 @@ from posbias.config.canonical import canonical
 from posbias.config.section import ConfigError, Section, Stage, require
 
 EXPORTED = "results/audit/exported"  # where rule audit_export writes a trained model as a cross-encoder
-RESERVED = ("exported", "benchmarks")  # results/audit/'s own directories, so no audited model's name
 
 
 def exported_directory(model: str, seed: int) -> str:
@@ -36,7 +35,7 @@ def check(cfg: dict, warnings: list[str]) -> None:
     """Specs parse, batteries suit their kind, trained models exist and are trained, settings keys are known."""
     from posbias.audit.batteries import settings_with
     from posbias.audit.steps import batteries_of
-    from posbias.audit.spec import parse_model_spec
+    from posbias.audit.spec import check_name, parse_model_spec
     from posbias.errors import InputError
     from posbias.rankers import catalog
 
@@ -49,8 +48,10 @@ def check(cfg: dict, warnings: list[str]) -> None:
         raise ConfigError(f"audit.settings: {err}") from None
     for name, entry in audit["models"].items():
         where = f"audit.models.{name}"
-        if name in RESERVED:
-            raise ConfigError(f"{where}: {name!r} is a directory of results/audit/ already; choose another name")
+        try:
+            check_name(name, where)
+        except InputError as err:
+            raise ConfigError(str(err)) from None
         trained = entry.get("trained")
         if trained:
             require(cfg["models"], trained["model"], f"{where}.trained.model", "a key of models")
@@ -64,7 +65,6 @@ def check(cfg: dict, warnings: list[str]) -> None:
         try:
             ref = parse_model_spec(spec_of(cfg, name))
             batteries_of(ref, entry.get("batteries"))
-            settings_with(audit.get("settings"))
             settings_with(entry.get("settings"))
         except InputError as err:
             raise ConfigError(f"{where}: {err}") from None

@@ -9,7 +9,10 @@ of (1, -1, 0, ...) gives w . h + b again. ELECTRA's encoder is BERT's, layer for
 embedding size equal to the hidden size), so the backbone's weights move over unchanged.
 
 The tokenizer's `model_max_length` becomes the input length the ranker was trained on (query slots, one window and
-three special tokens), so the model's own view of a long document is the one the checkpoint scores: FirstP.
+three special tokens). Read through the outside path the model sees nearly what the checkpoint scores, but not
+quite: a Hugging Face pair truncated to that length gives the document the query slots a short query leaves free
+(`max_query_tokens` - its tokens more), where the checkpoint reads `chunk_tokens` of it whatever the query.
+A document within `chunk_tokens` scores the same both ways (to float rounding).
 """
 
 from __future__ import annotations

@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from itertools import accumulate
+from typing import Callable, Mapping, Sequence
 
 from posbias.data.synthetic import GeneratorSettings, generate
 from posbias.errors import InputError
 from posbias.io import iter_documents, read_qrels, read_queries
 from posbias.sweep.placement import Variant, place, spread_slots
 
+NEEDLES = ("lexical", "paraphrased")
 # The embedded world the audit draws from: small (generated in about 0.1 s), questions enough for every battery
 # default, and a pool of 400 one-sentence passages from which haystacks of a thousand tokens are drawn.
 WORLD = {"seed": 31, "n_entities": 160, "n_train_queries": 0, "n_dev_queries": 0, "n_test_queries": 0,
@@ -46,8 +48,15 @@ class SweptQuestion:
     distractors: tuple[str, ...]
 
 
-def world(settings: Mapping = WORLD) -> tuple[list[Question], list[str]]:
-    """The world's questions with their needles, and the pool of passages answering none of them."""
+def world(settings: Mapping = WORLD, needles: str = "lexical") -> tuple[list[Question], list[str]]:
+    """The world's questions with their needles, and the pool of passages answering none of them. `needles`:
+    `lexical` (the answering passage reuses the question's words: "the highest mountain in drukatar is mount
+    giabu") or `paraphrased` (the same fact in other words, sharing little more than the entity's name: "no peak in
+    drukatar rises above mount giabu"; the generator's literal_fraction 0). Lexical overlap can hide a position
+    effect: a model that matches words finds a lexical needle anywhere it reads."""
+    if needles not in NEEDLES:
+        raise InputError(f"needles {needles!r} is not one of {', '.join(NEEDLES)}")
+    settings = {**settings, "literal_fraction": 1.0 if needles == "lexical" else 0.0}
     collection = generate(GeneratorSettings.from_config(dict(settings)), lambda text: len(text.split()))
     texts = {passage["id"]: passage["text"] for passage in collection.passages}
     questions = [Question(qid, text, texts[next(iter(collection.passage_qrels[qid]))])
@@ -79,10 +88,11 @@ def world_from_files(queries: str, qrels: str, passages: str, pool_size: int) ->
     return questions, pool
 
 
-def questions_and_pool(source: Mapping | None) -> tuple[list[Question], list[str]]:
-    """The embedded world, or the files of a battery's `source` (queries, qrels, passages, pool_size)."""
+def questions_and_pool(source: Mapping | None, needles: str = "lexical") -> tuple[list[Question], list[str]]:
+    """The embedded world (with `needles` lexical or paraphrased), or the files of a battery's `source` (queries,
+    qrels, passages, pool_size)."""
     if not source:
-        return world()
+        return world(needles=needles)
     return world_from_files(source["queries"], source["qrels"], source["passages"], source.get("pool_size", 5000))
 
 
@@ -97,9 +107,21 @@ def _haystack(pool: list[str], room: int, length: Callable[[str], int], rng: ran
     return units
 
 
+def slots_at(unit_lengths: Sequence[int], depths: Sequence[float]) -> list[int]:
+    """For each depth (0: the very start, 1: the very end, as a share of the tokens), the boundary between units
+    nearest it. Two depths may meet at one boundary when the units are few: each keeps it (the cell is measured
+    where the needle could go)."""
+    offsets = [0, *accumulate(unit_lengths)]
+    return [min(range(len(offsets)), key=lambda slot: (abs(offsets[slot] - offsets[-1] * depth), slot))
+            for depth in depths]
+
+
 def sweep_questions(questions: list[Question], pool: list[str], length: Callable[[str], int], n_queries: int,
-                    n_positions: int, n_distractors: int, doc_tokens: int, seed: int) -> list[SweptQuestion]:
-    """The first `n_queries` questions swept (see the module docstring); `length` counts the model's tokens."""
+                    n_positions: int, n_distractors: int, doc_tokens: int, seed: int,
+                    depths: Sequence[float] | None = None) -> list[SweptQuestion]:
+    """The first `n_queries` questions swept (see the module docstring); `length` counts the model's tokens.
+    `depths` (shares of the document, one per position) place the needle there instead of `n_positions` places
+    spread evenly (the depth x length grid)."""
     if n_queries + n_distractors > len(questions):
         raise InputError(f"the audit's world has {len(questions)} questions, fewer than n_queries + n_distractors "
                          f"= {n_queries + n_distractors}")
@@ -108,7 +130,8 @@ def sweep_questions(questions: list[Question], pool: list[str], length: Callable
         rng = random.Random(f"{seed}:{question.qid}")  # a str seed is hashed: stable across runs and machines
         units = _haystack(pool, doc_tokens - length(question.needle), length, rng)
         try:
-            slots = spread_slots([length(unit) for unit in units], n_positions)
+            lengths = [length(unit) for unit in units]
+            slots = slots_at(lengths, depths) if depths is not None else spread_slots(lengths, n_positions)
         except ValueError as err:
             raise InputError(f"sweep of {question.qid}: {err}; raise doc_tokens ({doc_tokens}) or lower "
                              f"n_positions") from None

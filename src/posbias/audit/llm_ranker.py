@@ -15,6 +15,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from posbias.audit.models import Pair, PairModel
+from posbias.errors import InputError
 from posbias.llm.types import Decoding, Request
 
 PROMPT = ("Query: {query}\n\nDocument: {document}\n\n"
@@ -45,12 +46,28 @@ class PointwiseLLM(PairModel):
         requests = [Request(prompt=relevance_prompt(q, d), meta=dict(meta)) for (q, d), meta in zip(pairs, metas)]
         if self.by_logprobs:
             backend = self.lm.backend
+            yes, no = self.answer_tokens()
             sents = [backend.render(request) for request in requests]
-            logprobs = backend.next_token_logprobs(sents, YES + NO)
-            yes, no = logprobs[:, :len(YES)], logprobs[:, len(YES):]
-            return np.logaddexp.reduce(yes, axis=1) - np.logaddexp.reduce(no, axis=1)
+            logprobs = backend.next_token_logprobs(sents, [*yes.values(), *no.values()])
+            return (np.logaddexp.reduce(logprobs[:, :len(yes)], axis=1)
+                    - np.logaddexp.reduce(logprobs[:, len(yes):], axis=1))
         completions = self.lm.generate(requests, ANSWER, progress=False)
         return np.array([1.0 if answered_yes(c.text) else 0.0 for c in completions])
+
+    def answer_tokens(self) -> tuple[dict[int, str], dict[int, str]]:
+        """The first token of each spelling of yes and of no, each token once and none on both sides (a tokenizer
+        whose " yes" begins with a bare space piece would otherwise count that piece for both answers)."""
+        tokenizer = self.lm.backend.tokenizer
+        first = {side: {} for side in ("yes", "no")}
+        for side, words in (("yes", YES), ("no", NO)):
+            for word in words:
+                first[side].setdefault(tokenizer(word, add_special_tokens=False)["input_ids"][0], word)
+        shared = set(first["yes"]) & set(first["no"])
+        yes, no = ({i: w for i, w in first[side].items() if i not in shared} for side in ("yes", "no"))
+        if not yes or not no:
+            raise InputError(f"model {self.lm.spec.model!r}: its tokenizer starts yes and no with the same tokens; "
+                             f"a pointwise ranker cannot tell them apart")
+        return yes, no
 
     def count_tokens(self, text: str) -> int:
         backend = self.lm.backend
@@ -59,8 +76,13 @@ class PointwiseLLM(PairModel):
             return len(text.split())
         return len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
 
+    @property
+    def token_unit(self) -> str:
+        """What `count_tokens` counts: the model's tokens, or words for a model whose tokenizer is not at hand."""
+        return "tokens" if self.lm.spec.backend.startswith("hf_") else "words"
+
     def describe(self) -> dict:
         spec = self.lm.spec
         return {"backend": spec.backend, "model": spec.model, "wrapper": spec.wrapper, "revision": spec.revision,
                 "scored by": "next-token log-probabilities" if self.by_logprobs else "the answer's first word",
-                "window": self.window}
+                "window": self.window, "lengths in": self.token_unit}

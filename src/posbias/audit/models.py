@@ -54,9 +54,13 @@ class CrossEncoderModel(PairModel):
                                   max_length=options.get("max_length"), batch_size=options.get("batch_size", 32))
         self.view = (options["window"], options.get("stride", options["window"]), options.get("aggregate", "max")) \
             if "window" in options else None
-        special = self.model.tokenizer.num_special_tokens_to_add(pair=True)
-        # FirstP view: what is left of the model's limit for the document once a short query is in
-        self.window = self.view[0] if self.view else self.model.max_length - special
+        # the most of a document the model reads in one pair: its limit less the special tokens (a query's tokens
+        # come out of it too, so a long query leaves less)
+        room = self.model.max_length - self.model.tokenizer.num_special_tokens_to_add(pair=True)
+        if self.view and not (self.view[1] <= self.view[0] <= room):
+            raise InputError(f"model spec {ref.spec!r}: windows need stride <= window <= {room} (the model's limit "
+                             f"less its special tokens), got window {self.view[0]} and stride {self.view[1]}")
+        self.window = self.view[0] if self.view else room
 
     def score(self, pairs, metas=None) -> np.ndarray:
         pairs = list(pairs)
@@ -95,21 +99,23 @@ class SentenceTransformerModel(PairModel):
             self.model.max_seq_length = min(options["max_length"], self.model.max_seq_length)
         self.batch_size = options.get("batch_size", 32)
         self.window = self.model.max_seq_length - self.model.tokenizer.num_special_tokens_to_add(pair=False)
-        self._vectors: dict[str, np.ndarray] = {}  # by text: a sweep's distractors recur at every position
+        # by side and text: a sweep's distractors recur at every position
+        self._vectors: dict[tuple, np.ndarray] = {}
 
-    def _encode(self, texts: Sequence[str]) -> np.ndarray:
-        new = [text for text in dict.fromkeys(texts) if text not in self._vectors]
+    def _encode(self, texts: Sequence[str], encode) -> np.ndarray:
+        """Vectors of `texts` by `encode_query` or `encode_document`: each applies the model's own prompt for its
+        side (E5's "query: ", a BGE instruction), when the model has one."""
+        new = [text for text in dict.fromkeys(texts) if (encode.__name__, text) not in self._vectors]
         if new:
-            vectors = self.model.encode(new, batch_size=self.batch_size, convert_to_numpy=True,
-                                        show_progress_bar=False)
-            self._vectors.update(zip(new, vectors))
-        return np.stack([self._vectors[text] for text in texts])
+            vectors = encode(new, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False)
+            self._vectors.update(((encode.__name__, text), vector) for text, vector in zip(new, vectors))
+        return np.stack([self._vectors[(encode.__name__, text)] for text in texts])
 
     def score(self, pairs, metas=None) -> np.ndarray:
         import torch
 
-        queries = self._encode([q for q, _ in pairs])
-        documents = self._encode([d for _, d in pairs])
+        queries = self._encode([q for q, _ in pairs], self.model.encode_query)
+        documents = self._encode([d for _, d in pairs], self.model.encode_document)
         similarity = self.model.similarity_pairwise(torch.from_numpy(queries), torch.from_numpy(documents))
         return similarity.double().numpy()
 

@@ -92,11 +92,26 @@ def parse_model_spec(spec: str) -> ModelRef:
             raise InputError(f"{where}: unknown option {key!r} for a {kind}; known: {', '.join(OPTIONS[kind])}, name")
         options[key] = _value(key, value, where)
     name = options.pop("name", "") or default_name(kind, target, options)
-    if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
-        raise InputError(f"{where}: name {name!r} may hold only letters, digits, '.', '_' and '-'")
+    check_name(name, where)
     if ("stride" in options or "aggregate" in options) and "window" not in options:
         raise InputError(f"{where}: stride and aggregate read a document window by window; give window too")
+    if options.get("stride", 0) > options.get("window", 0):
+        raise InputError(f"{where}: a stride longer than the window skips text between windows")
+    if options.get("aggregate", "max") not in ("max", "first"):
+        raise InputError(f"{where}: aggregate must be max or first, got {options['aggregate']!r}")
     return ModelRef(kind, target, options, name, spec)
+
+
+RESERVED = ("exported", "benchmarks")  # the audit directory's own subdirectories (the workflow's): no model's name
+
+
+def check_name(name: str, where: str) -> str:
+    """An audit's name becomes a directory under --out: a plain name, not a path nor a directory the audit uses."""
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", name):
+        raise InputError(f"{where}: name {name!r} may hold only letters, digits, '.', '_' and '-' (not first)")
+    if name in RESERVED:
+        raise InputError(f"{where}: name {name!r} is a directory of the audit's own; choose another")
+    return name
 
 
 def _value(key: str, value: str, where: str):

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import Mapping
 
-from posbias.audit.batteries import BATTERIES, summarise
-from posbias.audit.spec import ModelRef, parse_model_spec
+from posbias.audit.batteries import BATTERIES, OFFERED, summarise, summarise_grid
+from posbias.audit.spec import ModelRef, check_name, parse_model_spec
 from posbias.errors import InputError
 from posbias.io import atomic_write
 
@@ -26,14 +26,14 @@ log = logging.getLogger(__name__)
 
 
 def batteries_of(ref: ModelRef, asked: list[str] | None = None) -> list[str]:
-    """The batteries `asked` for (default: every battery of the model's capability), refused when the model cannot
-    take one."""
-    offered = BATTERIES[ref.capability]
+    """The batteries `asked` for (default: the model's capability's defaults, `BATTERIES`), refused when the model
+    cannot take one (`OFFERED`: the defaults and the depth x length grids)."""
+    offered = OFFERED[ref.capability]
     for battery in asked or []:
         if battery not in offered:
             raise InputError(f"model spec {ref.spec!r}: a {ref.kind} takes the batteries {', '.join(offered)}, "
                              f"not {battery!r}")
-    return list(asked or offered)
+    return list(asked or BATTERIES[ref.capability])
 
 
 def battery_files(out: str | Path, name: str, battery: str) -> dict[str, Path]:
@@ -58,9 +58,10 @@ def run_battery(model, ref: ModelRef, battery: str, settings: Mapping, out: str 
 
     started = time.perf_counter()
     result = getattr(batteries, f"{battery}_battery")(model, settings[battery])
-    window = getattr(model, "window", None)
-    test = "mcnemar" if battery == "reader" else None  # right or wrong answers: the exact McNemar test
-    summarise(result, settings["statistics"], window, test)
+    # the window in the unit the positions are counted in (a model known only by its words: none)
+    window = getattr(model, "window", None) if getattr(model, "token_unit", "tokens") == "tokens" else None
+    test = "mcnemar" if battery.startswith("reader") else None  # right or wrong answers: the exact McNemar test
+    (summarise_grid if "length" in result.values else summarise)(result, settings["statistics"], window, test)
     seconds = time.perf_counter() - started
     described = model.describe() if hasattr(model, "describe") else _language_model(model)
     record = {"name": ref.name, "spec": ref.spec, "kind": ref.kind, "battery": battery, "metric": result.metric,
@@ -76,7 +77,8 @@ def run_battery(model, ref: ModelRef, battery: str, settings: Mapping, out: str 
         result.curve.to_csv(handle, index=False)
     with atomic_write(files["summary"]) as handle:  # last: the workflow's job keys on it
         json.dump(record, handle, indent=1, sort_keys=True, default=_plain)
-    log.info("%s %s: %s at the first position %.3f, PSI %.3f, %d significant drops, reach %s (%.0f s)", ref.name,
+    log.info("%s %s: %s at the first position %.3f, PSI %.3f, %d significant drops, reach %s (%.0f s; a grid: its "
+             "longest length)", ref.name,
              battery, result.metric, result.summary["reference_mean"], result.summary["psi"],
              result.summary["significant_drops"], result.summary["reach"], seconds)
     return record
@@ -101,7 +103,7 @@ def audit(spec: str, out: str | Path, batteries: list[str] | None = None, settin
 
     ref = parse_model_spec(spec)
     if name:
-        ref = ModelRef(ref.kind, ref.target, ref.options, name, ref.spec)
+        ref = ModelRef(ref.kind, ref.target, ref.options, check_name(name, "--name"), ref.spec)
     chosen = batteries_of(ref, batteries)
     merged = settings_with(settings)
     model = load_model(ref, cache_dir, cache_mode, device)

@@ -14,8 +14,9 @@ position, so positions are compared pairwise on the same units. From it:
   position is best partly by chance, and testing against it would make every other one look worse.
 - `curve_summary`: one row of summary numbers, each also relative to the reference position's mean:
   - `psi`: the worst-case relative drop across positions, 1 - min / max (0: flat; 1: some position scores
-    nothing); NaN when a mean is negative (a raw model score, whose ratios mean nothing). The "Myopic Trap"
-    study's position sensitivity is of this worst-case form; this is our definition.
+    nothing). The "Myopic Trap" study's position sensitivity is of this worst-case form; this is our definition.
+    It and every relative number are NaN for a curve without a true zero (`position_curve(ratio_scale=False)`:
+    raw model scores) or with a negative mean.
   - `worst_drop`: how far the worst position falls below the reference, (reference - min) / reference.
   - `best_worst_gap`: max - min, Lost in the Middle's robustness criterion, in the metric's own units.
   - `primacy` and `recency`: the first and the last position's mean minus the mean of the positions between
@@ -23,8 +24,8 @@ position, so positions are compared pairwise on the same units. From it:
     reference. Undefined (NaN) for a curve of fewer than three positions.
   - `reach`: the effective reach, the last position before the first significant drop below the reference
     (scanning positions in order from the reference; a drop is a corrected p below alpha with a lower mean),
-    or the last position when none drops; `reach_fraction` is it divided by the model's window, when given
-    (the positions are then token offsets).
+    or the last position when none drops (`reach_censored`: the model may read further than the positions go);
+    `reach_fraction` is it divided by the model's window, when given (the positions are then token offsets).
 """
 
 from __future__ import annotations
@@ -68,11 +69,13 @@ def bootstrap_interval(values: np.ndarray, confidence: float, n_resamples: int, 
 
 def position_curve(values: pd.DataFrame, reference=None, test: str = "t", correction: str = "holm",
                    alpha: float = 0.05, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0,
-                   n_permutations: int = 10000) -> pd.DataFrame:
+                   n_permutations: int = 10000, ratio_scale: bool = True) -> pd.DataFrame:
     """One row per position, in position order: `n` units, `mean`, `ci_low`/`ci_high` (bootstrap, `confidence`),
     `relative` (mean / the reference's mean; NaN unless that is positive), `p` (the paired `test` against the
-    reference on the units measured at both; NaN for the reference itself and where the values are identical), `p_adjusted`
-    (`correction` over the curve's tests) and `drop` (significant at `alpha` and below the reference).
+    reference on the units measured at both; NaN for the reference itself and where the values are identical),
+    `p_adjusted` (`correction` over the curve's tests) and `drop` (significant at `alpha` and below the reference).
+    `ratio_scale`: whether the values have a true zero (a rate, a reciprocal rank, an accuracy) so that ratios of
+    them mean something; a raw model score has none, and every relative number of its curve is NaN.
     `reference` is a position of the curve (default: the first)."""
     frame = _checked(values)
     positions = sorted(frame["position"].unique().tolist())
@@ -91,15 +94,16 @@ def position_curve(values: pd.DataFrame, reference=None, test: str = "t", correc
                  else paired_p_value(test, series, ref_values, n_permutations, seed))
         mean = float(series.mean())
         rows.append({"position": position, "n": len(series), "mean": mean, "ci_low": low, "ci_high": high,
-                     "relative": _relative(mean, ref_mean), "p": p})
+                     "relative": _ratio(mean, ref_mean) if ratio_scale else math.nan, "p": p})
     curve = pd.DataFrame(rows)
     curve["p_adjusted"] = adjust(curve["p"].to_numpy(), correction)
     curve["drop"] = (curve["p_adjusted"] < alpha) & (curve["mean"] < ref_mean)
     curve.attrs["reference"] = reference
+    curve.attrs["ratio_scale"] = ratio_scale
     return curve[CURVE_COLUMNS]
 
 
-def _relative(value: float, reference: float) -> float:
+def _ratio(value: float, reference: float) -> float:
     """`value` as a share of a positive reference; NaN otherwise (a share of a negative score means nothing)."""
     return value / reference if reference > 0 else math.nan
 
@@ -110,6 +114,12 @@ def curve_summary(curve: pd.DataFrame, window: float | None = None) -> dict:
     reference = curve.attrs.get("reference", curve["position"].iloc[0])
     means = curve.set_index("position")["mean"]
     ref, best, worst = float(means[reference]), float(means.max()), float(means.min())
+    # ratios only on a scale with a true zero, and never of a curve that goes negative
+    ratios = curve.attrs.get("ratio_scale", True) and worst >= 0
+
+    def relative(value: float) -> float:
+        return _ratio(value, ref) if ratios else math.nan
+
     interior = means.iloc[1:-1]
     middle = float(interior.mean()) if len(interior) else math.nan
     primacy = float(means.iloc[0]) - middle if len(interior) else math.nan
@@ -119,12 +129,12 @@ def curve_summary(curve: pd.DataFrame, window: float | None = None) -> dict:
     reach = (after["position"].iloc[dropped[0] - 1] if len(dropped) else after["position"].iloc[-1]).item()
     return {
         "reference": reference, "reference_mean": ref, "best": best, "worst": worst,
-        # a ratio of scores means something only on a scale with a true zero (a rate, a rank-based metric)
-        "psi": 1 - worst / best if best > 0 and worst >= 0 else math.nan,
-        "worst_drop": _relative(ref - worst, ref),
-        "best_worst_gap": best - worst, "best_worst_gap_relative": _relative(best - worst, ref),
-        "primacy": primacy, "primacy_relative": _relative(primacy, ref),
-        "recency": recency, "recency_relative": _relative(recency, ref),
+        "psi": 1 - worst / best if ratios and best > 0 else math.nan,
+        "worst_drop": relative(ref - worst),
+        "best_worst_gap": best - worst, "best_worst_gap_relative": relative(best - worst),
+        "primacy": primacy, "primacy_relative": relative(primacy),
+        "recency": recency, "recency_relative": relative(recency),
         "significant_drops": int(curve["drop"].sum()),
-        "reach": reach, "reach_fraction": reach / window if window else math.nan,
+        # censored: nothing dropped, so the reach is only where the positions end
+        "reach": reach, "reach_censored": not len(dropped), "reach_fraction": reach / window if window else math.nan,
     }

@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
+import inspect
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -219,6 +220,8 @@ class HFCausal(_HFBackend):
         import torch
 
         first = [self.tokenizer(word, add_special_tokens=False)["input_ids"][0] for word in words]
+        # a model whose forward takes no position ids (some remote code) reads the mask alone
+        accepts_positions = "position_ids" in inspect.signature(self.model.forward).parameters
         rows = []
         for start in range(0, len(sents), self.batch_size):
             batch = list(sents[start:start + self.batch_size])
@@ -230,9 +233,10 @@ class HFCausal(_HFBackend):
             # positions count from each prompt's first real token, as alone (a model with absolute positions
             # would otherwise read a padded prompt shifted)
             positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
+            extra = {"position_ids": positions.to(self.device)} if accepts_positions else {}
             with torch.inference_mode():
                 logits = self.model(input_ids=encoded["input_ids"].to(self.device), attention_mask=mask.to(self.device),
-                                    position_ids=positions.to(self.device)).logits[:, -1]
+                                    **extra).logits[:, -1]
             rows.append(torch.log_softmax(logits.double(), dim=-1)[:, first].cpu().numpy())
         return np.concatenate(rows) if rows else np.empty((0, len(words)))
 

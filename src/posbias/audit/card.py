@@ -132,7 +132,8 @@ def grid_figure(curve: pd.DataFrame, record: Mapping) -> str:
 def _grid_section(record: Mapping, curve: pd.DataFrame) -> str:
     """A grid: the heatmap and the metric suite at each length."""
     lengths = record["summary"]["lengths"]
-    keys = [key for key, _ in SUMMARY_FIELDS if key not in ("best", "worst")]
+    keys = [key for key, _ in SUMMARY_FIELDS  # the main numbers: the relative ones are in the battery's JSON
+            if key not in ("best", "worst", "reach_censored", "underpowered") and not key.endswith("_relative")]
     header = ["length (tokens)", *(label for key, label in SUMMARY_FIELDS if key in keys)]
     body = [[length, *(_value({**s, "reach": _reach(s)}.get(key), 0 if key in TOKEN_FIELDS else 3)
                        for key in keys)] for length, s in lengths.items()]

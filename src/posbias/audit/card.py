@@ -70,7 +70,7 @@ def _value(value, digits: int = 3) -> str:
 def curve_figure(curve: pd.DataFrame, record: Mapping) -> str:
     """The curve as an inline PNG (an <img> with a data URL): the mean per position and its interval, the
     reference's mean dashed, significant drops as filled markers; x in tokens where the battery has them."""
-    from posbias.reporting.figure_files import DPI, METADATA, plt
+    from posbias.reporting.figure_files import plt
 
     x = curve["tokens"] if "tokens" in curve else curve["position"] + 1
     fig, ax = plt.subplots(figsize=(6, 3.2))
@@ -92,12 +92,20 @@ def curve_figure(curve: pd.DataFrame, record: Mapping) -> str:
     ax.set_ylabel(record["metric"])
     ax.legend(fontsize=7, loc="best")
     ax.grid(alpha=0.3)
+    return inline_png(fig, f"{record['battery']} curve", 600)
+
+
+def inline_png(fig, alt: str, width: int) -> str:
+    """The figure as an <img> holding its PNG (a data URL: the card stays one self-contained file), then closed;
+    the PNG's bytes are the same on every run (`posbias.reporting.figure_files`' fixed metadata)."""
+    from posbias.reporting.figure_files import DPI, METADATA, plt
+
     fig.tight_layout()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=DPI, metadata=METADATA["png"])
     plt.close(fig)
     data = base64.b64encode(buffer.getvalue()).decode("ascii")
-    return f'<img alt="{html.escape(record["battery"])} curve" src="data:image/png;base64,{data}" width="600">'
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}" width="{width}">'
 
 
 def _reach(summary: Mapping) -> str:
@@ -107,7 +115,7 @@ def _reach(summary: Mapping) -> str:
 
 def grid_figure(curve: pd.DataFrame, record: Mapping) -> str:
     """A grid's heatmap as an inline PNG: the metric's mean per (length, depth), lengths in the model's tokens."""
-    from posbias.reporting.figure_files import DPI, METADATA, plt
+    from posbias.reporting.figure_files import plt
 
     depths = record["extra"]["depths"]
     table = curve.pivot_table(index="length", columns="position", values="mean").sort_index(ascending=False)
@@ -121,12 +129,7 @@ def grid_figure(curve: pd.DataFrame, record: Mapping) -> str:
     ax.set_xlabel("needle depth (share of the document)")
     ax.set_ylabel("length (model tokens)")
     fig.colorbar(image, ax=ax, label=record["metric"])
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=DPI, metadata=METADATA["png"])
-    plt.close(fig)
-    data = base64.b64encode(buffer.getvalue()).decode("ascii")
-    return f'<img alt="{html.escape(record["battery"])} heatmap" src="data:image/png;base64,{data}" width="640">'
+    return inline_png(fig, f"{record['battery']} heatmap", 640)
 
 
 def _grid_section(record: Mapping, curve: pd.DataFrame) -> str:

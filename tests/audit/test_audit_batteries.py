@@ -117,6 +117,11 @@ def test_a_listwise_reranker_s_order_curve_is_exact(tmp_path, mock, expected):
     assert result.summary["psi"] == pytest.approx(0.8)
     if mock == "identity":  # all 12 questions drop alike: the sign-flip test finds it, Holm-corrected
         assert result.summary["significant_drops"] == 4 and result.summary["reach"] == 0
+    # the mock follows its input: reversed, the output is reversed (tau -1); one call per list, no answer mended
+    assert result.extra["kendall_tau_reversed"] == pytest.approx(-1.0)
+    assert -1 <= result.extra["kendall_tau_shuffled"] < 1
+    assert result.extra["per_list_calls"] == 1 and result.extra["per_list_missing"] == 0
+    assert result.extra["per_list_prompt_tokens"] > 0 and result.extra["per_list_repeated"] == 0
     few = summarise(order_battery(model, {**settings_with(None)["order"], "n_queries": 4}), STATS)
     assert few.summary["significant_drops"] == 0  # 4 questions: no sign-flip p below 2 / 2^4, too few to tell
     assert few.summary["underpowered"] and few.summary["reach_censored"]

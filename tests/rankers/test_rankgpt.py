@@ -266,3 +266,16 @@ def test_documents_after_rank_end_need_no_text():
 
 def test_first_stage_order_is_trec_evals():
     assert first_stage_order({"a": 1.0, "b": 2.0, "c": 1.0, "d": 0.5}) == ["b", "c", "a", "d"]
+
+
+@pytest.mark.parametrize("text, n, faults", [
+    ("[2] > [1] > [3]", 3, {"malformed": 0, "out_of_range": 0, "repeated": 0, "missing": 0}),
+    ("I cannot rank these.", 3, {"malformed": 1, "out_of_range": 0, "repeated": 0, "missing": 3}),
+    ("[2] > [2] > [7] > [1]", 3, {"malformed": 0, "out_of_range": 1, "repeated": 1, "missing": 1}),
+    ("[3]", 4, {"malformed": 0, "out_of_range": 0, "repeated": 0, "missing": 3}),
+])
+def test_answer_faults_count_what_parsing_mends_by_kind(text, n, faults):
+    from posbias.rankers.listwise.parsing import answer_faults
+
+    assert answer_faults(text, n) == faults
+    assert sorted(parse_permutation(text, n)) == list(range(n))  # mended into a full permutation all the same

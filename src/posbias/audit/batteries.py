@@ -300,16 +300,57 @@ def order_battery(language_model, settings: Mapping) -> BatteryResult:
     others = questions[n:n + size - 1]  # each a fact about another entity
     texts = {f"d{i}": q.needle for i, q in enumerate(others)}
     rankgpt = RankGPTSettings(window=max(size, 2), step=1)
-    rows = []
-    for question in questions[:n]:
+    rows, taus = [], {"reversed": [], "shuffled": []}
+    for number, question in enumerate(questions[:n]):
         texts["gold"] = question.needle
+
+        def rerank(order: list[str], tag: str) -> tuple[list[str], list]:
+            calls: list = []
+            out, _ = rerank_query(language_model, f"{question.qid}@{tag}", question.text, order, texts.__getitem__,
+                                  rankgpt, calls)
+            return out, calls
+
+        outputs = {}
         for position in range(size):
             order = [f"d{i}" for i in range(size - 1)]
             order.insert(position, "gold")
-            out, _ = rerank_query(language_model, f"{question.qid}@{position}", question.text, order,
-                                  texts.__getitem__, rankgpt)
-            rows.append({"unit": question.qid, "position": position, "value": 1.0 / (out.index("gold") + 1)})
-    return BatteryResult("order", METRICS["order"], pd.DataFrame(rows), extra={"n_candidates": size})
+            outputs[position], calls = rerank(order, str(position))
+            rows.append({"unit": question.qid, "position": position,
+                         "value": 1.0 / (outputs[position].index("gold") + 1), **call_costs(calls)})
+        # the same candidates in reverse and in a seeded shuffle of the first input: does the output follow them?
+        first = [f"d{i}" for i in range(size - 1)]
+        first.insert(0, "gold")
+        shuffled = list(np.random.default_rng([number, size]).permutation(first))
+        for kind, order in (("reversed", first[::-1]), ("shuffled", shuffled)):
+            taus[kind].append(rank_agreement(outputs[0], rerank(order, kind)[0]))
+    frame = pd.DataFrame(rows)
+    costs = frame[list(COST_COLUMNS)].mean().to_dict()
+    # the values stay what the curve reads: measured seconds would make two runs' files differ
+    return BatteryResult("order", METRICS["order"], frame[["unit", "position", "value"]],
+                         extra={"n_candidates": size, **{f"per_list_{k}": float(v) for k, v in costs.items()},
+                                **{f"kendall_tau_{kind}": float(np.mean(values)) for kind, values in taus.items()}})
+
+
+COST_COLUMNS = ("calls", "prompt_tokens", "completion_tokens", "seconds", "malformed", "out_of_range", "repeated",
+                "missing")
+
+
+def call_costs(calls: list) -> dict:
+    """What one reranked list cost (model calls, prompt and completion tokens, seconds) and what its answers
+    needed mending, by kind (`posbias.rankers.listwise.parsing.answer_faults`)."""
+    from posbias.rankers.listwise.parsing import FAULTS, answer_faults
+
+    faults = [answer_faults(completion.text, size) for size, completion in calls]
+    return {"calls": len(calls), "prompt_tokens": sum(c.prompt_tokens or 0 for _, c in calls),
+            "completion_tokens": sum(c.completion_tokens or 0 for _, c in calls),
+            "seconds": sum(c.latency_s for _, c in calls), **{kind: sum(f[kind] for f in faults) for kind in FAULTS}}
+
+
+def rank_agreement(first: list[str], second: list[str]) -> float:
+    """Kendall's tau between two orders of the same items (1: the same order; -1: reversed)."""
+    from scipy.stats import kendalltau
+
+    return float(kendalltau([first.index(item) for item in first], [second.index(item) for item in first]).statistic)
 
 
 def reader_grid_battery(language_model, settings: Mapping) -> BatteryResult:

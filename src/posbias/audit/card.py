@@ -178,7 +178,7 @@ def _battery_section(record: Mapping, curve: pd.DataFrame) -> str:
                                 "pairs (positive t: first preferred), and the share of pairs preferring first."))
     extra = {k: v for k, v in record.get("extra", {}).items() if k != "first_last"}
     if extra:
-        parts.append(html_table(["battery setting", "value"], [[k, _value(v)] for k, v in extra.items()], ""))
+        parts.append(html_table(["battery details", "value"], [[k, _value(v)] for k, v in extra.items()], ""))
     return "\n".join(parts)
 
 

@@ -121,9 +121,10 @@ def ranked_scores(order: Sequence[str]) -> list[tuple[str, float]]:
 
 
 def rerank_query(model, qid: str, query: str, docs: Sequence[str], passage: Callable[[str], str],
-                 settings: RankGPTSettings) -> tuple[list[str], float]:
+                 settings: RankGPTSettings, calls: list | None = None) -> tuple[list[str], float]:
     """One query's final order and the seconds its model calls took (their recorded latencies, summed).
-    `passage(doc_id)` is the text the prompt shows of a document."""
+    `passage(doc_id)` is the text the prompt shows of a document; `calls`, when given, receives each window's
+    (window size, completion), for the cost and the answers' faults (`posbias.audit`)."""
     order = list(docs)
     latency = 0.0
     decoding = settings.decoding
@@ -136,6 +137,8 @@ def rerank_query(model, qid: str, query: str, docs: Sequence[str], passage: Call
                         "keep their order", request.meta["id"], decoding.max_new_tokens)
         order = apply_permutation(order, start, end, parse_permutation(completion.text, end - start))
         latency += completion.latency_s
+        if calls is not None:
+            calls.append((end - start, completion))
     return order, latency
 
 

@@ -23,3 +23,16 @@ def parse_permutation(text: str, n: int) -> list[int]:
             seen.add(item)
             order.append(item)
     return order + [item for item in range(n) if item not in seen]
+
+
+FAULTS = ("malformed", "out_of_range", "repeated", "missing")
+
+
+def answer_faults(text: str, n: int) -> dict[str, int]:
+    """What `parse_permutation` had to mend in an answer about `n` items, by kind: `malformed` (1 when no
+    identifier at all could be read), `out_of_range` (identifiers outside 1..n), `repeated` (a valid identifier
+    named again) and `missing` (items never named, which keep their order after the named ones)."""
+    numbers = [int(token) for token in "".join(ch if ch in ASCII_DIGITS else " " for ch in text).split()]
+    valid = [number for number in numbers if 1 <= number <= n]
+    return {"malformed": int(not numbers), "out_of_range": len(numbers) - len(valid),
+            "repeated": len(valid) - len(set(valid)), "missing": n - len(set(valid))}

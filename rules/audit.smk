@@ -57,6 +57,10 @@ if AUDIT_JOBS:
             cards=[report(card, caption="../report/audit_card.rst", category="Audit") for card in AUDIT_CARDS],
             **{fmt: report(path, caption="../report/audit_leaderboard.rst", category="Audit")
                if fmt == "html" else path for fmt, path in AUDIT_LEADERBOARD.items()},
+            grids=[report(path, caption="../report/audit_grid.rst", category="Audit") if path.endswith(".png")
+                   else path for path in AUDIT_GRIDS],
+            **{f"mitigations_{fmt}": report(path, caption="../report/audit_mitigations.rst", category="Audit")
+               if fmt == "html" else path for fmt, path in AUDIT_MITIGATIONS.items()},
         params:
             models=CFG.audit.models,
         conda:

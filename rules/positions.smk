@@ -1,8 +1,9 @@
 # Where the first relevant passage sits (the long-document study's appendix B.4, Figures 1 and 7): one job per
 # query set (sparse labels: relevant passages matched to the relevant documents and to each passage's BM25 top-k;
-# dense labels: the positive documents' chunks judged by a language model, every answer in the response cache),
-# then one report job: the table of shares, Figures 7 and 1, and on the embedded collection the agreement of the
-# estimates with the generator's known answer offsets.
+# dense labels: the positive documents' chunks judged by a language model, every answer in the response cache, and a
+# sample judged again with its sentences reversed: the judges' own position consistency), then one report job: the
+# table of shares, the judges' consistency table, Figures 7 and 1, and on the embedded collection the agreement of
+# the estimates with the generator's known answer offsets.
 
 include: "inputs/positions.smk"
 
@@ -38,12 +39,14 @@ if POSITIONS:
             rows="results/positions/{pset}.tsv",
             summary="results/positions/{pset}.json",
             judgments="results/positions/{pset}.judgments.parquet",
+            consistency="results/positions/{pset}.consistency.parquet",
         params:
             spec=lambda wc: CFG.positions.set_args(wc.pset)["spec"],
             settings=lambda wc: CFG.positions.set_args(wc.pset)["settings"],
             judge=lambda wc: CFG.positions.set_args(wc.pset)["judge"],
             judge_name=lambda wc: CFG.positions.set_args(wc.pset)["judge_name"],
             cache=lambda wc: CFG.positions.set_args(wc.pset)["cache"],
+            order_judges=lambda wc: CFG.positions.set_args(wc.pset)["order_judges"],
         wildcard_constraints:
             pset=alternatives(DENSE_SETS),
         threads: 1
@@ -69,6 +72,7 @@ if POSITIONS:
             truth_sets=list(position_truth()),
             tables=POSITION_TABLE,
             figures=POSITION_FIGURES,
+            judge_tables=POSITION_JUDGES,
         conda:
             "../envs/posbias.yaml"
         log:

@@ -105,6 +105,8 @@ if PROBE_RAG:
             replacements=PROBE_REPLACEMENTS,
         output:
             answers="results/probes/rag/answers.parquet",
+            judge_pairs="results/probes/rag/judge_consistency.parquet",
+            judge_summary="results/probes/rag/judge_consistency.json",
             **{fmt: report(path, caption="../report/probes_rag.rst", category="Bias probes") if fmt == "html" else path
                for fmt, path in PROBE_RAG_TABLE.items()},
         params:
@@ -113,6 +115,7 @@ if PROBE_RAG:
             judge=CFG.llm.model(PROBE_RAG["judge"]),
             cache=CFG.llm.cache,
             labels={name: CFG.llm.label(name) for name in PROBE_RAG["readers"]},
+            judge_label=CFG.llm.label(PROBE_RAG["judge"]),
             tables=PROBE_RAG_TABLE,
             correction=PROBES.get("correction"),
             alpha=PROBES.get("alpha"),

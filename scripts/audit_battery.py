@@ -7,4 +7,5 @@ from posbias.logs import job_log
 with job_log(snakemake.log[0]):
     job, wc = snakemake.params.job, snakemake.wildcards
     out = Path(snakemake.output.summary).parent.parent  # <out>/<name>/<battery>.json
-    audit(job["spec"], out, [wc.battery], job["settings"], job["cache"]["dir"], job["cache"]["mode"], name=wc.name)
+    audit(job["spec"], out, [wc.battery], job["settings"], job["cache"]["dir"], job["cache"]["mode"], name=wc.name,
+          mitigation=job.get("mitigation"), mitigates=job.get("mitigates"))

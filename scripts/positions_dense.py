@@ -6,4 +6,5 @@ with job_log(snakemake.log[0]):
     given, params = snakemake.input, snakemake.params
     dense(params.spec, params.settings, params.judge, params.judge_name, params.cache, given.docs, given.queries,
           given.qrels, snakemake.output.rows, snakemake.output.judgments, snakemake.output.summary,
-          passages=given.get("passages"), passage_qrels=given.get("passage_qrels"))
+          passages=given.get("passages"), passage_qrels=given.get("passage_qrels"),
+          out_consistency=snakemake.output.consistency, order_judges=params.order_judges)

@@ -8,4 +8,4 @@ with job_log(snakemake.log[0]):
     report(dict(zip(sets, snakemake.input.rows, strict=True)), dict(zip(sets, snakemake.input.summaries, strict=True)),
            params.settings, params.labels, {g: params.groups[g] for g in params.group_order}, params.figure1,
            params.tables, params.figures, dict(zip(params.truth_sets, snakemake.input.truth, strict=True)),
-           snakemake.output.agreement)
+           snakemake.output.agreement, params.judge_tables, params.judge_labels, params.oracle_judges)

@@ -6,4 +6,5 @@ with job_log(snakemake.log[0]):
     params = snakemake.params
     rag(params.settings, snakemake.input.poison, snakemake.input.foil, snakemake.input.replacements[0],
         params.readers, params.judge, params.cache, snakemake.output.answers, params.tables, params.labels,
-        params.correction, params.alpha)
+        params.correction, params.alpha, snakemake.output.judge_pairs, snakemake.output.judge_summary,
+        params.judge_label)

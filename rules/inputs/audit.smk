@@ -1,7 +1,8 @@
 # The names and paths of rules/audit.smk (Snakemake's lint keeps functions out of a file with rules).
 
-from posbias.audit.card import CARD, leaderboard_files
+from posbias.audit.card import CARD, grid_files, leaderboard_files, mitigation_files
 from posbias.audit.config import EXPORTED
+from posbias.audit.batteries import GRID_BATTERIES
 from posbias.audit.steps import battery_files
 
 AUDIT_OUT = f"{OUT}/audit"
@@ -10,7 +11,11 @@ AUDIT_EXPORTS = sorted({path for name in CFG.audit.models for path in CFG.audit.
                         if path.startswith(EXPORTED)})
 AUDIT_CARDS = [f"{AUDIT_OUT}/{name}/{CARD}" for name in CFG.audit.models]
 AUDIT_LEADERBOARD = leaderboard_files(AUDIT_OUT) if AUDIT_JOBS else {}
-AUDIT_REPORTED = [*AUDIT_CARDS, *AUDIT_LEADERBOARD.values()]
+# each depth x length grid's heatmap (PNG, PDF) and table of cells
+AUDIT_GRIDS = [path for name, battery in AUDIT_JOBS if battery in GRID_BATTERIES
+               for path in grid_files(AUDIT_OUT, name, battery).values()]
+AUDIT_MITIGATIONS = mitigation_files(AUDIT_OUT) if CFG.audit.mitigated() else {}
+AUDIT_REPORTED = [*AUDIT_CARDS, *AUDIT_LEADERBOARD.values(), *AUDIT_GRIDS, *AUDIT_MITIGATIONS.values()]
 
 
 def audit_battery_outputs():

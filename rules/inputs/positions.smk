@@ -1,15 +1,16 @@
 # The names, paths and input functions of rules/positions.smk (Snakemake's lint keeps functions out of a file
 # with rules).
 
-from posbias.positions.paths import GENERATOR_PASSAGES, report_paths as positions_report_paths
+from posbias.positions.paths import GENERATOR_PASSAGES, judges_paths, report_paths as positions_report_paths
 
 POSITIONS = CFG.positions.data
 POSITION_SETS = CFG.positions.sets
 SPARSE_SETS = CFG.positions.sparse
 DENSE_SETS = CFG.positions.dense
 POSITION_TABLE, POSITION_FIGURES, POSITION_AGREEMENT = positions_report_paths(f"{OUT}/positions")
+POSITION_JUDGES = judges_paths(f"{OUT}/positions")
 POSITIONS_REPORTED = ([*POSITION_TABLE.values(), *(p for paths in POSITION_FIGURES.values() for p in paths),
-                       POSITION_AGREEMENT] if POSITIONS else [])
+                       POSITION_AGREEMENT, *POSITION_JUDGES.values()] if POSITIONS else [])
 
 
 def position_set_inputs(wildcards):
@@ -38,9 +39,13 @@ def position_truth():
 
 
 def position_report_outputs():
-    """The table, figures and agreement CSV; the HTML table and PNG figures go into the Snakemake report."""
+    """The table, figures, agreement CSV and the judges' order check table; the HTML tables and PNG figures go into
+    the Snakemake report."""
     outputs = {fmt: report(path, caption="../report/positions_table.rst", category="First relevant position")
                if fmt == "html" else path for fmt, path in POSITION_TABLE.items()}
+    outputs.update({f"judges_{fmt}": report(path, caption="../report/positions_judges.rst",
+                                            category="First relevant position")
+                    if fmt == "html" else path for fmt, path in POSITION_JUDGES.items()})
     for name, (png, pdf) in POSITION_FIGURES.items():
         outputs[f"{name}_png"] = report(png, caption=f"../report/positions_{name}.rst",
                                         category="First relevant position")

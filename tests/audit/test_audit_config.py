@@ -24,7 +24,17 @@ def with_audit(models: dict, settings: dict | None = None) -> dict:
 def test_the_demo_s_audit_as_jobs():
     audit = load_config(ROOT / "config.yaml").audit
     assert audit.spec("exported_firstp") == "cross-encoder:results/audit/exported/firstp_cls/seed1"
-    assert audit.spec("exported_firstp_maxp").endswith("seed1?window=24&stride=24&aggregate=max")
+    # a mitigated entry: its base's model, the mitigation and the name it mitigates in the job
+    assert audit.spec("exported_firstp_maxp") == audit.spec("exported_firstp")
+    assert audit.job("exported_firstp_maxp")["mitigation"] == {"kind": "window_aggregation", "window": 24,
+                                                               "stride": 24, "aggregate": "max"}
+    assert audit.job("exported_firstp_maxp")["mitigates"] == "exported_firstp"
+    assert audit.spec("longp_debiased_checkpoint") == "checkpoint:results/models/longp_debiased/seed1"
+    assert audit.batteries("smollm2_reader_ends") == ["reader"] and audit.batteries("longp_debiased_checkpoint") \
+        == ["sweep"]
+    assert audit.settings("smollm2_reader_ends")["reader"] == audit.settings("smollm2_reader")["reader"]
+    assert set(audit.mitigated()) == {"exported_firstp_maxp", "longp_debiased_checkpoint", "smollm2_reader_ends",
+                                      "rankgpt_keep_order_psc"}
     assert audit.spec("firstp_cls_checkpoint") == "checkpoint:results/models/firstp_cls/seed1"
     assert audit.inputs("exported_firstp") == ["results/audit/exported/firstp_cls/seed1"]
     assert audit.inputs("minilm") == []
@@ -48,7 +58,27 @@ def test_the_demo_s_audit_as_jobs():
     ({"x": {"model": "rankgpt:mock:identity", "trained": {"model": "firstp"}}}, None, r"audit.models.x"),
     ({"exported": {"model": "rankgpt:mock:identity"}}, None,
      r"audit.models.exported: name 'exported' is a directory of the audit's own"),
+    ({"x": {"mitigates": "nope", "mitigation": {"kind": "relevance_ordered_context"}}}, None,
+     r"audit.models.x.mitigates: 'nope' is not a key of audit.models"),
+    ({"r": {"model": "reader:mock:u_curve"},
+      "x": {"mitigates": "r", "mitigation": {"kind": "relevance_ordered_context"}},
+      "y": {"mitigates": "x", "mitigation": {"kind": "relevance_ordered_context"}}}, None,
+     r"audit.models.y.mitigates: 'x' is itself mitigated"),
+    ({"r": {"model": "reader:mock:u_curve"}, "x": {"mitigates": "r", "mitigation": {"kind": "window_aggregation"}}},
+     None, r"audit.models.x: audit.models.x.mitigation: window_aggregation applies to cross-encoder, not to a reader"),
+    ({"r": {"model": "reader:mock:u_curve"}, "x": {"mitigates": "r", "mitigation": {"kind": "debiased_training"}}},
+     None, r"audit.models.x.mitigation: debiased_training mitigates a trained model; audit.models.r names none"),
+    ({"f": {"trained": {"model": "firstp"}}, "x": {"mitigates": "f", "mitigation": {"kind": "debiased_training",
+                                                                                    "model": "longp_debiased"}}},
+     None, r"audit.models.x.mitigation.model: 'longp_debiased' is not the de-biased twin of 'firstp'"),
+    ({"x": {"model": "reader:mock:u_curve", "mitigates": "x", "mitigation": {"kind": "relevance_ordered_context"}}},
+     None, r"audit.models.x"),
 ])
 def test_mistakes_are_named_by_their_key(models, settings, message):
     with pytest.raises(ConfigError, match=message):
         prepare(with_audit(models, settings))
+
+
+def test_a_config_may_hold_the_audit_alone():
+    config = prepare({"audit": {"models": {"keep": {"model": "rankgpt:mock:identity?wrapper=messages"}}}})
+    assert config.audit.jobs() == [("keep", "order")]

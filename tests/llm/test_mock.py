@@ -22,6 +22,17 @@ def test_oracle_and_first_item():
     assert answer("first_item", request).text == "Lyon"
 
 
+def test_order_biased_is_the_oracle_as_written_and_says_0_to_anything_rearranged():
+    as_written = Request(prompt="q", meta={"answer": "##final score: 3", "order": "original"})
+    assert answer("order_biased", as_written).text == "##final score: 3"
+    for order in ("reversed", "swapped"):  # UMBRELA reads "0" as grade 0, the RAG verdict as NO
+        assert answer("order_biased", Request(prompt="q", meta={"answer": "YES", "order": order})).text == "0"
+    backend = make_backend(ModelSpec(backend="mock", model="order_biased"))
+    assert backend.key_fields(as_written) == {"meta": {"answer": "##final score: 3", "order": "original"}}
+    with pytest.raises(ValueError, match=r"\['order'\]"):
+        answer("order_biased", Request(prompt="q", meta={"answer": "a"}))
+
+
 def test_echo_answers_what_was_sent():
     result = answer("echo", Request(prompt="one two three"), wrapper="human_assistant")
     assert result.text == "\n\nHuman: one two three\n\nAssistant:"

@@ -19,5 +19,6 @@ def test_the_oracle_sees_a_whole_relevant_passage_in_a_chunk_whatever_its_spacin
     assert oracle_grade("Some text. the capital  of freedonia is fredville. More.", [passage]) == 3
     assert oracle_grade("The capital of Freedonia is", [passage]) == 0
     requests = chunk_requests("capital of freedonia?", ["a", "The capital of Freedonia is Fredville."], [passage])
-    assert [meta for _, meta in requests] == [{"answer": "##final score: 0"}, {"answer": "##final score: 3"}]
-    assert chunk_requests("q", ["a"])[0][1] == {}
+    assert [meta for _, meta in requests] == [{"answer": "##final score: 0", "order": "original"},
+                                              {"answer": "##final score: 3", "order": "original"}]
+    assert chunk_requests("q", ["a"])[0][1] == {"order": "original"}  # as the document has it (the order check)

@@ -46,7 +46,8 @@ def test_defaults_fill_the_studys_settings():
     assert (section["tokenizer"], section["bin_tokens"], section["max_bin"]) == ("bert-base-uncased", 256, 36)
     assert section["matching"] == {"substring_min": 0.8, "subsequence_min": 0.7, "window": 1.2, "step": 0.1,
                                    "bm25_depth": 5, "retriever": "bm25"}
-    assert section["dense"] == {"chunk_tokens": 256, "max_chunks": 36, "length_slack": 32, "max_new_tokens": 32}
+    assert section["dense"] == {"chunk_tokens": 256, "max_chunks": 36, "length_slack": 32, "max_new_tokens": 32,
+                                "consistency": {"sample": 50, "seed": 0, "judges": []}}  # the judges' order check: on
     assert section["sets"]["dev"]["seed"] == 0
 
 

@@ -42,11 +42,16 @@ def test_every_reader_answers_every_condition_and_the_judge_sees_each_answer():
         asked.extend(prompts)
         return ["Tarvon" if "EVIDENCE" in p else "Lyon" for p in prompts]
 
-    def judge(prompts):
+    metas = []
+
+    def judge(prompts, meta):
+        metas.extend(meta)
         return ["YES" if "Model Answer: Tarvon" in p else "NO" for p in prompts]
 
     judged = rag.answer_and_judge([ITEM], {"r": reader}, judge)
     assert len(asked) == 4 and list(judged["condition"]) == list(rag.CONDITIONS)
+    # what a mock judge reads: the gold answer found in the reader's answer, the study's layout
+    assert [m["answer"] for m in metas] == ["NO", "NO", "YES", "NO"] and {m["order"] for m in metas} == {"original"}
     assert judged.set_index("condition")["correct"].to_dict() == {"poison_doc": False, "foil_doc": False,
                                                                  "evidence_doc": True, "no_doc": False}
 

@@ -154,13 +154,16 @@ def test_the_audit_by_hand_writes_the_jobs_files(finished_run, tmp_path):
     main(["audit", "--config", config, "--name", "reverse", "--battery", "order", "--out", str(tmp_path / "audit"),
           "--cache-mode", "off", "--no-report"])
     same_files(tmp_path / "audit/reverse", results / "audit/reverse", ["order.parquet", "order.curve.csv"])
-    for name in ("exported_firstp", "firstp_checkpoint"):  # the jobs' battery files, reported again by hand
+    for name in ("exported_firstp", "firstp_checkpoint", "reverse_psc"):  # the jobs' files, reported again by hand
         for path in (results / "audit" / name).glob("*.*"):
             if path.name != "card.html":
                 (tmp_path / "audit" / name).mkdir(parents=True, exist_ok=True)
                 (tmp_path / "audit" / name / path.name).write_bytes(path.read_bytes())
     (tmp_path / "audit/reverse/order.json").write_bytes((results / "audit/reverse/order.json").read_bytes())
     main(["audit", "--report-only", "--out", str(tmp_path / "audit")])
-    same_files(tmp_path / "audit", results / "audit", [f"leaderboard.{ext}" for ext in FORMATS])
+    same_files(tmp_path / "audit", results / "audit", [f"{board}.{ext}" for ext in FORMATS
+                                                       for board in ("leaderboard", "mitigations")])
     same_files(tmp_path / "audit", results / "audit", [f"{name}/card.html" for name in
                                                        ("exported_firstp", "firstp_checkpoint", "reverse")])
+    same_files(tmp_path / "audit", results / "audit", [f"exported_firstp/grid.heatmap.{ext}" for ext in
+                                                       ("png", "pdf", "csv")])

@@ -144,6 +144,28 @@ def test_the_probes_config_builds_its_graph_from_the_users_redocred_files(tmp_pa
     assert {w for r, w in jobs if r == "train"} == {f"model={m}, seed=1" for m in ("firstp", "maxp")}
 
 
+def test_the_audit_config_builds_its_graph_from_the_users_qa_file(tmp_path):
+    """config/paper/audit.yaml: one job per audited model and battery (the served reader's two, the served
+    reranker's order battery, the embedder's grid on LongEmbed's needle and on its passkey set), the MS MARCO
+    passages and dev/small queries the reranker reads fetched first, one report; nothing trained, nothing of the
+    study's it builds on."""
+    write_config(tmp_path, default_config())
+    qa = tmp_path / "data" / "lost-in-the-middle" / "nq-open-contriever-msmarco-retrieved-documents.jsonl.gz"
+    qa.parent.mkdir(parents=True)
+    qa.write_bytes(b"")
+    output = run_snakemake(tmp_path, "-n", "results/real_models/audit/leaderboard.html",
+                           "--configfile", str(PAPER / "audit.yaml")).stdout
+    jobs = scheduled_jobs(output)
+    assert sorted(w for r, w in jobs if r == "audit_battery") == [
+        "name=bge_m3_needle, battery=grid", "name=bge_m3_passkey, battery=grid",
+        "name=llama31_rankgpt, battery=order", "name=llama31_reader, battery=reader",
+        "name=llama31_reader, battery=reader_grid"]
+    assert sorted(r for r, _ in jobs if r != "audit_battery") == ["audit_report", "fetch_documents", "fetch_queryset"]
+    assert {w for r, w in jobs if r.startswith("fetch_")} == {
+        "collection=msmarco_passage", "collection=msmarco_passage, queryset=msmarco_passage_dev_small"}
+    assert "results/real_models/audit/bge_m3_passkey/card.html" in output
+
+
 def test_the_farrelevant_config_builds_table4_and_figure2_from_ms_marco_passages(dry_runs):
     """config/paper/farrelevant.yaml: one job builds FarRelevant from MS MARCO passages (ir_datasets is read in
     that job, never while the graph is built), BM25 takes the top 100 for its test and training queries, every

@@ -182,9 +182,17 @@ def test_the_audit_exports_a_trained_ranker_and_reports_every_model(finished_run
     board = pd.read_csv(audit / "leaderboard.csv")
     assert board[["name", "battery"]].values.tolist() == [
         ["exported_firstp", "sweep"], ["exported_firstp", "probes"], ["exported_firstp", "grid @32"],
-        ["exported_firstp", "grid @48"], ["firstp_checkpoint", "sweep"], ["reverse", "order"]]
-    # the mock `reverse` puts the gold last-in first: reciprocal rank 1 / (3 - position)
+        ["exported_firstp", "grid @48"], ["firstp_checkpoint", "sweep"], ["reverse", "order"],
+        ["reverse_psc", "order"]]
+    # the mock `reverse` puts the gold last-in first: reciprocal rank 1 / (3 - position); self-consistent over 3
+    # rotations, the three candidates tie wherever the gold entered: (1 + 1/2 + 1/3) / 3
     assert pd.read_csv(audit / "reverse/order.curve.csv")["mean"].tolist() == pytest.approx([1 / 3, 1 / 2, 1])
+    assert pd.read_csv(audit / "reverse_psc/order.curve.csv")["mean"].tolist() == pytest.approx([11 / 18] * 3)
+    (row,) = pd.read_csv(audit / "mitigations.csv").to_dict("records")
+    assert (row["of"], row["psi_before"], row["psi_after"], row["cost_multiplier"]) == (
+        "reverse", pytest.approx(2 / 3), 0, 3)
+    assert {path.name for path in (audit / "exported_firstp").glob("grid.heatmap.*")} == {
+        f"grid.heatmap.{ext}" for ext in ("png", "pdf", "csv", "md", "tex", "html")}
     exported = json.loads((audit / "exported_firstp/sweep.json").read_text())
     assert exported["model"]["architecture"] == "ElectraForSequenceClassification"
     assert exported["model"]["max_length"] == 8 + 16 + 3  # the tiny FirstP's query slots, window and specials
@@ -209,6 +217,11 @@ def test_the_probes_stage_tests_every_probe_with_every_scorer(finished_run):
     answers = pd.read_parquet(work / "results/probes/rag/answers.parquet")
     no_doc = answers[answers["condition"] == "no_doc"]["answer"]
     assert len(answers) == 32 and no_doc.str.startswith("Answer the question. Only give me the answer").all()
+    # the judge's swap check (50 by default: all 32 verdicts): the echoing judge never says YES in either layout
+    swap = json.loads((work / "results/probes/rag/judge_consistency.json").read_text())
+    assert (swap["n"], swap["eligible"], swap["agreement"], swap["mcnemar_p"]) == (32, 32, 1.0, None)
+    assert len(pd.read_parquet(work / "results/probes/rag/judge_consistency.parquet")) == 32
+    assert "The judge (echo) decides alike" in (work / "results/probes/rag.md").read_text()
     assert (summary["n"] == 8).all()
     # BM25 is order-invariant: reordering sentences ties every pair, so the position probes have no test
     bm25 = summary[(summary["scorer"] == "bm25") & summary["probe"].str.startswith("position")]
@@ -219,6 +232,19 @@ def test_the_probes_stage_tests_every_probe_with_every_scorer(finished_run):
         assert (work / "results/probes/figures" / f"{name}.png").stat().st_size > 0
     table = (work / "results/probes/probes.md").read_text()
     assert all(label in table for label in ("| bm25 |", "| dense |", "| FirstP |"))  # a checkpoint: its model's label
+
+
+def test_the_positions_stage_reports_the_judges_order_check(finished_run):
+    work = finished_run
+    # the 11 judged chunks of two or more sentences, all sampled (50 by default) and judged again reversed: the
+    # mock oracle answers from the truth in either order, so it is consistent by construction
+    oracle = json.loads((work / "results/positions/test.json").read_text())["consistency"]["oracle"]
+    assert (oracle["sampled"], oracle["eligible"], oracle["n"], oracle["agreement"]) == (11, 11, 11, 1.0)
+    judges = pd.read_csv(work / "results/positions/judges.csv")
+    assert judges[["set", "judge", "n", "only_original", "only_reordered"]].values.tolist() == [["test", "oracle", 11,
+                                                                                                  0, 0]]
+    assert len(pd.read_parquet(work / "results/positions/test.consistency.parquet")) == 11
+    assert "consistency is 1 by construction" in (work / "results/positions/judges.md").read_text()
 
 
 def test_changing_one_learning_rate_reruns_only_that_model(finished_run, tmp_path):

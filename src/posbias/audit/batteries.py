@@ -44,31 +44,52 @@ DEFAULTS = {
     "sweep": {"n_queries": 12, "n_positions": 6, "n_distractors": 4, "doc_tokens": None, "min_doc_tokens": 96,
               "max_doc_tokens": 1024, "seed": 0, "source": None},
     "probes": {"n_documents": 120, "n": 16, "positions": 8, "rest": "paper", "seed": 0, "source": None},
-    "reader": {"n_questions": 12, "n_documents": 5, "max_new_tokens": 24, "source": None},
-    "order": {"n_queries": 12, "n_candidates": 5, "source": None},
+    # `arrange`: the context in retrieval order, or with the best documents at both ends ("ends": the
+    # relevance_ordered_context mitigation, posbias.audit.mitigations)
+    "reader": {"n_questions": 12, "n_documents": 5, "max_new_tokens": 24, "arrange": "retrieval", "source": None},
+    # `window`/`step`: RankGPT's sliding windows (null: one window over the list; step: half the window);
+    # `consistency_*`: permutation self-consistency (k = 1: off; posbias.rankers.listwise.aggregate)
+    "order": {"n_queries": 12, "n_candidates": 5, "window": None, "step": None, "consistency_k": 1,
+              "consistency_aggregate": "borda", "consistency_orders": "shuffles", "consistency_seed": 0,
+              "source": None},
     "grid": {"n_queries": 8, "n_distractors": 4, "depths": DEPTHS, "window_multiples": [0.5, 1.0, 1.5, 2.0],
              "lengths": None, "min_doc_tokens": 48, "max_doc_tokens": 1024, "needles": "lexical", "seed": 0,
              "source": None},
     "reader_grid": {"n_questions": 8, "n_documents": [3, 5, 10], "depths": [0.0, 0.5, 1.0], "max_new_tokens": 24,
-                    "source": None},
+                    "arrange": "retrieval", "source": None},
     # The randomisation (sign-flip) test: a reciprocal rank or a raw score is far from normal, and a drop that
     # every unit shows alike (a deterministic model) has no variance for a t-test to divide by.
     "statistics": {"test": "randomisation", "correction": "holm", "alpha": 0.05, "confidence": 0.95,
                    "n_resamples": 1000, "seed": 0},
 }
 RATIO_SCALE = ("MRR", "accuracy")  # metrics with a true zero: PSI and the relative numbers mean something
+GRID_BATTERIES = ("grid", "reader_grid")  # depth x length: a curve per length, a heatmap
 METRICS = {"sweep": "MRR", "probes": "score", "reader": "accuracy", "order": "MRR", "grid": "MRR",
            "reader_grid": "accuracy"}
 
 
-# What a `source` names, per battery (`pool_size` is optional)
+# What a `source` names, per battery (`pool_size` is optional); the grid also reads LongEmbed's needle and passkey
+# sets, `{longembed: needle|passkey, ...}` (`posbias.audit.longembed.SOURCE_OPTIONS`)
 SOURCE_KEYS = {"sweep": ("queries", "qrels", "passages"), "grid": ("queries", "qrels", "passages"),
                "order": ("queries", "qrels", "passages"), "probes": ("redocred",), "reader": ("qa",),
                "reader_grid": ("qa",)}
+
+
+def source_files(source: Mapping | None) -> list[str]:
+    """The local files a battery's `source` reads (the workflow's job inputs): every path it names, or for LongEmbed
+    only its local `data_files` (a hub id is no file)."""
+    from posbias.audit.longembed import is_longembed, source_inputs
+
+    if not source:
+        return []
+    return source_inputs(source) if is_longembed(source) else [path for key, path in source.items()
+                                                                if key != "pool_size"]
 CHOICES = {"test": ("t", "wilcoxon", "randomisation", "mcnemar"),
            "correction": ("none", "bonferroni", "holm", "fdr_bh"), "needles": ("lexical", "paraphrased"),
-           "rest": ("paper", "authors"), "aggregate": ("max", "first")}
-NULLABLE = {"doc_tokens": int, "lengths": list}  # keys whose default is null: the type a value must have
+           "rest": ("paper", "authors"), "aggregate": ("max", "first"), "arrange": ("retrieval", "ends"),
+           "consistency_aggregate": ("borda", "rrf"), "consistency_orders": ("shuffles", "rotations")}
+# keys whose default is null: the type a value must have
+NULLABLE = {"doc_tokens": int, "lengths": list, "window": int, "step": int}
 
 
 def settings_with(overrides: Mapping | None) -> dict:
@@ -95,6 +116,10 @@ def _check_setting(battery: str, key: str, value, default) -> None:
     where = f"audit settings.{battery}.{key}"
     if key == "source":
         needed = SOURCE_KEYS[battery]
+        if battery == "grid" and isinstance(value, Mapping) and "longembed" in value:  # LongEmbed's needle, passkey
+            from posbias.audit.longembed import check_source
+
+            return check_source(value, where)
         if value is not None and (not isinstance(value, Mapping) or set(needed) - set(value)):
             raise InputError(f"{where}: expected null or a mapping with {', '.join(needed)}, got {value!r}")
         return
@@ -223,9 +248,14 @@ def grid_lengths(window: int | None, settings: Mapping) -> list[int]:
 
 
 def grid_battery(model, settings: Mapping) -> BatteryResult:
-    """The needle at each depth (a share of the document) in documents of each length: one sweep per length."""
+    """The needle at each depth (a share of the document) in documents of each length: one sweep per length; on
+    LongEmbed's needle or passkey set (`source: {longembed: ...}`), its own lengths and answers
+    (`posbias.audit.longembed`)."""
     from posbias.audit.haystack import questions_and_pool, sweep_questions
+    from posbias.audit.longembed import is_longembed, longembed_grid
 
+    if is_longembed(settings["source"]):
+        return longembed_grid(model, settings)
     questions, pool = questions_and_pool(settings["source"], settings["needles"])
     depths, rows = list(settings["depths"]), []
     lengths = grid_lengths(model.window, settings)
@@ -272,7 +302,6 @@ def probes_battery(model, settings: Mapping) -> BatteryResult:
 def reader_battery(language_model, settings: Mapping) -> BatteryResult:
     from posbias.litm.metric import best_subspan_em
     from posbias.litm.predict import qa_examples
-    from posbias.litm.qa_builder import build_position
     from posbias.llm.types import Decoding
 
     k = settings["n_documents"]
@@ -280,55 +309,93 @@ def reader_battery(language_model, settings: Mapping) -> BatteryResult:
     decoding = Decoding(max_new_tokens=settings["max_new_tokens"])
     rows = []
     for gold_index in range(k):
-        examples = qa_examples([build_position(record, k, gold_index) for record in records])
+        examples = qa_examples([_context(record, k, gold_index, settings["arrange"]) for record in records])
         completions = language_model.generate([example.request() for example in examples], decoding)
         rows += [{"unit": str(example.example_index), "position": gold_index,
                   "value": best_subspan_em(completion.text, example.record["answers"])}
                  for example, completion in zip(examples, completions)]
-    return BatteryResult("reader", METRICS["reader"], pd.DataFrame(rows), extra={"n_documents": k})
+    return BatteryResult("reader", METRICS["reader"], pd.DataFrame(rows),
+                         extra={"n_documents": k, "arrange": settings["arrange"]})
 
 
 def order_battery(language_model, settings: Mapping) -> BatteryResult:
+    """The gold document entering RankGPT's list at each input position (so, with sliding windows shorter than the
+    list, in each window: `entered_window` counts them in the order they are ranked, from the back); with
+    permutation self-consistency (`consistency_k` > 1) each list is ranked in k orders of its candidates and the
+    rankings aggregated, the gold's reciprocal rank taken over tied aggregate scores as the sweep takes it."""
     from posbias.audit.haystack import questions_and_pool
-    from posbias.rankers.rankgpt import RankGPTSettings, rerank_query
+    from posbias.rankers.listwise.windows import sliding_windows
+    from posbias.rankers.rankgpt import RankGPTSettings
 
     questions, _ = questions_and_pool(settings["source"])
     n, size = settings["n_queries"], settings["n_candidates"]
     if n + size - 1 > len(questions):
         raise InputError(f"audit order battery: n_queries + n_candidates - 1 = {n + size - 1} exceeds the world's "
                          f"{len(questions)} questions")
+    window = max(min(settings["window"] or size, size), 2)
+    rankgpt = RankGPTSettings(window=window, step=settings["step"] or max(window // 2, 1), rank_end=size)
+    windows = sliding_windows(size, rankgpt.window, rankgpt.step, rankgpt.rank_end)
     others = questions[n:n + size - 1]  # each a fact about another entity
     texts = {f"d{i}": q.needle for i, q in enumerate(others)}
-    rankgpt = RankGPTSettings(window=max(size, 2), step=1)
     rows, taus = [], {"reversed": [], "shuffled": []}
     for number, question in enumerate(questions[:n]):
         texts["gold"] = question.needle
-
-        def rerank(order: list[str], tag: str) -> tuple[list[str], list]:
-            calls: list = []
-            out, _ = rerank_query(language_model, f"{question.qid}@{tag}", question.text, order, texts.__getitem__,
-                                  rankgpt, calls)
-            return out, calls
-
+        ranker = _ListRanker(language_model, question, texts, rankgpt, settings)
         outputs = {}
         for position in range(size):
             order = [f"d{i}" for i in range(size - 1)]
             order.insert(position, "gold")
-            outputs[position], calls = rerank(order, str(position))
-            rows.append({"unit": question.qid, "position": position,
-                         "value": 1.0 / (outputs[position].index("gold") + 1), **call_costs(calls)})
+            scores, calls = ranker.rank(order, str(position))
+            outputs[position] = sorted(scores, key=lambda doc: (-scores[doc], doc))
+            entered = next(i for i, (start, end) in enumerate(windows) if start <= position < end)
+            rows.append({"unit": question.qid, "position": position, "entered_window": entered,
+                         "value": expected_reciprocal_rank(scores["gold"],
+                                                           np.array([v for d, v in scores.items() if d != "gold"])),
+                         **call_costs(calls)})
         # the same candidates in reverse and in a seeded shuffle of the first input: does the output follow them?
         first = [f"d{i}" for i in range(size - 1)]
         first.insert(0, "gold")
         shuffled = list(np.random.default_rng([number, size]).permutation(first))
         for kind, order in (("reversed", first[::-1]), ("shuffled", shuffled)):
-            taus[kind].append(rank_agreement(outputs[0], rerank(order, kind)[0]))
+            scores, _ = ranker.rank(order, kind)
+            taus[kind].append(rank_agreement(outputs[0], sorted(scores, key=lambda doc: (-scores[doc], doc))))
     frame = pd.DataFrame(rows)
     costs = frame[list(COST_COLUMNS)].mean().to_dict()
+    consistency = {key: settings[key] for key in settings if key.startswith("consistency_")}
     # the values stay what the curve reads: measured seconds would make two runs' files differ
-    return BatteryResult("order", METRICS["order"], frame[["unit", "position", "value"]],
-                         extra={"n_candidates": size, **{f"per_list_{k}": float(v) for k, v in costs.items()},
-                                **{f"kendall_tau_{kind}": float(np.mean(values)) for kind, values in taus.items()}})
+    return BatteryResult("order", METRICS["order"], frame[["unit", "position", "entered_window", "value"]],
+                         extra={"n_candidates": size, "windows": [list(w) for w in windows],
+                                **{f"per_list_{k}": float(v) for k, v in costs.items()},
+                                **{f"kendall_tau_{kind}": float(np.mean(values)) for kind, values in taus.items()},
+                                **(consistency if settings["consistency_k"] > 1 else {})})
+
+
+class _ListRanker:
+    """One question's candidates ranked by RankGPT: once in the order given, or (permutation self-consistency) in
+    k orders drawn from the candidate set alone, the k rankings aggregated. `rank` gives a score per candidate
+    (higher first; one list: minus its rank) and the model calls it took."""
+
+    def __init__(self, language_model, question, texts: Mapping[str, str], rankgpt, settings: Mapping):
+        self.model, self.question, self.texts, self.rankgpt = language_model, question, texts, rankgpt
+        self.k, self.settings = settings["consistency_k"], settings
+
+    def _rerank(self, order: list[str], tag: str, calls: list) -> list[str]:
+        from posbias.rankers.rankgpt import rerank_query
+
+        out, _ = rerank_query(self.model, f"{self.question.qid}@{tag}", self.question.text, order,
+                              self.texts.__getitem__, self.rankgpt, calls)
+        return out
+
+    def rank(self, order: list[str], tag: str) -> tuple[dict[str, float], list]:
+        from posbias.rankers.listwise.aggregate import aggregate, input_orders
+
+        calls: list = []
+        if self.k == 1:
+            return {doc: -float(rank) for rank, doc in enumerate(self._rerank(order, tag, calls))}, calls
+        seed = [self.settings["consistency_seed"], self.question.qid]
+        rankings = [self._rerank(each, f"{tag}#{j}", calls)
+                    for j, each in enumerate(input_orders(order, self.k, seed, self.settings["consistency_orders"]))]
+        return aggregate(rankings, self.settings["consistency_aggregate"]), calls
 
 
 COST_COLUMNS = ("calls", "prompt_tokens", "completion_tokens", "seconds", "malformed", "out_of_range", "repeated",
@@ -359,7 +426,6 @@ def reader_grid_battery(language_model, settings: Mapping) -> BatteryResult:
     (gold index round(depth x (k - 1)))."""
     from posbias.litm.metric import best_subspan_em
     from posbias.litm.predict import qa_examples
-    from posbias.litm.qa_builder import build_position
     from posbias.llm.types import Decoding
 
     records = _reader_records(settings, max(settings["n_documents"]))
@@ -368,7 +434,8 @@ def reader_grid_battery(language_model, settings: Mapping) -> BatteryResult:
     for k in sorted(settings["n_documents"]):
         per_k = []
         for position, depth in enumerate(depths):
-            examples = qa_examples([build_position(record, k, round(depth * (k - 1))) for record in records])
+            examples = qa_examples([_context(record, k, round(depth * (k - 1)), settings["arrange"])
+                                    for record in records])
             completions = language_model.generate([example.request() for example in examples], decoding)
             per_k += [{"unit": str(example.example_index), "position": position, "depth": depth, "k": k,
                        "prompt_tokens": completion.prompt_tokens,
@@ -379,7 +446,17 @@ def reader_grid_battery(language_model, settings: Mapping) -> BatteryResult:
     frame = pd.DataFrame(rows)
     return BatteryResult("reader_grid", METRICS["reader_grid"], frame.drop(columns="prompt_tokens"),
                          extra={"n_documents": sorted(settings["n_documents"]), "depths": depths,
+                                "arrange": settings["arrange"],
                                 "lengths": sorted(frame["length"].unique().tolist())})
+
+
+def _context(record: Mapping, k: int, rank: int, arrange: str) -> dict:
+    """The record with k documents, the gold one at retrieval rank `rank` (0 first) among k - 1 distractors, in
+    retrieval order or arranged with the best at both ends (`posbias.litm.qa_builder.ends_first`)."""
+    from posbias.litm.qa_builder import build_position, ends_first
+
+    built = build_position(record, k, rank)
+    return {**built, "ctxs": ends_first(built["ctxs"])} if arrange == "ends" else built
 
 
 def _reader_records(settings: Mapping, k: int) -> list[dict]:

@@ -4,8 +4,12 @@
   position with its bootstrap interval, significant drops marked), the metric suite's summary, the curve's
   numbers, the first-versus-last probe, what was loaded and the environment that ran it;
 - the leaderboard (`<out>/leaderboard.{csv,md,tex,html}`): a row per model and battery, the summary numbers side
-  by side.
-`posbias.audit.steps.write_reports` writes both.
+  by side;
+- a depth x length grid's own files (`<out>/<name>/<battery>.heatmap.{png,pdf}` and the table of its cells,
+  `.heatmap.{csv,md,tex,html}`);
+- the mitigation table (`<out>/mitigations.{csv,md,tex,html}`), where an audit mitigates another
+  (`posbias.audit.mitigations`): the two side by side, battery by battery.
+`posbias.audit.steps.write_reports` writes them.
 """
 
 from __future__ import annotations
@@ -113,23 +117,56 @@ def _reach(summary: Mapping) -> str:
     return ("≥ " if summary.get("reach_censored") else "") + str(int(summary["reach"]) + 1)
 
 
-def grid_figure(curve: pd.DataFrame, record: Mapping) -> str:
-    """A grid's heatmap as an inline PNG: the metric's mean per (length, depth), lengths in the model's tokens."""
-    from posbias.reporting.figure_files import plt
-
+def grid_cells(curve: pd.DataFrame, record: Mapping) -> pd.DataFrame:
+    """A grid's cells: the metric's mean per length (rows, longest first) and depth (columns)."""
     depths = record["extra"]["depths"]
     table = curve.pivot_table(index="length", columns="position", values="mean").sort_index(ascending=False)
+    table.columns = [depths[p] for p in table.columns]
+    return table
+
+
+def heatmap(curve: pd.DataFrame, record: Mapping):
+    """A grid's heatmap (a matplotlib figure): the cells with their values printed, lengths in the model's tokens
+    (a reader's: the mean prompt its backend counted)."""
+    from posbias.reporting.figure_files import plt
+
+    table = grid_cells(curve, record)
     fig, ax = plt.subplots(figsize=(6.4, 0.5 * len(table) + 1.6))
     image = ax.imshow(table.to_numpy(), aspect="auto", cmap="viridis", vmin=0, vmax=1)
-    ax.set_xticks(range(len(table.columns)), [f"{depths[p]:g}" for p in table.columns])
+    ax.set_xticks(range(len(table.columns)), [f"{depth:g}" for depth in table.columns])
     ax.set_yticks(range(len(table)), [str(int(length)) for length in table.index])
     for (row, column), value in pd.DataFrame(table.to_numpy()).stack().items():
         ax.text(column, row, f"{value:.2f}", ha="center", va="center", fontsize=7,
                 color="white" if value < 0.5 else "black")
-    ax.set_xlabel("needle depth (share of the document)")
+    ax.set_xlabel("gold document's depth (share of the context)" if record["battery"] == "reader_grid"
+                  else "needle depth (share of the document)")
     ax.set_ylabel("length (model tokens)")
     fig.colorbar(image, ax=ax, label=record["metric"])
-    return inline_png(fig, f"{record['battery']} heatmap", 640)
+    ax.set_title(f"{record['name']}: {record['battery']}", fontsize=9)
+    return fig
+
+
+def grid_files(out: str | Path, name: str, battery: str) -> dict[str, str]:
+    stem = Path(out) / name / f"{battery}.heatmap"
+    return {fmt: f"{stem}.{fmt}" for fmt in ("png", "pdf", "csv", "md", "tex", "html")}
+
+
+def write_grid_files(out: str | Path, record: Mapping) -> dict[str, str]:
+    """A grid's heatmap as PNG and PDF and its cells as a table (CSV, Markdown, LaTeX, HTML)."""
+    from posbias.reporting.figure_files import save_figure
+
+    files = grid_files(out, record["name"], record["battery"])
+    curve = pd.read_csv(Path(out) / record["name"] / f"{record['battery']}.curve.csv")
+    save_figure(heatmap(curve, record), [files["png"], files["pdf"]])
+    cells = grid_cells(curve, record)
+    header = ["length (tokens)", *(f"depth {depth:g}" for depth in cells.columns)]
+    body = [[str(int(length)), *(number(value) for value in row)] for length, row in cells.iterrows()]
+    caption = (f"{record['name']}, {record['battery']}: {record['metric']} with the needle at each depth (a share of "
+               f"the context) of contexts of each length (the model's tokens), over {record['n_units']} units.")
+    frame = cells.reset_index().melt(id_vars="length", var_name="depth", value_name=record["metric"])
+    write_tables({fmt: files[fmt] for fmt in ("csv", "md", "tex", "html")}, frame,
+                 Table(header, body, caption, f"tab:audit-{record['name']}-{record['battery']}"))
+    return files
 
 
 def _grid_section(record: Mapping, curve: pd.DataFrame) -> str:
@@ -144,7 +181,8 @@ def _grid_section(record: Mapping, curve: pd.DataFrame) -> str:
     caption = (f"The metric suite at each length ({record['test']} tests against the first depth, "
                f"{stats['correction']} over each length's depths, alpha {stats['alpha']}); "
                f"{record['extra'].get('needles', 'gold')} needles.")
-    return "\n".join([f"<h2>{html.escape(TITLES[record['battery']])}</h2>", grid_figure(curve, record),
+    figure = inline_png(heatmap(curve, record), f"{record['battery']} heatmap", 640)
+    return "\n".join([f"<h2>{html.escape(TITLES[record['battery']])}</h2>", figure,
                       html_table(header, body, caption)])
 
 
@@ -190,6 +228,12 @@ def write_card(out: str | Path, name: str, records: Sequence[Mapping],
     first = records[0]
     head = (f"<h1>Position-sensitivity audit: {html.escape(name)}</h1>"
             f"<p><code>{html.escape(first['spec'])}</code> ({html.escape(first['kind'])})</p>")
+    if first.get("mitigation"):
+        from posbias.audit.mitigations import describe
+
+        of = html.escape(first["mitigation"]["of"])
+        head += (f"<p>Mitigation: {html.escape(describe(first['mitigation']))}, of "
+                 f"<a href=\"../{of}/{CARD}\">{of}</a> (the mitigation table sets the two side by side).</p>")
     model_rows = [[str(k), _value(v)] for k, v in first["model"].items()]
     sections = [_battery_section(record, pd.read_csv(directory / f"{record['battery']}.curve.csv"))
                 for record in records]
@@ -235,7 +279,83 @@ def write_leaderboard(found: Mapping[str, Sequence[Mapping]], outputs: Mapping[s
     write_tables(dict(outputs), frame, Table(header, body, caption, "tab:audit-leaderboard", wide=True))
 
 
+def table_files(out: str | Path, stem: str) -> dict[str, str]:
+    """A table's four files under `out`: `<stem>.{tex,csv,md,html}`."""
+    return {fmt: str(Path(out) / f"{stem}.{fmt}") for fmt in ("tex", "csv", "md", "html")}
+
+
 def leaderboard_files(out: str | Path) -> dict[str, str]:
-    return {fmt: str(Path(out) / f"leaderboard.{fmt}") for fmt in ("tex", "csv", "md", "html")}
+    return table_files(out, "leaderboard")
 
 
+
+MITIGATION_COLUMNS = ["name", "of", "mitigation", "battery", "metric", "first_before", "first_after", "psi_before",
+                      "psi_after", "mean_before", "mean_after", "drops_before", "drops_after", "cost_multiplier",
+                      "seconds_multiplier"]
+
+
+def _curve_means(out: str | Path, record: Mapping) -> dict:
+    """The mean of the curve over positions, by length for a grid (key None otherwise)."""
+    curve = pd.read_csv(Path(out) / record["name"] / f"{record['battery']}.curve.csv")
+    if "length" in curve:
+        return {str(length): float(part["mean"].mean()) for length, part in curve.groupby("length")}
+    return {None: float(curve["mean"].mean())}
+
+
+def mitigation_frame(out: str | Path, found: Mapping[str, Sequence[Mapping]]) -> pd.DataFrame:
+    """A row per mitigated audit, battery (and grid length): the base's numbers and the mitigated ones; the cost
+    multiplier is the ratio of the model inputs each battery computed, the seconds multiplier that of its seconds.
+    A battery the base did not run has no row."""
+    from posbias.audit.mitigations import describe
+
+    rows = []
+    for name, records in found.items():
+        for record in records:
+            mitigation = record.get("mitigation")
+            if not mitigation:
+                continue
+            base = next((r for r in found.get(mitigation["of"], []) if r["battery"] == record["battery"]), None)
+            if base is None:
+                continue
+            before_means, after_means = _curve_means(out, base), _curve_means(out, record)
+            before_each = base["summary"].get("lengths") or {None: base["summary"]}
+            after_each = record["summary"].get("lengths") or {None: record["summary"]}
+            for length in after_each:
+                if length not in before_each:
+                    continue
+                before, after = before_each[length], after_each[length]
+                rows.append({
+                    "name": name, "of": mitigation["of"], "mitigation": describe(mitigation),
+                    "battery": record["battery"] + (f" @{length}" if length is not None else ""),
+                    "metric": record["metric"], "first_before": before["reference_mean"],
+                    "first_after": after["reference_mean"], "psi_before": before["psi"], "psi_after": after["psi"],
+                    "mean_before": before_means[length], "mean_after": after_means[length],
+                    "drops_before": before["significant_drops"], "drops_after": after["significant_drops"],
+                    "cost_multiplier": _ratio(record["extra"].get("model_inputs"), base["extra"].get("model_inputs")),
+                    "seconds_multiplier": _ratio(record["seconds"], base["seconds"])})
+    return pd.DataFrame(rows, columns=MITIGATION_COLUMNS)
+
+
+def _ratio(after, before) -> float:
+    return float(after) / float(before) if after is not None and before else math.nan
+
+
+def write_mitigations(out: str | Path, found: Mapping[str, Sequence[Mapping]], outputs: Mapping[str, str]) -> None:
+    frame = mitigation_frame(out, found)
+    header = ["Model", "Mitigation", "Battery", "Metric", "First", "First (mit.)", "PSI", "PSI (mit.)", "Mean",
+              "Mean (mit.)", "Drops", "Drops (mit.)", "Cost ×", "Seconds ×"]
+    body = [[r["of"], r["mitigation"], r["battery"], r["metric"], number(r["first_before"]),
+             number(r["first_after"]), number(r["psi_before"]), number(r["psi_after"]), number(r["mean_before"]),
+             number(r["mean_after"]), str(int(r["drops_before"])), str(int(r["drops_after"])),
+             number(r["cost_multiplier"], 2), number(r["seconds_multiplier"], 2)] for _, r in frame.iterrows()]
+    caption = ("Mitigations measured by the battery of the model they mitigate: the metric at the first position "
+               "(the reference), PSI (1 - worst/best over positions), the mean over positions and the significant "
+               "drops, without and with the mitigation; the cost multiplier is the ratio of the inputs the model "
+               "computed (pairs times windows, prompts, listwise calls; cached answers count, as a fresh run pays "
+               "for them), the seconds multiplier that of the battery's seconds (cached answers cost none). A grid "
+               "has a row per length.")
+    write_tables(dict(outputs), frame, Table(header, body, caption, "tab:audit-mitigations", wide=True))
+
+
+def mitigation_files(out: str | Path) -> dict[str, str]:
+    return table_files(out, "mitigations")

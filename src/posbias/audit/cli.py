@@ -2,6 +2,8 @@
 
     posbias audit --model cross-encoder:models/my-reranker --out audits/
     posbias audit --model "cross-encoder:models/my-reranker?window=256&stride=128&aggregate=max" --out audits/
+    posbias audit --model cross-encoder:models/my-reranker --name my-reranker-maxp --out audits/ \
+        --mitigation "window_aggregation?window=256&stride=128" --mitigates my-reranker
     posbias audit --model bi-encoder:offline:all-MiniLM-L6-v2 --out audits/ --battery sweep
     posbias audit --model "reader:hf_causal:offline:SmolLM2-135M-Instruct?dtype=float32" --out audits/
     posbias audit --model "rankgpt:openai_chat:gpt-4o-mini-2024-07-18?base_url=http://localhost:8000/v1" --out a/
@@ -10,7 +12,8 @@
     posbias export-hf --checkpoint results/models/firstp_cls/seed1 --out exported/firstp_cls
 
 Each run writes its batteries' files under `<out>/<name>/` and then every card and the leaderboard of `<out>`
-(`posbias.audit.card`); `--report-only` rewrites those from the files already there. `--config` with `--name`
+(`posbias.audit.card`), and the mitigation table where a mitigated audit sits beside its base
+(`posbias.audit.mitigations`); `--report-only` rewrites those from the files already there. `--config` with `--name`
 audits a model of the config's `audit.models` with the config's battery settings, as the workflow's job does.
 """
 
@@ -34,6 +37,10 @@ def register(commands) -> None:
     parser.add_argument("--battery", action="append",
                         choices=("sweep", "probes", "grid", "reader", "reader_grid", "order"),
                         help="run only this battery (repeatable); default: every battery the model takes")
+    parser.add_argument("--mitigation", help="audit the model as a mitigation changes it, KIND[?key=value&...]: "
+                                             "window_aggregation, permutation_self_consistency, "
+                                             "relevance_ordered_context, debiased_training (posbias.audit.mitigations)")
+    parser.add_argument("--mitigates", help="with --mitigation: the name of the audit (in --out) it is compared with")
     reads(parser, "--settings", help="YAML of battery settings, {battery: {key: value}} (posbias.audit.batteries)")
     parser.add_argument("--cache", help="the language models' response cache directory (default: the config's "
                                         "llm.cache, else cache/llm)")
@@ -65,6 +72,10 @@ def _usage(args) -> str | None:
         return "give --model, or --config with --name"
     if args.config and not args.name:
         return "--config needs --name (a key of the config's audit.models)"
+    if args.config and (args.mitigation or args.mitigates):
+        return "--mitigation and --mitigates come from the config's entry with --config"
+    if bool(args.mitigation) != bool(args.mitigates):
+        return "--mitigation and --mitigates go together"
     return None
 
 
@@ -72,17 +83,22 @@ def run_command(args) -> None:
     from posbias.audit.steps import audit, write_reports
 
     if not args.report_only:
+        from posbias.audit.mitigations import parse_mitigation
+
         spec, name, settings, cache = args.model, args.name, None, {"dir": "cache/llm", "mode": "read_write"}
+        mitigation = parse_mitigation(args.mitigation) if args.mitigation else None
+        mitigates = args.mitigates
         if args.config:
             job = read_config_object(args.config).audit.job(args.name)
             spec, settings, cache = job["spec"], job["settings"], job["cache"]
+            mitigation, mitigates = job.get("mitigation"), job.get("mitigates")
         if args.settings:
             with open(args.settings, encoding="utf-8") as handle:
                 settings = yaml.safe_load(handle) or {}
             if not isinstance(settings, dict):
                 raise InputError(f"{args.settings}: expected a mapping of battery settings")
         audit(spec, args.out, args.battery, settings, args.cache or cache["dir"], args.cache_mode or cache["mode"],
-              args.device, name)
+              args.device, name, mitigation, mitigates)
     if not args.no_report:
         for card in write_reports(args.out):
             print(card)

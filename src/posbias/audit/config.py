@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 from posbias.config.canonical import canonical
@@ -19,9 +20,33 @@ def _seed(cfg: dict, trained: dict) -> int:
     return trained.get("seed", model.get("seeds", cfg.get("training", {}).get("seeds", [1]))[0])
 
 
+def entry_of(cfg: dict, name: str) -> dict:
+    """`audit.models.<name>`; a mitigated entry (`mitigates`) resolved against the entry it mitigates: that entry's
+    model (for debiased_training its trained model's twin, `mitigation.model`), batteries and settings, this
+    entry's batteries and settings over them, and the mitigation with `of`, the name it mitigates."""
+    entries = cfg["audit"]["models"]
+    entry = entries[name]
+    if "mitigates" not in entry:
+        return entry
+    base = entries[entry["mitigates"]]
+    resolved = {key: copy.deepcopy(base[key]) for key in ("model", "trained", "batteries") if key in base}
+    if entry["mitigation"]["kind"] == "debiased_training" and "trained" in base:
+        # the twin's own first seed: its seeds need not be the original's
+        resolved["trained"] = {key: value for key, value in base["trained"].items() if key != "seed"}
+        resolved["trained"]["model"] = entry["mitigation"].get("model")
+    if "batteries" in entry:
+        resolved["batteries"] = entry["batteries"]
+    settings = copy.deepcopy(base.get("settings") or {})
+    for battery, values in (entry.get("settings") or {}).items():
+        settings.setdefault(battery, {}).update(values or {})
+    resolved["settings"] = settings
+    resolved["mitigation"] = {**entry["mitigation"], "of": entry["mitigates"]}
+    return resolved
+
+
 def spec_of(cfg: dict, name: str) -> str:
     """The model spec of `audit.models.<name>`: as written, or the trained model's checkpoint or export path."""
-    entry = cfg["audit"]["models"][name]
+    entry = entry_of(cfg, name)
     if "model" in entry:
         return entry["model"]
     trained = entry["trained"]
@@ -46,12 +71,14 @@ def check(cfg: dict, warnings: list[str]) -> None:
         settings_with(audit.get("settings"))
     except InputError as err:
         raise ConfigError(f"audit.settings: {err}") from None
-    for name, entry in audit["models"].items():
+    for name, written in audit["models"].items():
         where = f"audit.models.{name}"
         try:
             check_name(name, where)
         except InputError as err:
             raise ConfigError(str(err)) from None
+        _check_mitigated(cfg, name, written, where)
+        entry = entry_of(cfg, name)
         trained = entry.get("trained")
         if trained:
             require(cfg["models"], trained["model"], f"{where}.trained.model", "a key of models")
@@ -66,8 +93,35 @@ def check(cfg: dict, warnings: list[str]) -> None:
             ref = parse_model_spec(spec_of(cfg, name))
             batteries_of(ref, entry.get("batteries"))
             settings_with(entry.get("settings"))
+            if "mitigation" in entry:
+                from posbias.audit.mitigations import checked
+
+                checked({k: v for k, v in entry["mitigation"].items() if k != "of"}, ref, f"{where}.mitigation")
         except InputError as err:
             raise ConfigError(f"{where}: {err}") from None
+
+
+def _check_mitigated(cfg: dict, name: str, entry: dict, where: str) -> None:
+    """A mitigated entry mitigates another entry that is not mitigated itself; a de-biased twin is a de-biased
+    model of the config whose original is what the base entry audits."""
+    if "mitigates" not in entry:
+        return
+    entries = cfg["audit"]["models"]
+    base_name = entry["mitigates"]
+    require(entries, base_name, f"{where}.mitigates", "a key of audit.models")
+    if base_name == name or "mitigates" in entries[base_name]:
+        raise ConfigError(f"{where}.mitigates: {base_name!r} is itself mitigated; name the model it mitigates")
+    if entry["mitigation"]["kind"] == "debiased_training":
+        base = entries[base_name]
+        if "trained" not in base:
+            raise ConfigError(f"{where}.mitigation: debiased_training mitigates a trained model; "
+                              f"audit.models.{base_name} names none")
+        twin = entry["mitigation"].get("model")
+        require(cfg["models"], twin, f"{where}.mitigation.model", "a key of models")
+        original = (cfg["models"][twin].get("debias") or {}).get("original")
+        if original != base["trained"]["model"]:
+            raise ConfigError(f"{where}.mitigation.model: {twin!r} is not the de-biased twin of "
+                              f"{base['trained']['model']!r} (its debias.original: {original!r})")
 
 
 class Audit:
@@ -81,11 +135,15 @@ class Audit:
     def spec(self, name: str) -> str:
         return spec_of(self._cfg.data, name)
 
+    def mitigated(self) -> list[str]:
+        """The entries that mitigate another (`mitigates`): the mitigation table compares them with it."""
+        return [name for name in self.models if "mitigates" in self.data["models"][name]]
+
     def batteries(self, name: str) -> list[str]:
         from posbias.audit.steps import batteries_of
         from posbias.audit.spec import parse_model_spec
 
-        return batteries_of(parse_model_spec(self.spec(name)), self.data["models"][name].get("batteries"))
+        return batteries_of(parse_model_spec(self.spec(name)), entry_of(self._cfg.data, name).get("batteries"))
 
     def jobs(self) -> list[tuple[str, str]]:
         return [(name, battery) for name in self.models for battery in self.batteries(name)]
@@ -95,7 +153,7 @@ class Audit:
         from posbias.audit.batteries import settings_with
 
         merged = settings_with(self.data.get("settings"))
-        for battery, values in (self.data["models"][name].get("settings") or {}).items():
+        for battery, values in (entry_of(self._cfg.data, name).get("settings") or {}).items():
             merged[battery].update(values)
         return canonical(merged)
 
@@ -105,7 +163,12 @@ class Audit:
             from posbias.errors import InputError
 
             raise InputError(f"audit.models: no model {name!r}; configured: {self.models}")
-        return {"spec": self.spec(name), "settings": self.settings(name), "cache": canonical(self._cfg.llm.cache)}
+        job = {"spec": self.spec(name), "settings": self.settings(name), "cache": canonical(self._cfg.llm.cache)}
+        mitigation = entry_of(self._cfg.data, name).get("mitigation")
+        if mitigation:
+            job["mitigation"] = canonical({k: v for k, v in mitigation.items() if k != "of"})
+            job["mitigates"] = mitigation["of"]
+        return job
 
     def local_decoder(self, name: str) -> int:
         """1 for a language model that decodes in this process (a reader, a listwise reranker: the workflow runs one
@@ -120,10 +183,11 @@ class Audit:
     def inputs(self, name: str) -> list[str]:
         """The files the model's jobs read: a trained checkpoint or the cross-encoder exported from it, and the
         batteries' real sources (files the workflow may make, such as the FarRelevant passage collection)."""
+        from posbias.audit.batteries import source_files
+
         settings = self.settings(name)
-        sources = [path for battery in self.batteries(name) for key, path in (settings[battery]["source"] or {}).items()
-                   if key != "pool_size"]
-        trained = self.data["models"][name].get("trained")
+        sources = [path for battery in self.batteries(name) for path in source_files(settings[battery]["source"])]
+        trained = entry_of(self._cfg.data, name).get("trained")
         if not trained:
             return sources
         seed = _seed(self._cfg.data, trained)

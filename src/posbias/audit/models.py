@@ -41,6 +41,11 @@ class PairModel(ABC):
         """What the card's provenance shows of the loaded model."""
         return {"window": self.window}
 
+    def input_count(self, pairs: Sequence[Pair]) -> int:
+        """How many inputs the model computes to score `pairs` (one each, unless it reads windows): the cost the
+        mitigation table compares."""
+        return len(pairs)
+
 
 class CrossEncoderModel(PairModel):
     def __init__(self, ref: ModelRef, device: str = "auto"):
@@ -69,6 +74,11 @@ class CrossEncoderModel(PairModel):
 
     def count_tokens(self, text: str) -> int:
         return len(self.model.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+
+    def input_count(self, pairs: Sequence[Pair]) -> int:
+        if not self.view:
+            return len(pairs)
+        return sum(len(self.model.windows(document, self.view[0], self.view[1])) for _, document in pairs)
 
     def describe(self) -> dict:
         config = self.model.config

@@ -51,13 +51,37 @@ def load_model(ref: ModelRef, cache_dir: str, cache_mode: str, device: str):
     return open_language_model(ref, cache_dir, cache_mode)
 
 
-def run_battery(model, ref: ModelRef, battery: str, settings: Mapping, out: str | Path) -> dict:
-    """Run one battery and write its three files; returns the summary record."""
+class CountedModel:
+    """The model a battery reads, counting the inputs it computes: (query, document) inputs for a pair scorer (times
+    its windows, `PairModel.input_count`), prompts for a language model (a listwise call is one). The mitigation
+    table's cost multiplier is the ratio of these counts."""
+
+    def __init__(self, model):
+        self.model, self.inputs = model, 0
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+    def score(self, pairs, metas=None):
+        self.inputs += self.model.input_count(pairs)
+        return self.model.score(pairs, metas)
+
+    def generate(self, requests, *args, **kwargs):
+        self.inputs += len(requests)
+        return self.model.generate(requests, *args, **kwargs)
+
+
+def run_battery(model, ref: ModelRef, battery: str, settings: Mapping, out: str | Path,
+                mitigation: Mapping | None = None) -> dict:
+    """Run one battery and write its three files; returns the summary record (with the `mitigation` it audits, as
+    `posbias.audit.mitigations.checked` gave it, and the model that mitigates: `of`)."""
     from posbias.audit import batteries
     from posbias.provenance import environment
 
     started = time.perf_counter()
-    result = getattr(batteries, f"{battery}_battery")(model, settings[battery])
+    counted = CountedModel(model)
+    result = getattr(batteries, f"{battery}_battery")(counted, settings[battery])
+    result.extra["model_inputs"] = counted.inputs
     # the window in the unit the positions are counted in (a model known only by its words: none)
     window = getattr(model, "window", None) if getattr(model, "token_unit", "tokens") == "tokens" else None
     test = "mcnemar" if battery.startswith("reader") else None  # right or wrong answers: the exact McNemar test
@@ -68,7 +92,8 @@ def run_battery(model, ref: ModelRef, battery: str, settings: Mapping, out: str 
               "test": test or settings["statistics"]["test"], "n_units": int(result.values["unit"].nunique()),
               "summary": result.summary, "extra": result.extra,
               "settings": {battery: settings[battery], "statistics": settings["statistics"]},
-              "model": described, "seconds": round(seconds, 3), "environment": environment()}
+              "model": described, "seconds": round(seconds, 3), "environment": environment(),
+              **({"mitigation": dict(mitigation)} if mitigation else {})}
     files = battery_files(out, ref.name, battery)
     files["values"].parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(files["values"], "wb") as handle:
@@ -97,22 +122,34 @@ def _plain(value):
 
 def audit(spec: str, out: str | Path, batteries: list[str] | None = None, settings: Mapping | None = None,
           cache_dir: str = "cache/llm", cache_mode: str = "read_write", device: str = "auto",
-          name: str | None = None) -> list[dict]:
-    """Audit one model: every battery it takes (or those asked for), each battery's files under out/<name>/."""
+          name: str | None = None, mitigation: Mapping | None = None, mitigates: str | None = None) -> list[dict]:
+    """Audit one model: every battery it takes (or those asked for), each battery's files under out/<name>/. With
+    a `mitigation` (`posbias.audit.mitigations`), the model as that mitigation changes it, recorded as mitigating
+    the audit named `mitigates` (its batteries are compared with that audit's in the mitigation table)."""
+    from posbias.audit import mitigations
     from posbias.audit.batteries import settings_with
 
     ref = parse_model_spec(spec)
     if name:
         ref = ModelRef(ref.kind, ref.target, ref.options, check_name(name, "--name"), ref.spec)
     chosen = batteries_of(ref, batteries)
-    merged = settings_with(settings)
+    if mitigation and not mitigates:
+        raise InputError("--mitigation needs --mitigates: the name of the audit it is compared with")
+    ref, merged = mitigations.apply(ref, settings_with(settings), mitigation)
+    if mitigation:
+        mitigation = {**mitigations.checked(mitigation, ref, "--mitigation"),
+                      "of": check_name(mitigates, "--mitigates")}
+        if mitigates == ref.name:
+            raise InputError(f"--mitigates {mitigates!r}: a mitigated audit needs a name of its own (--name)")
     model = load_model(ref, cache_dir, cache_mode, device)
-    return [run_battery(model, ref, battery, merged, out) for battery in chosen]
+    return [run_battery(model, ref, battery, merged, out, mitigation) for battery in chosen]
 
 
 def write_reports(out: str | Path, names: list[str] | None = None) -> list[Path]:
-    """Every audited model's card and the leaderboard of `out` (restricted to `names` when given)."""
-    from posbias.audit.card import leaderboard_files, read_records, write_card, write_leaderboard
+    """Every audited model's card, each grid's heatmap and table, the leaderboard of `out` and, where an audit
+    mitigates another, the mitigation table (restricted to `names` when given)."""
+    from posbias.audit.card import (leaderboard_files, mitigation_files, read_records, write_card, write_grid_files,
+                                    write_leaderboard, write_mitigations)
     from posbias.provenance import environment_rows
 
     found = read_records(out, names)
@@ -120,5 +157,11 @@ def write_reports(out: str | Path, names: list[str] | None = None) -> list[Path]
         raise InputError(f"{out}: no audit results (run `posbias audit --model ... --out {out}` first)")
     cards = [write_card(out, name, records, environment_rows(records[0]["environment"]))
              for name, records in found.items()]
+    for records in found.values():
+        for record in records:
+            if "lengths" in record["summary"]:
+                write_grid_files(out, record)
     write_leaderboard(found, leaderboard_files(out))
+    if any(record.get("mitigation") for records in found.values() for record in records):
+        write_mitigations(out, found, mitigation_files(out))
     return cards

@@ -8,7 +8,7 @@ from typing import Mapping
 from posbias.config.section import ConfigError
 
 STUDY_SECTIONS = ("querysets", "training", "rerank", "models", "tables")
-OTHER_ANALYSES = ("litm", "probes", "positions")
+OTHER_ANALYSES = ("litm", "probes", "positions", "audit")
 
 
 def require_together(data: Mapping) -> None:
@@ -21,7 +21,7 @@ def require_together(data: Mapping) -> None:
                           f"other analyses")
     if not present and not any(key in data for key in OTHER_ANALYSES):
         raise ConfigError(f"(top level): nothing to run: give the long-document study ({', '.join(STUDY_SECTIONS)}), "
-                          f"litm, probes or positions")
+                          f"litm, probes, positions or audit")
 
 
 def fill_absent(data: dict) -> None:

@@ -22,12 +22,14 @@ import hashlib
 import json
 import os
 import random
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence, TypeVar
 
 from posbias.errors import InputError
 from posbias.io import FormatError
 from posbias.litm.files import write_jsonl
 from posbias.litm.matching import has_answer
+
+T = TypeVar("T")
 from posbias.litm.qa_data import gold_position, qa_records
 
 
@@ -62,6 +64,14 @@ def build_position(record: Mapping, k: int, gold_index: int) -> dict:
     ctxs = distractors(record, k - 1)
     ctxs.insert(gold_index, gold_document(record))
     return {**copy.deepcopy(dict(record)), "ctxs": ctxs}
+
+
+def ends_first(items: Sequence[T]) -> list[T]:
+    """Items ranked best first, placed with the best at both ends: ranks 1, 3, 5, ... from the start and 2, 4,
+    ... from the end, the worst in the middle (for 5: ranks 1, 3, 5, 4, 2), where Lost in the Middle's readers
+    use a document least."""
+    front, back = list(items[0::2]), list(items[1::2])
+    return front + back[::-1]
 
 
 def oracle_record(record: Mapping) -> dict:

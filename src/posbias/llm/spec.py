@@ -22,7 +22,7 @@ class ModelSpec:
 
     - `backend`: one of `BACKENDS`;
     - `model`: a local directory or `offline:` name (hf_*), an API model name, or for `mock` its kind
-      (`oracle`, `first_item`, `u_curve`, `echo`, `identity`, `reverse`);
+      (`oracle`, `order_biased`, `first_item`, `u_curve`, `echo`, `identity`, `reverse`);
     - `revision`: the weights' revision or hash, part of the cache key (API models: the dated model name is it);
     - `wrapper`: how a raw prompt becomes what is sent (`posbias.llm.wrappers`); always explicit;
     - `base_url`: an OpenAI-compatible server (vLLM, llama.cpp server, TGI); `api_key_env`: the environment

@@ -5,6 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+# `meta["order"]` of a judge's request (the judges' order checks, issue 32): its parts in the order the method
+# asks for, or rearranged (a chunk's sentences reversed, the RAG judge's blocks swapped). Real backends never see
+# it; the mock `order_biased` answers differently when it is not ORIGINAL_ORDER.
+ORIGINAL_ORDER = "original"
+
 
 @dataclass(frozen=True)
 class Decoding:

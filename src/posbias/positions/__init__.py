@@ -9,7 +9,8 @@ Two ways to find it:
 - dense labels (TREC DL, Robust04, Gov2, ClueWeb12: only documents are judged): each positive document is cut
   into sentence-preserving chunks (`chunks`), each chunk judged with the query by a language model with the
   UMBRELA prompt (`umbrela`), and the first chunk graded 1 or more is the position (`judging`); the pairs are
-  the positive judgments, queries shuffled and interleaved (`pairs`).
+  the positive judgments, queries shuffled and interleaved (`pairs`). The judge's own position bias is
+  checked on a sample of its chunks, judged again with their sentences reversed (`order_check`).
 
 Both give one row per (query, document) (its columns: `shares.ROW_COLUMNS`); `shares` bins them (256 tokens in the study) into the table
 of shares and the coverage, `report` draws Figures 1 and 7, and `truth` compares estimates with the embedded

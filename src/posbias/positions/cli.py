@@ -16,7 +16,8 @@ def register(commands) -> None:
                            "of the config, or report every located set")
     locate = steps.add_parser("locate", help="one positions.sets entry: sparse sets match their relevant passages, "
                                              "dense sets have the judge read their chunks; writes {set}.tsv and "
-                                             "{set}.json (and a dense set's {set}.judgments.parquet)")
+                                             "{set}.json (and a dense set's {set}.judgments.parquet and its "
+                                             "judges' order check, {set}.consistency.parquet)")
     locate.add_argument("--config", default="config.yaml")
     locate.add_argument("--set", required=True, help="a key of the config's positions.sets")
     reads(locate, "--docs", required=True, help="the set's documents (JSONL)")
@@ -34,13 +35,13 @@ def register(commands) -> None:
     reads(report, "--rows", "directory", required=True, help="the located sets' files (posbias positions locate)")
     reads(report, "--truth", "directory",
            help="the generator's positions directory (<queryset>.tsv), for the agreement of sets on its collection")
-    report.add_argument("--out", required=True, help="directory of positions.{tex,csv,md,html}, figures/ and "
-                                                     "agreement.csv")
+    report.add_argument("--out", required=True, help="directory of positions.{tex,csv,md,html}, figures/, "
+                                                     "agreement.csv and the judges' judges.{tex,csv,md,html}")
 
 
 def run_command(args) -> None:
     from posbias.positions import steps
-    from posbias.positions.paths import report_paths
+    from posbias.positions.paths import judges_paths, report_paths
 
     section = read_config_object(args.config).positions
     if not section.sets:
@@ -62,7 +63,9 @@ def run_command(args) -> None:
         else:
             steps.dense(job["spec"], job["settings"], job["judge"], job["judge_name"], job["cache"], args.docs,
                         args.queries, args.qrels, rows, str(out / f"{args.set}.judgments.parquet"), summary,
-                        passages=args.passages, passage_qrels=args.passage_qrels)
+                        passages=args.passages, passage_qrels=args.passage_qrels,
+                        out_consistency=str(out / f"{args.set}.consistency.parquet"),
+                        order_judges=job["order_judges"])
         return
     job, rows = section.report_args(), Path(args.rows)
     missing = [s for s in job["sets"] if not (rows / f"{s}.tsv").exists()]
@@ -73,4 +76,5 @@ def run_command(args) -> None:
     tables, figures, agreement = report_paths(args.out)
     steps.report({s: str(rows / f"{s}.tsv") for s in job["sets"]}, {s: str(rows / f"{s}.json") for s in job["sets"]},
                  job["settings"], job["labels"], {g: job["groups"][g] for g in job["group_order"]}, job["figure1"],
-                 tables, figures, truth, agreement)
+                 tables, figures, truth, agreement, judges_paths(args.out), job["judge_labels"],
+                 job["oracle_judges"])

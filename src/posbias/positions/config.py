@@ -36,9 +36,14 @@ def check(cfg: dict, warnings: list[str]) -> None:
                 raise ConfigError(f"{where}.judge: a dense set needs a judge (or positions.dense.judge)")
             require(models, judge, f"{where}.judge" if "judge" in spec else "positions.dense.judge",
                      "a key of llm.models")
-            if models[judge]["backend"] == "mock" and models[judge]["model"] == "oracle" and passages is None:
-                raise ConfigError(f"{where}.passages: the mock oracle judge answers from the relevant passages; "
-                                  f"set passages: generator")
+            if _reads_passages(models[judge]) and passages is None:
+                raise ConfigError(f"{where}.passages: the mock {models[judge]['model']} judge answers from the "
+                                  f"relevant passages; set passages: generator")
+            for other in section["dense"]["consistency"]["judges"]:
+                require(models, other, "positions.dense.consistency.judges", "a key of llm.models")
+                if _reads_passages(models[other]) and passages is None:
+                    raise ConfigError(f"positions.dense.consistency.judges: the mock {other!r} answers from the "
+                                      f"relevant passages, which {where} lacks (set its passages: generator)")
     depth, retriever = section["matching"]["bm25_depth"], section["matching"]["retriever"]
     if depth and any(s["kind"] == "sparse" for s in section["sets"].values()):
         require(cfg["retrievers"], retriever, "positions.matching.retriever", "a key of retrievers")
@@ -49,6 +54,11 @@ def check(cfg: dict, warnings: list[str]) -> None:
             require(section["sets"], name, f"positions.groups.{group}.sets", "a key of positions.sets")
     for group in section.get("figure1", []):
         require(section["groups"], group, "positions.figure1", "a key of positions.groups")
+
+
+def _reads_passages(model: dict) -> bool:
+    """A mock judge that answers from the relevant passages (`meta["answer"]`), which only a set with passages has."""
+    return model["backend"] == "mock" and model["model"] in ("oracle", "order_biased")
 
 
 class Positions:
@@ -78,17 +88,24 @@ class Positions:
             retriever = self._cfg.retrievers[matching["retriever"]] if matching["bm25_depth"] else None
             return dict(common, settings=canonical({k: self.data[k] for k in ("tokenizer", "bin_tokens", "matching")}),
                         retriever=canonical({k: retriever.get(k) for k in ("k1", "b")}) if retriever else None)
+        judges = self.data["dense"]["consistency"]["judges"]
         return dict(common, settings=canonical({k: self.data[k] for k in ("tokenizer", "bin_tokens", "dense")}),
                     judge=self._cfg.llm.model(self.judge(name)), judge_name=self.judge(name),
-                    cache=self._cfg.llm.cache)
+                    cache=self._cfg.llm.cache,
+                    order_judges=canonical({j: self._cfg.llm.model(j) for j in judges if j != self.judge(name)}))
 
     def report_args(self) -> dict:
-        """The report's job: every set in order, the settings, labels, groups and Figure 1's groups."""
+        """The report's job: every set in order, the settings, labels, groups and Figure 1's groups; the judges'
+        labels and which of them are mock oracles (consistent by construction, which the judges table says)."""
+        judges = sorted({*(self.judge(s) for s in self.dense), *self.data["dense"]["consistency"]["judges"]})
+        models = self._cfg.data.get("llm", {}).get("models", {})
+        oracles = [j for j in judges if models[j]["backend"] == "mock" and models[j]["model"] == "oracle"]
         return dict(sets=list(self.sets),
                     settings=canonical({k: self.data[k] for k in ("tokenizer", "bin_tokens", "max_bin", "dense")}),
                     labels={s: spec.get("label", s) for s, spec in self.sets.items()},
                     groups=canonical(self.data["groups"]), group_order=list(self.data["groups"]),
-                    figure1=self.figure1)
+                    figure1=self.figure1, judge_labels={j: self._cfg.llm.label(j) for j in judges},
+                    oracle_judges=oracles)
 
 
 SECTION = Section("positions", Path(__file__).with_name("config.schema.yaml"), check=check,

@@ -9,3 +9,8 @@ def report_paths(directory: str) -> tuple[dict[str, str], dict[str, list[str]], 
     """The share table's files (tex, csv, md, html), Figures 1 and 7 (png, pdf) and the agreement CSV."""
     figures = {name: figure_files(f"{directory}/figures", name) for name in ("figure1", "figure7")}
     return table_files(directory, "positions"), figures, f"{directory}/agreement.csv"
+
+
+def judges_paths(directory: str) -> dict[str, str]:
+    """The judges' order check table's files (tex, csv, md, html): each judge's position consistency."""
+    return table_files(directory, "judges")

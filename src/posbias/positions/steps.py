@@ -9,8 +9,12 @@ Files:
   path's own (sparse: the passage, stage, ratio and character offset of the earliest match; dense: the
   document's grade, its chunks, the first relevant chunk and how many answers were unparseable);
 - `results/positions/{set}.json`: counts (queries, pairs, matches by stage, judge calls, unparseable answers);
+  a dense set's `consistency`: each judge's position consistency on the order check's sample
+  (`posbias.positions.order_check`);
 - `results/positions/{set}.judgments.parquet` (dense): every chunk's prompt-free record: its first token,
-  tokens, the judge's answer and the grade read from it.
+  tokens, the judge's answer and the grade read from it;
+- `results/positions/{set}.consistency.parquet` (dense): the order check's pairs, one row per judge and sampled
+  chunk: its answer and grade as written and with its sentences reversed (no rows when the check is off).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import pandas as pd
 
@@ -142,14 +146,18 @@ def sparse(spec: Mapping, settings: Mapping, docs: str, queries: str, qrels: str
 
 def dense(spec: Mapping, settings: Mapping, judge: Mapping, judge_name: str, cache: Mapping, docs: str,
           queries: str, qrels: str, out_rows: str, out_judgments: str, out_summary: str,
-          passages: str | None = None, passage_qrels: str | None = None) -> None:
+          passages: str | None = None, passage_qrels: str | None = None, out_consistency: str | None = None,
+          order_judges: Mapping[str, Mapping] | None = None) -> None:
     """Judge the chunks of the first `spec["pairs"]` positive (query, document) pairs with `judge` (a
     `llm.models` entry) through the response cache `cache`; `passages` and `passage_qrels` (optional) name the
-    queries' relevant passages, which only the mock oracle judge reads."""
+    queries' relevant passages, which only the mock oracle judge reads. Then the order check
+    (`settings["dense"]["consistency"]`; none without it): the set's judge and `order_judges` (name -> `llm.models`
+    entry, the check's further judges) judge a sample of the chunks with their sentences reversed; the pairs go to
+    `out_consistency`, each judge's figures into the summary."""
     from posbias.backbones import token_counter
     from posbias.llm.generate import open_model
     from posbias.llm.types import Decoding, Request
-    from posbias.positions import judging
+    from posbias.positions import judging, order_check
     from posbias.positions.chunks import chunk
     from posbias.positions.pairs import positive_pairs
     from posbias.positions.shares import length_bin
@@ -165,17 +173,20 @@ def dense(spec: Mapping, settings: Mapping, judge: Mapping, judge_name: str, cac
     pairs = [(q, d) for q, d in pairs if d in documents]
     oracle = _oracle_passages(passages, passage_qrels, {q for q, _ in pairs})
     count = token_counter(settings["tokenizer"])
-    chunked, requests = {}, []
+    chunked, requests, judged_chunks = {}, [], []
     for qid, doc_id in pairs:
         pieces = chunk(documents[doc_id], chunking["chunk_tokens"], chunking["max_chunks"], count)
         chunked[(qid, doc_id)] = pieces
         items = judging.chunk_requests(texts[qid], [p.text for p in pieces], oracle.get(qid) if oracle else None)
         requests += [Request(prompt=prompt, meta=meta) for prompt, meta in items]
+        judged_chunks += [order_check.Chunk(qid, doc_id, i, texts[qid], piece.text, meta)
+                          for i, (piece, (_, meta)) in enumerate(zip(pieces, items))]
     log.info("%d pairs of %d queries, %d chunks to judge with %s", len(pairs), len({q for q, _ in pairs}),
              len(requests), judge_name)
     model = open_model(judge, cache["dir"], cache["mode"], what=f"llm.models.{judge_name}")
+    decoding = Decoding(max_new_tokens=chunking["max_new_tokens"])
     started = time.perf_counter()
-    completions = model.generate(requests, Decoding(max_new_tokens=chunking["max_new_tokens"]))
+    completions = model.generate(requests, decoding)
     seconds = time.perf_counter() - started
     answers = iter(completions)
     rows, records, unparseable = [], [], 0
@@ -202,10 +213,17 @@ def dense(spec: Mapping, settings: Mapping, judge: Mapping, judge_name: str, cac
         table.to_parquet(handle, index=False)
     hits = int(table["cache_hit"].sum()) if len(table) else 0
     located = frame[frame["position_bin"] >= 0]
+    check = chunking.get("consistency") or {}
+    consistency, checked = _order_check(check, judged_chunks, [c.text for c in completions], model, judge_name,
+                                        {name: spec for name, spec in (order_judges or {}).items()
+                                         if name != judge_name}, cache, decoding)
+    if out_consistency is not None:
+        with atomic_write(out_consistency, "wb") as handle:
+            checked.to_parquet(handle, index=False)
     summary = {"kind": DENSE, "judge": judge_name, "queries": len({q for q, _ in pairs}), "documents": len(frame),
                "located": len(located), "matched_queries": int(located["qid"].nunique()),
                "judge_calls": len(table), "cache_hits": hits, "unparseable": unparseable,
-               "judge_seconds": round(seconds, 2)}
+               "judge_seconds": round(seconds, 2), "consistency": consistency}
     _write_json(summary, out_summary)
     computed = len(table) - hits
     log.info("%d judgments (%d replayed from the cache, %d computed in %.1f s%s); %d unparseable; a relevant "
@@ -215,6 +233,49 @@ def dense(spec: Mapping, settings: Mapping, judge: Mapping, judge_name: str, cac
     if len(table) and unparseable == len(table):
         log.warning("no answer of %s held a grade (0-3 after '##final score:'): every document counts as having "
                     "no relevant chunk", judge_name)
+
+
+def _order_check(check: Mapping, chunks: list, answers: list[str], model, judge_name: str,
+                 others: Mapping[str, Mapping], cache: Mapping, decoding) -> tuple[dict, pd.DataFrame]:
+    """The order check (`posbias.positions.order_check`) of the set's judge (`model`, whose answers to `chunks`
+    are `answers`) and of `others`: {judge: its figures}, and every judge's pairs."""
+    from posbias.llm.generate import open_model
+    from posbias.llm.types import ORIGINAL_ORDER, Request
+    from posbias.positions import order_check
+
+    sample, eligible = order_check.draw(chunks, check.get("sample", 0), check.get("seed", 0))
+    results, frames = {}, []
+    if not sample:
+        if check.get("sample"):
+            log.warning("order check: no judged chunk has two sentences to reorder; nothing to check")
+        return results, order_check.pairs(judge_name, [], [], [])
+    for name in [judge_name, *others]:
+        asked = model if name == judge_name else open_model(others[name], cache["dir"], cache["mode"],
+                                                             what=f"llm.models.{name}")
+        todo = [] if name == judge_name else [ORIGINAL_ORDER]  # the set's judge keeps its verdicts from above
+        todo.append(order_check.REVERSED)
+        started = time.perf_counter()
+        said = {order: asked.generate([Request(prompt=p, meta=m) for p, m in order_check.requests(sample, order)],
+                                      decoding) for order in todo}
+        seconds = time.perf_counter() - started
+        original = ([c.text for c in said[ORIGINAL_ORDER]] if ORIGINAL_ORDER in said
+                    else [answers[each.index] for each in sample])
+        pairs = order_check.pairs(name, sample, original, [c.text for c in said[order_check.REVERSED]])
+        calls = [c for completions in said.values() for c in completions]
+        hits = sum(c.cache_hit for c in calls)
+        results[name] = {**order_check.summary(pairs, eligible), "calls": len(calls), "cache_hits": hits,
+                         "seconds": round(seconds, 2)}
+        frames.append(pairs)
+        found = results[name]
+        log.info("order check of %s: %d of %d eligible chunks (two or more sentences) judged again reversed; same "
+                 "relevance decision %d of %d graded in at least one order, same grade %d of %d graded in both, "
+                 "same answer %d of %d; relevant only as written %d, only reversed %d (McNemar p %s); %d "
+                 "unparseable in either order, %d in both; %d calls (%d replayed) in %.1f s", name, found["sampled"],
+                 eligible, found["agree"], found["n"], found["same_grade"], found["graded"], found["same_answer"],
+                 found["sampled"], found["only_original"], found["only_reordered"],
+                 "none" if found["mcnemar_p"] is None else f"{found['mcnemar_p']:.3g}", found["unparseable"],
+                 found["no_grade"], len(calls), hits, seconds)
+    return results, pd.concat(frames, ignore_index=True)
 
 
 def _oracle_passages(passages: str | None, passage_qrels: str | None, qids: set[str]) -> dict[str, list[str]]:
@@ -231,9 +292,13 @@ def _oracle_passages(passages: str | None, passage_qrels: str | None, qids: set[
 
 def report(rows: Mapping[str, str], summaries: Mapping[str, str], settings: Mapping, labels: Mapping[str, str],
            groups: Mapping[str, Mapping], figure1: list[str], tables: Mapping[str, str],
-           figures: Mapping[str, list[str]], truth: Mapping[str, str], agreement_out: str) -> None:
-    """The table of shares, Figures 7 (every group) and 1 (`figure1`), and the agreement of the sets in `truth`
-    (set -> the generator's truth file) with the known offsets (an empty table when there is none)."""
+           figures: Mapping[str, list[str]], truth: Mapping[str, str], agreement_out: str,
+           judge_tables: Mapping[str, str] | None = None, judge_labels: Mapping[str, str] | None = None,
+           oracle_judges: Sequence[str] = ()) -> None:
+    """The table of shares (with each dense set's judge's order consistency beside its verdicts), Figures 7 (every
+    group) and 1 (`figure1`), the agreement of the sets in `truth` (set -> the generator's truth file) with the
+    known offsets (an empty table when there is none), and the judges' order check table (`judge_tables`; its
+    `judge_labels`; `oracle_judges`: mock oracles, consistent by construction)."""
     from posbias.positions import report as draw
     from posbias.positions.shares import share_table
     from posbias.positions.truth import agreement, read_truth
@@ -251,14 +316,19 @@ def report(rows: Mapping[str, str], summaries: Mapping[str, str], settings: Mapp
                  "coverage %.1f %% of %d queries", row.set, row.documents, 100 * row.share_bin0,
                  100 * row.share_bin1, 100 * row.share_bin2_plus, 100 * row.share_none, 100 * row.coverage,
                  row.queries)
+    own = {name: counts[name].get("consistency", {}).get(counts[name].get("judge"), {}) for name in frames}
+    table = table.assign(**{f"order_{key}": [own[name].get(key) for name in table["set"]]
+                            for key in ("n", "agreement", "ci_low", "ci_high", "mcnemar_p")})
     bin_tokens = settings["bin_tokens"]
-    header, body = _table_cells(table, counts)
+    header, body = _table_cells(table, counts, own)
     caption = (f"Where the first relevant passage sits: the share of relevant documents whose first relevant "
                f"passage (sparse labels: matched MS MARCO-style passages) or first relevant chunk (dense labels: "
                f"chunks of at most {settings['dense']['chunk_tokens']} tokens judged by a language model with "
                f"UMBRELA's prompt, grade 1 or more) starts in the first, second or a later bin of {bin_tokens} "
                f"tokens, or nowhere (no match; no chunk judged relevant). Coverage: queries with at least one "
-               f"located position.")
+               f"located position. Judge consistent: the share of a sample of the judged chunks (two or more "
+               f"sentences, graded in at least one order) that the set's judge calls relevant or not alike with the "
+               f"chunk's sentences reversed, 95% Wilson interval in brackets (the judges table has the rest).")
     write_tables(dict(tables), table, Table(header, body, caption, "tab:positions"))
     draw.figure(_with_kind(frames, counts), groups, list(groups), bin_tokens, settings["max_bin"], figures["figure7"])
     draw.figure(_with_kind(frames, counts), groups, figure1, bin_tokens, settings["max_bin"], figures["figure1"])
@@ -272,18 +342,67 @@ def report(rows: Mapping[str, str], summaries: Mapping[str, str], settings: Mapp
                  row.truth_pairs, 100 * row.bin_agreement, row.mean_abs_token_error, row.other_documents_located)
     with atomic_write(agreement_out) as handle:
         result.to_csv(handle, index=False)
+    if judge_tables:
+        _judges_table(counts, labels, judge_labels or {}, oracle_judges, judge_tables)
+
+
+JUDGE_COLUMNS = ("set", "label", "judge", "judge_label", "eligible", "sampled", "n", "agree", "agreement", "ci_low",
+                 "ci_high", "positive_original", "positive_reordered", "only_original", "only_reordered", "mcnemar_p",
+                 "graded", "same_grade", "grade_agreement", "same_answer", "answer_agreement", "unparseable",
+                 "no_grade", "calls", "cache_hits", "seconds")
+
+
+def _judges_table(counts: Mapping[str, Mapping], labels: Mapping[str, str], judge_labels: Mapping[str, str],
+                  oracle_judges: Sequence[str], outputs: Mapping[str, str]) -> None:
+    """One row per dense set and judge of its order check (`posbias.positions.order_check`)."""
+    from posbias.reporting.consistency import agreement_text, p_text
+    from posbias.reporting.render import MISSING, Table, percent, write_tables
+
+    rows = [{"set": name, "label": labels.get(name, name), "judge": judge,
+             "judge_label": judge_labels.get(judge, judge), **figures}
+            for name, count in counts.items() for judge, figures in count.get("consistency", {}).items()]
+    frame = pd.DataFrame(rows, columns=list(JUDGE_COLUMNS))
+    header = ["Query set", "Judge", "Chunks", "Same decision", "Relevant: as written / reversed", "McNemar p",
+              "Same grade", "Same answer", "Unparseable"]
+    body = [[row["label"], row["judge_label"], f"{row['sampled']} of {row['eligible']}", agreement_text(row),
+             f"{row['positive_original']} / {row['positive_reordered']}", p_text(row),
+             f"{percent(row['grade_agreement'])}% of {row['graded']}" if row["graded"] else MISSING,
+             f"{percent(row['answer_agreement'])}%", f"{row['unparseable']} ({row['no_grade']} in both)"]
+            for row in rows]
+    built = sorted({judge_labels.get(j, j) for j in oracle_judges if (frame["judge"] == j).any()})
+    oracle = (f" {', '.join(built)}: a mock that answers from the generator's truth, the same truth for a chunk in "
+              f"either order, so its consistency is 1 by construction: its rows test the check's bookkeeping, not "
+              f"a judge." if built else "")
+    caption = ("The judges' own position bias (UMBRELA chunk grading): a seeded sample of the judged chunks with "
+               "two or more sentences (Chunks: sampled of eligible), each judged again with its sentences in reverse "
+               "order, the query and prompt unchanged. Same decision: relevant (grade 1 or more) or not in both "
+               "orders, over the chunks graded in at least one order (an unparseable answer counting as not "
+               "relevant, as the position estimate reads it; a chunk graded in neither order decided nothing and is "
+               "left out, so a judge that never answers in UMBRELA's format shows –); 95% Wilson interval in "
+               "brackets. McNemar p: the exact two-sided test of relevant as written against relevant reversed "
+               "(does the judge favour one order?), one test per row, uncorrected; no test where no chunk changed "
+               "its decision. Same grade: among the chunks graded in both orders. Same answer: the identical answer "
+               "text, of all sampled chunks, which shows order sensitivity even when no answer holds a grade. "
+               f"Unparseable: chunks without a grade in either order (in both).{oracle}")
+    if not rows:
+        caption += " No dense set took the order check (positions.dense.consistency.sample: 0)."
+    write_tables(dict(outputs), frame, Table(header, body, caption, "tab:positions-judges"))
 
 
 def _with_kind(frames: Mapping[str, pd.DataFrame], counts: Mapping[str, Mapping]) -> dict[str, pd.DataFrame]:
     return {name: frame.assign(kind=counts[name]["kind"]) for name, frame in frames.items()}
 
 
-def _table_cells(table: pd.DataFrame, counts: Mapping[str, Mapping]) -> tuple[list[str], list[list[str]]]:
+def _table_cells(table: pd.DataFrame, counts: Mapping[str, Mapping],
+                 own: Mapping[str, Mapping]) -> tuple[list[str], list[list[str]]]:
+    from posbias.reporting.consistency import agreement_text
+
     header = ["Query set", "Labels", "Queries", "Coverage", "Documents", "Bin 0", "Bin 1", "Bin ≥ 2", "None",
-              "Unparseable"]
+              "Unparseable", "Judge consistent"]
     percent = lambda value: "–" if pd.isna(value) else f"{100 * value:.1f}%"  # noqa: E731
     body = [[row.label, counts[row.set]["kind"], str(row.queries), percent(row.coverage), str(row.documents),
              percent(row.share_bin0), percent(row.share_bin1), percent(row.share_bin2_plus), percent(row.share_none),
-             str(row.unparseable_judgments) if counts[row.set]["kind"] == DENSE else "–"]
+             str(row.unparseable_judgments) if counts[row.set]["kind"] == DENSE else "–",
+             agreement_text(own[row.set])]
             for row in table.itertuples()]
     return header, body

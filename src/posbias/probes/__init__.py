@@ -9,6 +9,8 @@ paired tests.
 - `position`, `brevity`, `answer`, `literal`, `repetition`, `foil`: the probes' pair constructions (spec §2.1-§2.7).
 - `synthetic`: a Re-DocRED-format world the demo writes itself.
 - `stats`: the paired statistics of one probe and scorer.
+- `rag`: RAG poisoning (readers, the judge's prompt and verdict, the accuracy table); `judge_swap`: the judge's own
+  position bias, a sample of its verdicts asked again with the model answer before the evidence.
 - `report`: the probe table, the RAG table and the figures (sweep, heatmaps, summary).
 
 Every analysis stage has the same four orchestration files: `config` (its config section: schema fragment

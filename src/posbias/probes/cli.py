@@ -36,7 +36,8 @@ def register(commands) -> None:
                                        "questions, its judge decides (through the response cache)")
     rag.add_argument("--config", default="config.yaml")
     reads(rag, "--pairs", "directory", required=True, help="the pairs files, with poison (posbias probes build)")
-    rag.add_argument("--out", required=True, help="directory of answers.parquet and rag.{tex,csv,md,html}")
+    rag.add_argument("--out", required=True, help="directory of answers.parquet, rag.{tex,csv,md,html} and the "
+                                                  "judge's swap check, judge_consistency.{parquet,json}")
 
 
 def run_command(args) -> None:
@@ -107,4 +108,6 @@ def _probes_rag(args, config, section: dict) -> None:
                str(replacements), {name: config.llm.model(name) for name in settings["readers"]},
                config.llm.model(settings["judge"]), config.llm.cache, str(out / "answers.parquet"),
                table_files(args.out, "rag"),
-               {name: config.llm.label(name) for name in settings["readers"]}, section["correction"], section["alpha"])
+               {name: config.llm.label(name) for name in settings["readers"]}, section["correction"], section["alpha"],
+               str(out / "judge_consistency.parquet"), str(out / "judge_consistency.json"),
+               config.llm.label(settings["judge"]))

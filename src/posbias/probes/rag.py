@@ -13,6 +13,9 @@ drop from no document to the poisoned one. No document is the reference by desig
 seen; a reader's tests (one per document condition) form one family, adjusted together with the probes'
 correction (`probes.correction`, Holm by default). A condition answered exactly as without a document on every
 question has no test (p is NaN) and leaves the family.
+
+The judge's own position bias (issue 32) is checked by `posbias.probes.judge_swap` on a sample of its verdicts with
+`JUDGE_PROMPT_SWAPPED`: the same words with the model answer placed before the evidence and gold answer.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
+
+from posbias.llm.types import ORIGINAL_ORDER
 
 CONDITIONS = ("poison_doc", "foil_doc", "evidence_doc", "no_doc")
 REFERENCE = "no_doc"
@@ -33,6 +38,12 @@ CLOSED_BOOK_PROMPT = ("Answer the question. Only give me the answer and do not o
                       "Question: {query} Answer:")
 JUDGE_PROMPT = ("Query: {query}\nEvidence: {evidence}\nGold Answer: {gold}\n\nModel Answer: {answer}\n\n\n\n"
                 "Does the Model Answer contain or imply the Gold Answer based on the evidence? YES or NO : ")
+# The order check's template: the model answer block before the evidence / gold block, every word and separator
+# otherwise where the study's prompt has it.
+SWAPPED = "swapped"
+JUDGE_PROMPT_SWAPPED = ("Query: {query}\nModel Answer: {answer}\n\nEvidence: {evidence}\nGold Answer: {gold}\n\n\n\n"
+                        "Does the Model Answer contain or imply the Gold Answer based on the evidence? YES or NO : ")
+JUDGE_PROMPTS = {ORIGINAL_ORDER: JUDGE_PROMPT, SWAPPED: JUDGE_PROMPT_SWAPPED}
 
 
 @dataclass(frozen=True)
@@ -63,26 +74,38 @@ def reader_prompt(item: RagItem, condition: str) -> str:
     return READER_PROMPT.format(document=item.documents[condition], query=item.query)
 
 
-def judge_prompt(item: RagItem, answer: str) -> str:
-    return JUDGE_PROMPT.format(query=item.query, evidence=item.evidence, gold=item.gold, answer=answer)
+def judge_prompt(item: RagItem, answer: str, order: str = ORIGINAL_ORDER) -> str:
+    """The judge's prompt in the study's order, or `SWAPPED` (the order check's)."""
+    return JUDGE_PROMPTS[order].format(query=item.query, evidence=item.evidence, gold=item.gold, answer=answer)
+
+
+def judge_meta(item: RagItem, answer: str, order: str = ORIGINAL_ORDER) -> dict:
+    """What a mock judge reads (real backends never see it): `answer`, the verdict of a judge that looks for the
+    gold answer in the reader's answer (case-insensitive substring), and the prompt's `order`."""
+    return {"answer": "YES" if item.gold.lower() in answer.lower() else "NO", "order": order}
+
+
+def says_yes(judge_answer: str) -> bool:
+    """The judge's own decision under the study's rule: its answer starts with YES (any case, after spaces)."""
+    return judge_answer.upper().strip()[:3] == "YES"
 
 
 def verdict(judge_answer: str, prompt: str) -> bool:
     """The study's rule: YES if the judge's answer starts with it; NO for an abstaining reader whatever the judge
     said (the study tested the judge's prompt, which holds the reader's answer)."""
-    return ABSTENTION not in prompt and judge_answer.upper().strip()[:3] == "YES"
+    return ABSTENTION not in prompt and says_yes(judge_answer)
 
 
 def answer_and_judge(rag_items: Sequence[RagItem], readers: Mapping[str, Callable[[list[str]], list[str]]],
-                     judge: Callable[[list[str]], list[str]]) -> pd.DataFrame:
+                     judge: Callable[[list[str], list[dict]], list[str]]) -> pd.DataFrame:
     """One row per (reader, condition, question): the reader's answer, the judge's answer and the verdict.
-    `readers` and `judge` map prompts to answers, in order."""
+    `readers` map prompts to answers, `judge` prompts and their metas (`judge_meta`) to answers, in order."""
     rows = []
     for reader, ask in readers.items():
         cases = [(item, condition) for condition in CONDITIONS for item in rag_items]
         answers = ask([reader_prompt(item, condition) for item, condition in cases])
         prompts = [judge_prompt(item, answer) for (item, _), answer in zip(cases, answers)]
-        judged = judge(prompts)
+        judged = judge(prompts, [judge_meta(item, answer) for (item, _), answer in zip(cases, answers)])
         rows += [{"reader": reader, "condition": condition, "qid": item.qid, "answer": answer, "judge": said,
                   "correct": verdict(said, prompt)}
                  for (item, condition), answer, prompt, said in zip(cases, answers, prompts, judged)]

@@ -206,11 +206,12 @@ RAG_HEADERS = {"poison_doc": "poisoned doc.", "foil_doc": "foil doc.", "evidence
 RAG_TABLE_LABEL = "tab:probes-rag"
 
 
-def rag_table(table: pd.DataFrame, labels: dict[str, str], alpha: float = 0.05,
-              correction: str = "holm") -> tuple[list[str], list, str]:
+def rag_table(table: pd.DataFrame, labels: dict[str, str], alpha: float = 0.05, correction: str = "holm",
+              consistency: dict | None = None) -> tuple[list[str], list, str]:
     """Accuracy (%) of each reader (rows) in each condition (columns) with its 95% Wilson interval; a marker where
     the exact McNemar test against no document, adjusted over the reader's conditions with `correction` (the
-    method that made `mcnemar_p_adjusted`), gives p < alpha; "no test" where every question ties."""
+    method that made `mcnemar_p_adjusted`), gives p < alpha; "no test" where every question ties. `consistency`:
+    the judge's swap check (`posbias.probes.judge_swap`), told in the caption beside the verdicts."""
     conditions = [c for c in RAG_HEADERS if c in set(table["condition"])]
     header = ["Reader", *(RAG_HEADERS[c] for c in conditions)]
     body = []
@@ -237,13 +238,25 @@ def rag_table(table: pd.DataFrame, labels: dict[str, str], alpha: float = 0.05,
                "correctly (the judge model finds the gold answer in its answer) from the poisoned document, the "
                "foil, the evidence document, or with no document; 95% Wilson intervals in brackets. "
                f"{MARK}: differs from no document, the reference fixed by design (exact two-sided McNemar test over "
-               f"the same questions; {family}; adjusted p < {alpha}).{no_test}")
+               f"the same questions; {family}; adjusted p < {alpha}).{no_test}{_judge_consistency(consistency)}")
     return header, body, caption
 
 
+def _judge_consistency(figures: dict | None) -> str:
+    """The caption's sentence on the judge's own position bias (its swap check)."""
+    from posbias.reporting.consistency import agreement_text, p_text
+
+    if not figures or not figures.get("n"):
+        return " The judge's swap check is off (probes.rag.consistency.sample: 0)."
+    return (f" The judge ({figures.get('judge_label', figures.get('judge'))}) decides alike with the model answer "
+            f"placed before the evidence and gold answer for {agreement_text(figures)} sampled answers (95% Wilson "
+            f"interval); YES only in the study's layout {figures['only_original']}, only swapped "
+            f"{figures['only_reordered']} (exact McNemar p {p_text(figures)}).")
+
+
 def write_rag_table(table: pd.DataFrame, labels: dict[str, str], outputs: dict, alpha: float = 0.05,
-                    correction: str = "holm") -> None:
-    header, body, caption = rag_table(table, labels, alpha, correction)
+                    correction: str = "holm", consistency: dict | None = None) -> None:
+    header, body, caption = rag_table(table, labels, alpha, correction, consistency)
     write_tables(outputs, table, Table(header, body, caption, RAG_TABLE_LABEL))
 
 

@@ -8,13 +8,16 @@ Files between the steps:
 - `pairs/query_table.json`: what the query table kept and dropped, and each probe's candidate pool;
 - `scores/{scorer}.parquet`: per pair, `score_1` = M(query_1, document_1), `score_2`, and whether the scorer cut
   either document off (`truncated_1`, `truncated_2`); `scores/{scorer}.heatmap.parquet`: per query, its score
-  against the whole document.
+  against the whole document;
+- `rag/answers.parquet`: RAG poisoning's answers and verdicts; `rag/judge_consistency.parquet` and `.json`: the
+  judge's swap check (`posbias.probes.judge_swap`), its pairs and its figures.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -163,30 +166,57 @@ def asker(llm: Mapping, cache: Mapping, name: str, max_new_tokens: int, stop: tu
 
     model = open_model(llm, cache["dir"], cache["mode"], what=f"llm.models.{name}")
     decoding = Decoding(max_new_tokens=max_new_tokens, stop=stop)
-    return lambda prompts: [c.text for c in model.generate([Request(prompt=p) for p in prompts], decoding)]
+
+    def ask(prompts: list[str], metas: list[dict] | None = None) -> list[str]:
+        """`metas`: what a mock reads (never sent, no part of a real model's cache key)."""
+        requests = [Request(prompt=p, meta=m) for p, m in zip(prompts, metas or [{}] * len(prompts), strict=True)]
+        return [c.text for c in model.generate(requests, decoding)]
+
+    return ask
 
 
 def rag(settings: Mapping, poison_pairs: str, foil_pairs: str, replacements: str, readers: Mapping[str, Mapping],
         judge: Mapping, cache: Mapping, answers_out: str, tables: Mapping[str, str], labels: Mapping[str, str],
-        correction: str = "holm", alpha: float = 0.05) -> None:
+        correction: str = "holm", alpha: float = 0.05, consistency_out: str | None = None,
+        consistency_summary: str | None = None, judge_label: str | None = None) -> None:
     """RAG poisoning (`posbias.probes.rag`): every reader (`readers`: llm.models key -> spec) answers the poison
     probe's questions from each document and without one; the `judge` model (`settings["judge"]`) says which
     answers hold the gold answer; the answers go to `answers_out`, the accuracy table to `tables`. Each document
     condition is tested against no document, with `correction` (`probes.correction`) over a reader's conditions and
-    the threshold `alpha` (`probes.alpha`)."""
-    from posbias.probes import rag as rag_probe
+    the threshold `alpha` (`probes.alpha`). Then the judge's swap check (`settings["consistency"]`; none without
+    it, `posbias.probes.judge_swap`): its pairs go to `consistency_out`, its figures to `consistency_summary` and
+    the accuracy table's caption (`judge_label`: the judge's name there)."""
+    from posbias.probes import judge_swap, rag as rag_probe
     from posbias.probes.report import write_rag_table
 
     items = rag_probe.items(read_jsonl(poison_pairs), read_jsonl(foil_pairs),
                             {r["qid"]: r for r in read_jsonl(replacements)})
     budget = settings.get("max_new_tokens", 64)
     asks = {name: asker(spec, cache, name, budget) for name, spec in readers.items()}
-    judged = rag_probe.answer_and_judge(items, asks, asker(judge, cache, settings["judge"], 8))
+    judge_ask = asker(judge, cache, settings["judge"], 8)
+    judged = rag_probe.answer_and_judge(items, asks, judge_ask)
     _write_parquet(judged, answers_out)
     table = rag_probe.accuracy_table(judged, correction=correction)
     for row in table.itertuples():
         log.info("%s %s: accuracy %.3f of %d", row.reader, row.condition, row.accuracy, row.n)
-    write_rag_table(table, dict(labels), dict(tables), alpha, correction)
+    check = settings.get("consistency") or {}
+    started = time.perf_counter()
+    pairs = judge_swap.check(judged, items, judge_ask, check.get("sample", 0), check.get("seed", 0))
+    figures = {"judge": settings["judge"], "sample": check.get("sample", 0), "seed": check.get("seed", 0),
+               **judge_swap.summary(pairs, len(judged)), "seconds": round(time.perf_counter() - started, 2)}
+    if len(pairs):
+        log.info("swap check of the judge %s: the same decision for %d of %d sampled answers with the model answer "
+                 "before the evidence; YES only as the study asks %d, only swapped %d (McNemar p %s); the "
+                 "abstention rule overrides %d of them", settings["judge"], figures["agree"], figures["n"],
+                 figures["only_original"], figures["only_reordered"], figures["mcnemar_p"], figures["abstentions"])
+    if consistency_out is not None:
+        _write_parquet(pairs, consistency_out)
+    if consistency_summary is not None:
+        with atomic_write(consistency_summary) as handle:
+            json.dump(figures, handle, indent=2, sort_keys=True)
+            handle.write("\n")
+    write_rag_table(table, dict(labels), dict(tables), alpha, correction,
+                    consistency=dict(figures, judge_label=judge_label or settings["judge"]))
 
 
 def _heatmap_record(query) -> dict:

@@ -2,6 +2,10 @@
 and dry runs know every answer exactly. `spec.model` names the kind:
 
 - `oracle`: the gold answer, `meta["answer"]`;
+- `order_biased`: a judge with a known position bias, for the judges' order checks: `oracle` when
+  `meta["order"]` is "original" (`posbias.llm.types.ORIGINAL_ORDER`), and "0" for any other order (a chunk's
+  sentences reversed, the RAG judge's blocks swapped), which UMBRELA's parser reads as grade 0 and the RAG verdict
+  as NO. So it flips exactly the items the oracle calls positive, and its consistency is known exactly;
 - `first_item`: `meta["first_item"]` (the first document's text, the first key-value pair's value);
 - `u_curve`: the gold answer for the first fraction p of the examples and "I don't know." for the rest, with p
   a U-shaped function of the gold position: 1 with one item (oracle), `closed_book` (0.25) with none, else
@@ -22,11 +26,12 @@ from posbias.errors import InputError
 from posbias.llm import wrappers
 from posbias.llm.backends.base import Answer, Backend, cut_at_stop
 from posbias.llm.spec import ModelSpec
-from posbias.llm.types import Decoding, Request
+from posbias.llm.types import ORIGINAL_ORDER, Decoding, Request
 
 UNKNOWN = "I don't know."
+REORDERED = "0"  # what `order_biased` says to a rearranged prompt: grade 0 to UMBRELA's parser, NO to the RAG judge's
 # The meta fields each kind reads.
-READS = {"oracle": ("answer",), "first_item": ("first_item",),
+READS = {"oracle": ("answer",), "order_biased": ("answer", "order"), "first_item": ("first_item",),
          "u_curve": ("answer", "example_index", "n_examples", "n_items", "gold_index"),
          "echo": (), "identity": ("n_items",), "reverse": ("n_items",)}
 
@@ -73,6 +78,8 @@ class MockBackend(Backend):
             raise ValueError(f"mock model {self.kind!r} reads request.meta {missing}, which the request lacks")
         if self.kind == "echo":
             return sent if isinstance(sent, str) else str(sent[-1].get("content", ""))
+        if self.kind == "order_biased":
+            return str(meta["answer"]) if meta["order"] == ORIGINAL_ORDER else REORDERED
         if self.kind in ("oracle", "first_item"):
             return str(meta[READS[self.kind][0]])
         if self.kind in ("identity", "reverse"):

@@ -1,0 +1,123 @@
+"""Mitigations of position bias behind one interface, measured by the same batteries as the model they mitigate.
+
+A mitigation is `{kind: KIND, key: value, ...}` (a config's `audit.models.<name>.mitigation`, or `posbias audit
+--mitigation "KIND?key=value&..."`); `apply` turns it into what it changes for the audit, and nothing else:
+
+- `window_aggregation` (cross-encoders): the same weights read window by window, the windows' scores taken by
+  `aggregate` (max: zero-shot MaxP): spec options `window`, `stride`, `aggregate`;
+- `permutation_self_consistency` (listwise rerankers): each list ranked in `k` input orders drawn from the candidate
+  set alone and the rankings aggregated by `aggregate` (Borda or reciprocal-rank fusion;
+  `posbias.rankers.listwise.aggregate`): the order battery's `consistency_*` settings;
+- `relevance_ordered_context` (readers): the retrieved documents placed with the best at both ends of the context
+  (ranks 1, 3, 5, ... from the start, 2, 4, ... from the end: "Lost in the Middle"'s advice), the reader batteries'
+  `arrange: ends`; the curve's position stays the gold document's retrieval rank;
+- `debiased_training` (trained rankers): the twin trained on de-biased documents (`models.<twin>.debias`); in a
+  config the mitigated entry audits `model` (the twin) where its base audits the original.
+
+The mitigation table (`posbias.audit.card.write_mitigations`) sets each mitigated audit beside its base's: PSI,
+the metric at the reference position, its mean over positions, and the cost multiplier (the model inputs the
+battery computed: pairs times windows, prompts, listwise calls; and the seconds).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Mapping
+
+from posbias.audit.spec import ModelRef, parse_model_spec
+from posbias.errors import InputError
+
+
+@dataclass(frozen=True)
+class Kind:
+    capability: str  # the capability of the models it applies to (posbias.audit.spec.CAPABILITIES)
+    params: Mapping  # its parameters and defaults (None: required)
+    choices: Mapping = None  # parameter -> allowed values
+    model_kinds: tuple = ()  # restricted to these model kinds (empty: every kind of the capability)
+
+
+KINDS = {
+    "window_aggregation": Kind("pairs", {"window": None, "stride": None, "aggregate": "max"},
+                               {"aggregate": ("max", "first")}, ("cross-encoder",)),
+    "permutation_self_consistency": Kind("list", {"k": 5, "aggregate": "borda", "orders": "shuffles", "seed": 0},
+                                         {"aggregate": ("borda", "rrf"), "orders": ("shuffles", "rotations")}),
+    "relevance_ordered_context": Kind("reader", {}),
+    # `model`: the twin's name in the config's models (a label on the command line, where --model loads it)
+    "debiased_training": Kind("pairs", {"model": None}, None, ("checkpoint", "cross-encoder")),
+}
+INTEGER_PARAMS = ("window", "stride", "k", "seed")
+
+
+def parse_mitigation(text: str) -> dict:
+    """`KIND?key=value&...` (the command line's form) as a mitigation mapping."""
+    kind, _, query = text.partition("?")
+    mitigation: dict = {"kind": kind}
+    for part in filter(None, query.split("&")):
+        key, sep, value = part.partition("=")
+        if not sep:
+            raise InputError(f"--mitigation {text!r}: options must be key=value pairs joined by &")
+        mitigation[key] = int(value) if key in INTEGER_PARAMS and value.isdigit() else value
+    return mitigation
+
+
+def checked(mitigation: Mapping, ref: ModelRef, where: str) -> dict:
+    """The mitigation with its defaults, refused (one line naming `where`) when its kind is unknown, does not suit
+    the model, or a parameter is unknown, missing, of the wrong type or not one of its choices."""
+    if not isinstance(mitigation, Mapping) or mitigation.get("kind") not in KINDS:
+        raise InputError(f"{where}: expected a mitigation {{kind: ...}} with kind one of {', '.join(KINDS)}, "
+                         f"got {mitigation!r}")
+    kind = KINDS[mitigation["kind"]]
+    if ref.capability != kind.capability or (kind.model_kinds and ref.kind not in kind.model_kinds):
+        takers = ", ".join(kind.model_kinds) or f"models of capability {kind.capability}"
+        raise InputError(f"{where}: {mitigation['kind']} applies to {takers}, not to a {ref.kind}")
+    params = {key: value for key, value in mitigation.items() if key != "kind"}
+    unknown = sorted(set(params) - set(kind.params))
+    if unknown:
+        raise InputError(f"{where}: unknown {mitigation['kind']} parameters {unknown}; known: {sorted(kind.params)}")
+    merged = {**kind.params, **params}
+    for key, value in merged.items():
+        if value is None and key != "stride":  # stride: the window's by default
+            raise InputError(f"{where}: {mitigation['kind']} needs {key}")
+        if key in INTEGER_PARAMS and value is not None and (not isinstance(value, int) or isinstance(value, bool)
+                                                            or value < (0 if key == "seed" else 1)):
+            raise InputError(f"{where}: {mitigation['kind']}.{key} must be a positive whole number, got {value!r}")
+        if key in (kind.choices or {}) and value not in kind.choices[key]:
+            raise InputError(f"{where}: {mitigation['kind']}.{key} {value!r} is not one of "
+                             f"{', '.join(kind.choices[key])}")
+    return {"kind": mitigation["kind"], **merged}
+
+
+def apply(ref: ModelRef, settings: Mapping, mitigation: Mapping | None, where: str = "--mitigation"
+          ) -> tuple[ModelRef, dict]:
+    """The model and the battery settings the mitigation audits (both unchanged without one)."""
+    settings = copy.deepcopy(dict(settings))
+    if not mitigation:
+        return ref, settings
+    mitigation = checked(mitigation, ref, where)
+    kind = mitigation["kind"]
+    if kind == "window_aggregation":
+        view = {"window": mitigation["window"], "stride": mitigation["stride"] or mitigation["window"],
+                "aggregate": mitigation["aggregate"]}
+        if any(key in ref.options for key in view):
+            raise InputError(f"{where}: {ref.spec!r} already reads windows; window_aggregation mitigates a FirstP "
+                             f"view")
+        options = "&".join(f"{key}={value}" for key, value in view.items())
+        spec = ref.spec + ("&" if "?" in ref.spec else "?") + options
+        windowed = parse_model_spec(spec)
+        ref = ModelRef(windowed.kind, windowed.target, windowed.options, ref.name, spec)
+    elif kind == "permutation_self_consistency":
+        settings["order"].update(consistency_k=mitigation["k"], consistency_aggregate=mitigation["aggregate"],
+                                 consistency_orders=mitigation["orders"], consistency_seed=mitigation["seed"])
+    elif kind == "relevance_ordered_context":
+        for battery in ("reader", "reader_grid"):
+            settings[battery]["arrange"] = "ends"
+    # debiased_training changes the model itself: the twin is what `ref` names
+    return ref, settings
+
+
+def describe(mitigation: Mapping) -> str:
+    """One short line for tables: the kind and its parameters."""
+    params = ", ".join(f"{key} {value}" for key, value in mitigation.items() if key not in ("kind", "of")
+                       and value is not None)
+    return mitigation["kind"].replace("_", " ") + (f" ({params})" if params else "")

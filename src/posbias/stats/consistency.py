@@ -1,0 +1,38 @@
+"""Position consistency of a judge (issue 32, "the judges' own bias"): the same items decided twice, once as
+asked and once with the parts of the prompt in another order (a chunk's sentences reversed for UMBRELA, the model
+answer placed before the evidence for the RAG judge). The content is the same both times, so a judge without
+position bias decides the same.
+
+Two numbers, because they fail differently: agreement (the share of items decided the same both times, with a
+Wilson interval) falls whenever the judge changes its mind, whichever way; the exact McNemar test on the
+discordant items asks whether the changes lean one way (one order gets the positive decision more often), which is
+the bias a position estimate inherits. With no discordant item there is nothing to test: p is NaN, as in
+`posbias.stats.paired.exact_mcnemar`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import pandas as pd
+from statsmodels.stats.proportion import proportion_confint
+
+from posbias.stats.paired import exact_mcnemar, json_number
+
+
+def order_consistency(original: Sequence[bool], reordered: Sequence[bool], alpha: float = 0.05) -> dict:
+    """Agreement of two positive/negative decisions over the same items (`original[i]` and `reordered[i]` are
+    item i's): n, agree, agreement with its Wilson interval (1 - `alpha`; NaN without items), how many items were
+    positive in each order, the discordant counts and the exact two-sided McNemar p. JSON-safe (NaN is None)."""
+    first, second = pd.Series(list(original), dtype=bool), pd.Series(list(reordered), dtype=bool)
+    if len(first) != len(second):
+        raise ValueError(f"{len(first)} decisions in the original order against {len(second)} reordered")
+    n, agree = len(first), int((first == second).sum())
+    low, high = proportion_confint(agree, n, alpha=alpha, method="wilson") if n else (math.nan, math.nan)
+    _, only_original, only_reordered, p = exact_mcnemar(first, second)
+    return {"n": n, "agree": agree, "agreement": json_number(agree / n if n else math.nan),
+            "ci_low": json_number(low), "ci_high": json_number(high), "positive_original": int(first.sum()),
+            "positive_reordered": int(second.sum()), "only_original": only_original, "only_reordered": only_reordered,
+            "mcnemar_p": json_number(p)}
+

@@ -257,6 +257,7 @@ def test_the_demo_expectations_read_and_name_tables_the_default_config_writes():
     written |= {f"litm/{task}_{size[key]}.csv" for task, key in (("qa", "k"), ("kv", "n"))
                 for size in config.data["litm"][task]["sizes"]}
     written |= {"audit/leaderboard.csv"} if config.audit.models else set()
+    written |= {"audit/mitigations.csv"} if config.audit.mitigated() else set()
     assert {group.path for group in expectations.groups} <= written
     for needed in ("table1.csv", "table4.csv", "table7.csv", "sweep.csv", "probes/probes.csv"):
         assert needed in {group.path for group in expectations.groups}

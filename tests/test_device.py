@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from posbias.device import attention_without_cudnn, autocast
@@ -26,3 +27,42 @@ def test_autocast_on_a_cpu_leaves_the_attention_kernels_alone():
 def test_full_precision_is_no_context():
     with autocast(torch.device("cpu"), None):
         assert not torch.is_autocast_enabled("cpu")
+
+
+def test_a_job_given_a_gpu_that_torch_cannot_see_stops_at_once(monkeypatch, caplog):
+    """device: auto under a scheduler that allotted a GPU, and no GPU visible to torch (a CUDA build on an old
+    driver, a CPU build): an error naming the device, the allotment and the build, not a CPU run to the time limit."""
+    from posbias.device import pick_device
+    from posbias.errors import InputError
+
+    import posbias.device
+
+    monkeypatch.setattr(posbias.device, "_logged", set())  # logged once per process: this test's process may have
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    for name in ("SLURM_GPUS_ON_NODE", "SLURM_JOB_GPUS", "SLURM_STEP_GPUS", "POSBIAS_CPU_DESPITE_ALLOTTED_GPU"):
+        monkeypatch.delenv(name, raising=False)
+    with caplog.at_level("INFO", logger="posbias.device"):
+        assert pick_device("auto").type == "cpu"  # no GPU asked for: the CPU, said in the log
+    assert "device: cpu; torch " in caplog.text
+    monkeypatch.setenv("SLURM_GPUS_ON_NODE", "1")
+    with pytest.raises(InputError, match=r"^device 'auto': the scheduler gave this job a GPU \(SLURM_GPUS_ON_NODE=1\), "
+                                         r"but torch sees no GPU \(torch .*\)"):
+        pick_device("auto")
+    assert pick_device("cpu").type == "cpu"  # asked for by name: the CPU, knowingly
+    monkeypatch.setenv("POSBIAS_CPU_DESPITE_ALLOTTED_GPU", "1")  # a test cluster's placeholder GPU
+    assert pick_device("auto").type == "cpu"
+
+
+def test_a_reranking_job_that_asks_for_a_gpu_fails_before_loading_anything(monkeypatch, tmp_path, capsys):
+    """The command line's one line and exit status 2 for `--device cuda` where there is none."""
+    from posbias.cli import main
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    queries = tmp_path / "queries.tsv"
+    queries.write_text("q1\tcapital of zorvia\n")  # read by the flags' checks; the checkpoint never is
+    with pytest.raises(SystemExit) as exit_info:
+        main(["rerank", "--checkpoint", str(tmp_path), "--tokens", str(tmp_path), "--device", "cuda", "--queries",
+              str(queries), "--candidates", str(queries), "--run", str(tmp_path / "run")])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "device 'cuda': a GPU was requested, but torch sees no GPU" in err[0]

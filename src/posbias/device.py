@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 
 import torch
 
@@ -12,16 +13,64 @@ from posbias.errors import InputError
 log = logging.getLogger(__name__)
 
 
+# Where a scheduler says it gave the job GPUs (SLURM sets these for --gpus / --gres=gpu)
+ALLOTTED_GPU_VARIABLES = ("SLURM_GPUS_ON_NODE", "SLURM_JOB_GPUS", "SLURM_STEP_GPUS")
+# set (to 1) where the allotted GPU is known not to be one: a test cluster whose GPU resource is a placeholder
+CPU_DESPITE_ALLOTTED_GPU = "POSBIAS_CPU_DESPITE_ALLOTTED_GPU"
+_logged: set[str] = set()
+
+
+def allotted_gpus() -> str | None:
+    """The scheduler's word that this job has GPUs (`NAME=value`), or None."""
+    if os.environ.get(CPU_DESPITE_ALLOTTED_GPU) == "1":
+        return None
+    for name in ALLOTTED_GPU_VARIABLES:
+        value = os.environ.get(name, "").strip()
+        if value and value != "0":
+            return f"{name}={value}"
+    return None
+
+
+def torch_build() -> str:
+    """torch's version and the CUDA it was built for (a CPU build has none)."""
+    return f"torch {torch.__version__}, " + (f"built for CUDA {torch.version.cuda}" if torch.version.cuda
+                                             else "a CPU build (no CUDA)")
+
+
+def _no_gpu(requested: str, why: str) -> InputError:
+    return InputError(f"device {requested!r}: {why}, but torch sees no GPU ({torch_build()}); a CUDA build needs a "
+                      f"driver at least as new as its CUDA (docs: installation), and device: cpu runs on the CPU "
+                      f"knowingly")
+
+
 def pick_device(requested: str = "auto") -> torch.device:
+    """The torch device of `requested` (auto: CUDA when there is a GPU, else the CPU), logged once per process.
+    A job that asks for a GPU, by name or by the scheduler's allotment, and finds none stops here rather than
+    running on the CPU until its time limit."""
     if requested == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        device = torch.device(requested)
-    except RuntimeError:  # torch's message lists every device type it knows
-        raise InputError(f"device {requested!r} is not a torch device such as cpu, cuda or cuda:1") from None
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise InputError(f"device {requested!r} was requested but CUDA is not available")
+        allotted = allotted_gpus()
+        if allotted and not torch.cuda.is_available():
+            raise _no_gpu(requested, f"the scheduler gave this job a GPU ({allotted})")
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    else:
+        try:
+            device = torch.device(requested)
+        except RuntimeError:  # torch's message lists every device type it knows
+            raise InputError(f"device {requested!r} is not a torch device such as cpu, cuda or cuda:1") from None
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise _no_gpu(requested, "a GPU was requested")
+    _log_once(device)
     return device
+
+
+def _log_once(device: torch.device) -> None:
+    described = str(device)
+    if device.type == "cuda":
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        described += f" ({torch.cuda.get_device_name(index)})"
+    if described not in _logged:
+        _logged.add(described)
+        log.info("device: %s; %s", described, torch_build())
 
 
 def autocast_dtype(device: torch.device, precision: str = "auto") -> torch.dtype | None:

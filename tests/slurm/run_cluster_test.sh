@@ -205,6 +205,8 @@ LOG=$WORK/snakemake.log
 # environment (sbatch --export=ALL): the venv's tools first, and the package of this checkout.
 export PATH=$VENV/bin:$PATH
 export PYTHONPATH=$REPO/src${PYTHONPATH:+:$PYTHONPATH}
+# the GRES gpu:1 above is /dev/null: jobs allotted it run on the CPU knowingly (posbias.device.pick_device)
+export POSBIAS_CPU_DESPITE_ALLOTTED_GPU=1
 
 # The profile's memory requests, clamped to half the node. A --set-resources on the command line
 # replaces the profile's list, so every entry is repeated (gpu, runtime, partition ...).

@@ -86,18 +86,20 @@ def run_command(args) -> None:
         from posbias.audit.mitigations import parse_mitigation
 
         spec, name, settings, cache = args.model, args.name, None, {"dir": "cache/llm", "mode": "read_write"}
+        batteries = args.battery
         mitigation = parse_mitigation(args.mitigation) if args.mitigation else None
         mitigates = args.mitigates
         if args.config:
             job = read_config_object(args.config).audit.job(args.name)
             spec, settings, cache = job["spec"], job["settings"], job["cache"]
             mitigation, mitigates = job.get("mitigation"), job.get("mitigates")
+            batteries = args.battery or job["batteries"]  # the entry's batteries, as the workflow's jobs
         if args.settings:
             with open(args.settings, encoding="utf-8") as handle:
                 settings = yaml.safe_load(handle) or {}
             if not isinstance(settings, dict):
                 raise InputError(f"{args.settings}: expected a mapping of battery settings")
-        audit(spec, args.out, args.battery, settings, args.cache or cache["dir"], args.cache_mode or cache["mode"],
+        audit(spec, args.out, batteries, settings, args.cache or cache["dir"], args.cache_mode or cache["mode"],
               args.device, name, mitigation, mitigates)
     if not args.no_report:
         for card in write_reports(args.out):

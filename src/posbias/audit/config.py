@@ -163,7 +163,8 @@ class Audit:
             from posbias.errors import InputError
 
             raise InputError(f"audit.models: no model {name!r}; configured: {self.models}")
-        job = {"spec": self.spec(name), "settings": self.settings(name), "cache": canonical(self._cfg.llm.cache)}
+        job = {"spec": self.spec(name), "settings": self.settings(name), "cache": canonical(self._cfg.llm.cache),
+               "batteries": self.batteries(name)}
         mitigation = entry_of(self._cfg.data, name).get("mitigation")
         if mitigation:
             job["mitigation"] = canonical({k: v for k, v in mitigation.items() if k != "of"})

@@ -6,6 +6,7 @@ results directory's headline cells.
     posbias provenance --config config.yaml --write   (results/[<experiment>/]provenance.{json,html}, the last job)
     posbias regress --results results --expected config/regression/demo.yaml [--write-expected]
     posbias regress --reproduction --config config/paper/study.yaml [--results results/study]
+    posbias unlock-stale [--directory .]      (before snakemake: clear a lock a killed run left, never a live one's)
 """
 
 from __future__ import annotations
@@ -18,6 +19,11 @@ from posbias.command_flags import add_command, read_config, read_config_object
 
 
 def register(commands) -> None:
+    unlock = add_command(commands, "unlock-stale", unlock_stale,
+                         help="remove the Snakemake lock of a run killed outright (SIGKILL, out of memory, a lost "
+                              "node), when no Snakemake process runs in the directory; a live run's lock stays")
+    unlock.add_argument("--directory", default=".", help="the workflow's working directory (default: .)")
+
     prov = add_command(commands, "provenance", provenance, usage_check=_provenance_usage,
                        help="print what made a result (JSON): git commit and uncommitted changes, the lock file's "
                             "sha256, Python, package, Java and CUDA versions; with --config also its hash, its "
@@ -80,3 +86,11 @@ def regress(args) -> int:
     if args.write_expected:
         return regression.refresh_expected(args.expected, results, sys.stdout)
     return regression.run_check(args.expected, results, sys.stdout)
+
+
+def unlock_stale(args) -> None:
+    from posbias.workflow_lock import clear_stale_lock
+
+    outcome = clear_stale_lock(args.directory)
+    if outcome != "no lock":
+        print(f"posbias unlock-stale: {outcome}", file=sys.stderr)

@@ -68,6 +68,9 @@ def train_model(model: dict, training: dict, seed: int, tokens: str, queries: st
     `init_checkpoint` (the fine-tuned setting); save a checkpoint. Returns the trained ranker and its tokenizer.
 
     Re-running the same job after a kill resumes from its last saved state."""
+    from posbias.device import pick_device
+
+    pick_device(training.get("device", "auto"))  # a missing GPU stops the job before anything loads
     state_dir = state_dir_of(out_dir)
     ranker, tokenizer, summary = fit(model, training, seed, tokens, queries,
                                      nonempty(read_qrels(qrels), qrels, "judgments"), candidates, threads, progress,
@@ -128,6 +131,9 @@ def rerank_pretrained(model: dict, tokens: str | list[str], queries: str | list[
 def rerank_candidates(checkpoint: str, tokens: list[str], queries: list[str], candidates: list[str],
                       runs: list[str], tag: str, scoring: dict, threads: int, progress: bool = True) -> None:
     """Load a checkpoint once and rerank each (token store, queries, candidates) triple into its run file."""
+    from posbias.device import pick_device
+
+    pick_device(scoring.get("device", "auto"))  # a missing GPU stops the job before anything loads
     torch.set_num_threads(threads)
     ranker, tokenizer = load_checkpoint(checkpoint)
     rerank_with(ranker, tokenizer, tokens, queries, candidates, runs, tag, scoring, progress)

@@ -95,6 +95,29 @@ def enable_gradient_checkpointing(backbone: torch.nn.Module, name: str) -> None:
     backbone.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
 
 
+def step_backward(ranker: ChunkRanker, chunker, queries: Mapping[str, str], store: TokenStore, limit: int,
+                  step_triples: list, settings: TrainingSettings, device: torch.device, dtype, scaler
+                  ) -> torch.Tensor:
+    """The forward and backward passes of one optimizer step, the gradients accumulated: the step's pairs in passes
+    of `batch_size` (the recipe's micro-batches), or all in one (`one_pass`). Returns the step's loss as a tensor
+    on the device, so nothing here waits for the device (the caller reads it once per step)."""
+    per_pass = len(step_triples) if settings.one_pass else settings.batch_size
+    total = torch.zeros((), device=device)
+    for start in range(0, len(step_triples), per_pass):
+        part = step_triples[start:start + per_pass]
+        query_ids = chunker.tokenize_queries([queries[q] for q, _, _ in part])
+        batch = chunker.batch([(query, store.ids(doc, limit))
+                               for query, (_, pos, neg) in zip(query_ids, part) for doc in (pos, neg)])
+        with autocast(device, dtype):
+            scores = ranker(batch.to(device)).float().view(-1, 2)
+        loss = pairwise_margin_loss(scores[:, 0], scores[:, 1], settings.margin, settings.loss_reduction)
+        # A mean is weighted by the pair count, so a short final step averages correctly; a sum adds up.
+        weight = len(part) / len(step_triples) if settings.loss_reduction == "mean" else 1.0
+        scaler.scale(loss * weight).backward()
+        total = total + loss.detach() * weight
+    return total
+
+
 def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenStore, qrels,
           candidates: Mapping[str, np.ndarray], settings: TrainingSettings, seed: int, progress: bool = True,
           state_dir: str | None = None, name: str | None = None) -> dict:
@@ -130,10 +153,10 @@ def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenS
     state = None
     position = Position(epoch=0, step=0, global_step=0, epoch_rng=rng.getstate(), losses=[])
     if state_dir:
-        # What the saved state must agree on; how often it is saved, on which device and whether activations are
-        # recomputed (the same numbers) may change.
+        # What the saved state must agree on; how often it is saved, on which device, whether activations are
+        # recomputed and whether a step is one pass (the same numbers) may change.
         recipe = {k: v for k, v in dataclasses.asdict(settings).items()
-                  if k not in ("save_every", "device", "gradient_checkpointing")}
+                  if k not in ("save_every", "device", "gradient_checkpointing", "one_pass")}
         state = TrainingState(state_dir, fingerprint(ranker=ranker.registry_name, args=ranker.args, settings=recipe,
                                                      seed=seed, pairs=sampler.fingerprint()))
         position = state.restore(ranker, optimizer, scheduler, scaler) or position
@@ -148,27 +171,14 @@ def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenS
         first_step = position.step if epoch == position.epoch else 0
         for step in range(first_step, steps_per_epoch):
             step_triples = triples[step * pairs_per_step:(step + 1) * pairs_per_step]
-            step_loss = 0.0
-            for batch_start in range(0, len(step_triples), settings.batch_size):
-                part = step_triples[batch_start:batch_start + settings.batch_size]
-                query_ids = chunker.tokenize_queries([queries[q] for q, _, _ in part])
-                batch = chunker.batch([(query, store.ids(doc, limit))
-                                       for query, (_, pos, neg) in zip(query_ids, part) for doc in (pos, neg)])
-                with autocast(device, dtype):
-                    scores = ranker(batch.to(device)).float().view(-1, 2)
-                loss = pairwise_margin_loss(scores[:, 0], scores[:, 1], settings.margin, settings.loss_reduction)
-                if not torch.isfinite(loss):
-                    raise FloatingPointError(
-                        f"training {name} (seed {seed}): the loss is {loss.item()} at optimizer step "
-                        f"{position.global_step + 1} of {total_steps}; stopping rather than saving a poisoned "
-                        f"checkpoint (lower the learning rate, or use precision fp32 or bf16)")
-                # A mean is weighted by the pair count, so a short final step averages correctly; a sum adds up.
-                if settings.loss_reduction == "mean":
-                    scaler.scale(loss * len(part) / len(step_triples)).backward()
-                    step_loss += loss.item() * len(part) / len(step_triples)
-                else:
-                    scaler.scale(loss).backward()
-                    step_loss += loss.item()
+            # the one wait for the device in a step: its loss, checked before the optimizer may use its gradients
+            step_loss = step_backward(ranker, chunker, queries, store, limit, step_triples, settings, device, dtype,
+                                      scaler).item()
+            if not math.isfinite(step_loss):
+                raise FloatingPointError(
+                    f"training {name} (seed {seed}): the loss is {step_loss} at optimizer step "
+                    f"{position.global_step + 1} of {total_steps}; stopping rather than saving a poisoned "
+                    f"checkpoint (lower the learning rate, or use precision fp32 or bf16)")
             optimizer_step(ranker, optimizer, scheduler, scaler, settings.max_grad_norm)
             position.losses.append(step_loss)
             position.global_step += 1

@@ -40,6 +40,10 @@ class TrainingSettings:
     aggregator_lr: float | None = None  # a pretrained aggregator's learning rate (PARADE PRETR); None: head_lr
     # recompute the backbone's layer activations during the backward pass: memory for time (large models, long inputs)
     gradient_checkpointing: bool = False
+    # all of an optimizer step's pairs (batch_size x grad_accum) in one forward and backward pass: the same objective
+    # and, in fp32 with dropout off, the same gradients as the micro-batches, with one launch of every kernel
+    # instead of grad_accum (on a GPU the micro-batches of the study's recipe, one pair each, leave it waiting)
+    one_pass: bool = False
 
     def learning_rates(self) -> dict[str, float]:
         """The learning rate of each parameter group (`posbias.rankers.base.PARAMETER_GROUPS`)."""

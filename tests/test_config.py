@@ -355,7 +355,7 @@ def test_schema_fills_defaults():
     assert cfg.retrievers == {"bm25": {"kind": "bm25", "k1": 0.9, "b": 0.4}}
     assert cfg.data["querysets"]["dev"] == {**DEFAULT["querysets"]["dev"], "retriever": "bm25", "depth": 100,
                                             "alpha": 0.05, "rel_level": 1}
-    assert cfg.data["training"]["save_every"] == 500
+    assert cfg.data["training"]["save_every"] == 0 and cfg.data["training"]["save_minutes"] == 20
     assert cfg.data["tables"]["table1"]["retriever_label"] == "BM25 (retriever)"
 
 

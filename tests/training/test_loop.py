@@ -1,5 +1,8 @@
 """The recipe options of the training loop: clipping, loss reduction, per-epoch decay, repeated queries."""
 
+import os
+import signal
+
 import numpy as np
 import pytest
 import torch
@@ -151,3 +154,40 @@ def test_one_pass_per_step_gives_the_micro_batches_gradients(trainer, monkeypatc
     print(f"largest gradient difference: {worst:.2e} of the largest entry")
     assert worst <= 1e-4
     assert sum(float(g.abs().sum()) for g in micro.values()) > 0
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGUSR1, signal.SIGTERM])
+def test_a_warning_signal_saves_a_state_that_resumes_to_the_same_bits(trainer, tmp_path, monkeypatch,
+                                                                      signal_number):
+    """SLURM's warning before the time limit (or scancel's SIGTERM) in the middle of training: the step finishes,
+    the state is saved, the job stops; run again, it ends where an uninterrupted run ends, bit for bit (CPU)."""
+    whole, _, rates = trainer()
+    original, steps = loop.optimizer_step, []
+
+    def signalled(*args):
+        steps.append(1)
+        if len(steps) == 4:  # in epoch 2 (3 steps an epoch)
+            os.kill(os.getpid(), signal_number)  # the handler only notes it: this step still completes
+        return original(*args)
+
+    monkeypatch.setattr(loop, "optimizer_step", signalled)
+    state = tmp_path / "state"
+    with pytest.raises(loop.Preempted, match=rf"signal {signal_number.name} at optimizer step 4 of 6; the state is "):
+        trainer(state_dir=str(state))  # save_every 0, save_minutes 0: only the signal saves
+    assert (state / "state.pt").is_file()
+    assert signal.getsignal(signal_number) is not None and signal.getsignal(signal_number) != loop.StopSignals._note
+    monkeypatch.setattr(loop, "optimizer_step", original)
+    resumed, _, resumed_rates = trainer(state_dir=str(state))
+    assert resumed_rates == rates[4:]
+    assert all(torch.equal(a, b) for a, b in zip(whole.state_dict().values(), resumed.state_dict().values()))
+
+
+def test_saving_by_elapsed_time(trainer, tmp_path, monkeypatch):
+    clock = iter(range(0, 10_000, 50))  # 50 s per reading: the first step is due after a minute
+    monkeypatch.setattr(loop, "monotonic", lambda: next(clock))
+    saves = []
+    original = TrainingState.save
+    monkeypatch.setattr(TrainingState, "save", lambda self, position, *a: (saves.append(position.global_step),
+                                                                           original(self, position, *a)))
+    trainer(state_dir=str(tmp_path / "state"), save_minutes=1.0)
+    assert saves == [2, 4]  # every other step (100 s > 60 s); never after the last

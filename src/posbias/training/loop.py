@@ -8,8 +8,9 @@ steps, then a constant rate, optionally decayed after each epoch; gradient clipp
 scoring head in fp32.
 An epoch visits every training query `query_repeats` times, or `queries_per_epoch` of them.
 Document token ids come from a token store, a batch at a time.
-A training job saves its state every `save_every` steps and resumes from it (`resume.py`); a
-non-finite loss stops it.
+A training job saves its state every `save_minutes` (or `save_every` steps), and when SLURM warns of the end of
+its time (SIGUSR1, with `--signal=B:USR1@...`) or it is asked to stop (SIGTERM): then it saves at the end of the
+step and stops (`Preempted`), and the same job resumes from the state (`resume.py`). A non-finite loss stops it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ import dataclasses
 import logging
 import math
 import random
+import signal
+import threading
+from time import monotonic
 from typing import Mapping
 
 import numpy as np
@@ -35,6 +39,36 @@ from posbias.training.resume import Position, TrainingState, fingerprint
 from posbias.training.sampler import PairSampler
 
 log = logging.getLogger(__name__)
+
+
+class Preempted(RuntimeError):
+    """A warning signal stopped training after it saved its state; the same job resumes from there."""
+
+
+class StopSignals:
+    """SIGUSR1 (SLURM's warning before the time limit) and SIGTERM (scancel, a pre-empting job) while training: the
+    handler only notes the signal; the loop saves at the end of the step and stops. Outside the main thread (where
+    Python cannot install handlers) nothing is caught."""
+
+    SIGNALS = (signal.SIGUSR1, signal.SIGTERM)
+
+    def __init__(self):
+        self.received: int | None = None
+        self._previous = {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for number in self.SIGNALS:
+                self._previous[number] = signal.signal(number, self._note)
+        return self
+
+    def _note(self, number, frame) -> None:
+        self.received = number
+
+    def __exit__(self, *exc):
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
+        return False
 
 
 def seed_everything(seed: int) -> None:
@@ -156,40 +190,50 @@ def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenS
         # What the saved state must agree on; how often it is saved, on which device, whether activations are
         # recomputed and whether a step is one pass (the same numbers) may change.
         recipe = {k: v for k, v in dataclasses.asdict(settings).items()
-                  if k not in ("save_every", "device", "gradient_checkpointing", "one_pass")}
+                  if k not in ("save_every", "save_minutes", "device", "gradient_checkpointing", "one_pass")}
         state = TrainingState(state_dir, fingerprint(ranker=ranker.registry_name, args=ranker.args, settings=recipe,
                                                      seed=seed, pairs=sampler.fingerprint()))
         position = state.restore(ranker, optimizer, scheduler, scaler) or position
 
     bar = tqdm(total=total_steps, initial=position.global_step, desc=f"training {name}", unit="step",
                disable=not progress, mininterval=5)
-    for epoch in range(position.epoch, settings.epochs):
-        if epoch == position.epoch:
-            rng.setstate(position.epoch_rng)  # draw this epoch's pairs again, as the first time
-        epoch_rng = rng.getstate()
-        triples = sampler.epoch(rng, settings.query_repeats)[:per_epoch]
-        first_step = position.step if epoch == position.epoch else 0
-        for step in range(first_step, steps_per_epoch):
-            step_triples = triples[step * pairs_per_step:(step + 1) * pairs_per_step]
-            # the one wait for the device in a step: its loss, checked before the optimizer may use its gradients
-            step_loss = step_backward(ranker, chunker, queries, store, limit, step_triples, settings, device, dtype,
-                                      scaler).item()
-            if not math.isfinite(step_loss):
-                raise FloatingPointError(
-                    f"training {name} (seed {seed}): the loss is {step_loss} at optimizer step "
-                    f"{position.global_step + 1} of {total_steps}; stopping rather than saving a poisoned "
-                    f"checkpoint (lower the learning rate, or use precision fp32 or bf16)")
-            optimizer_step(ranker, optimizer, scheduler, scaler, settings.max_grad_norm)
-            position.losses.append(step_loss)
-            position.global_step += 1
-            bar.update(1)
-            bar.set_postfix(loss=f"{step_loss:.3f}", refresh=False)
-            if state and settings.save_every and position.global_step % settings.save_every == 0 \
-                    and position.global_step < total_steps:
-                position.epoch, position.step, position.epoch_rng = epoch, step + 1, epoch_rng
-                state.save(position, ranker, optimizer, scheduler, scaler)
-        if settings.epoch_lr_decay != 1.0:
-            decay_learning_rates(optimizer, scheduler, settings.epoch_lr_decay)
+    saved_at = monotonic()
+    with StopSignals() as signals:
+        for epoch in range(position.epoch, settings.epochs):
+            if epoch == position.epoch:
+                rng.setstate(position.epoch_rng)  # draw this epoch's pairs again, as the first time
+            epoch_rng = rng.getstate()
+            triples = sampler.epoch(rng, settings.query_repeats)[:per_epoch]
+            first_step = position.step if epoch == position.epoch else 0
+            for step in range(first_step, steps_per_epoch):
+                step_triples = triples[step * pairs_per_step:(step + 1) * pairs_per_step]
+                # the one wait for the device in a step: its loss, checked before the optimizer uses its gradients
+                step_loss = step_backward(ranker, chunker, queries, store, limit, step_triples, settings, device,
+                                          dtype, scaler).item()
+                if not math.isfinite(step_loss):
+                    raise FloatingPointError(
+                        f"training {name} (seed {seed}): the loss is {step_loss} at optimizer step "
+                        f"{position.global_step + 1} of {total_steps}; stopping rather than saving a poisoned "
+                        f"checkpoint (lower the learning rate, or use precision fp32 or bf16)")
+                optimizer_step(ranker, optimizer, scheduler, scaler, settings.max_grad_norm)
+                position.losses.append(step_loss)
+                position.global_step += 1
+                bar.update(1)
+                bar.set_postfix(loss=f"{step_loss:.3f}", refresh=False)
+                if not state or position.global_step >= total_steps:
+                    continue
+                due = (settings.save_every and position.global_step % settings.save_every == 0) or (
+                    settings.save_minutes and monotonic() - saved_at >= 60 * settings.save_minutes)
+                if due or signals.received:
+                    position.epoch, position.step, position.epoch_rng = epoch, step + 1, epoch_rng
+                    state.save(position, ranker, optimizer, scheduler, scaler)
+                    saved_at = monotonic()
+                if signals.received:
+                    raise Preempted(f"training {name} (seed {seed}): signal {signal.Signals(signals.received).name} "
+                                    f"at optimizer step {position.global_step} of {total_steps}; the state is saved "
+                                    f"in {state.directory}, and the same job resumes from it")
+            if settings.epoch_lr_decay != 1.0:
+                decay_learning_rates(optimizer, scheduler, settings.epoch_lr_decay)
     bar.close()
     if settings.gradient_checkpointing:
         ranker.encoder.backbone.activation_checkpointing_disable()

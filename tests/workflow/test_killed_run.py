@@ -1,0 +1,42 @@
+"""A workflow killed outright (SIGKILL: what out-of-memory, a lost node or a power cut leave) restarts with the
+same command, `posbias unlock-stale` then snakemake as `make demo` runs them, and makes the same tables."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from snakemake_runs import ROOT, SNAKEMAKE, run_snakemake, tiny_config, write_config
+
+TARGET = "results/first_stage.csv"  # BM25 against the hybrid retriever: data, two indexes, two runs, a table
+
+
+@pytest.mark.slow
+def test_a_run_killed_by_sigkill_resumes_with_the_same_command(finished_run, tiny_backbone, tmp_path):
+    from posbias.cli import main
+
+    work = tmp_path / "killed"
+    work.mkdir()
+    write_config(work, tiny_config(tiny_backbone))
+    command = [*SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "-d", str(work), "-j", "1", TARGET]
+    run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not list((work / "results").rglob("*.jsonl")) and time.monotonic() < deadline:  # the first job done
+            time.sleep(0.2)
+        assert run.poll() is None, "the run ended before it could be killed"
+    finally:
+        os.killpg(run.pid, signal.SIGKILL)  # the whole session: Snakemake and the job it runs
+        run.wait()
+    assert list((work / ".snakemake" / "locks").glob("*.lock")), "SIGKILL left no lock: nothing to test"
+    stuck = run_snakemake(work, "-j", "1", TARGET, check=False)
+    assert stuck.returncode != 0 and "unlock" in (stuck.stdout + stuck.stderr)  # what a plain rerun meets
+
+    main(["unlock-stale", "--directory", str(work)])  # the same command as make demo's: unlock-stale, snakemake
+    run_snakemake(work, "-j", "1", "--rerun-incomplete", TARGET)
+    for name in ("first_stage.csv", "first_stage.tex"):
+        assert (work / "results" / name).read_bytes() == (finished_run / "results" / name).read_bytes(), name

@@ -90,7 +90,10 @@ def curve_figure(curve: pd.DataFrame, record: Mapping) -> str:
     window = record.get("model", {}).get("window")
     if "tokens" in curve and window and window < float(curve["tokens"].max()):
         ax.axvline(window, color="tab:orange", linewidth=1, label=f"window ({window} tokens)")
-    ax.set_xlabel("needle start (model tokens)" if "tokens" in curve else "position (1 = first)")
+    arranged = record.get("extra", {}).get("arrange") == "ends"  # the context is not in this order
+    ax.set_xlabel("needle start (model tokens)" if "tokens" in curve else
+                  "gold document's retrieval rank (the context: best at both ends)" if arranged else
+                  "position (1 = first)")
     if "tokens" not in curve:
         ax.set_xticks(curve["position"] + 1)
     ax.set_ylabel(record["metric"])

@@ -40,20 +40,26 @@ MODES = {"micro": {"batch_size": 1, "one_pass": False}, "one_pass": {"batch_size
 
 
 class SyncCounter(TorchFunctionMode):
-    """Counts the calls that wait for the device on CUDA (what `torch.cuda.set_sync_debug_mode` warns of)."""
+    """Counts the calls that wait for the device on CUDA (what `torch.cuda.set_sync_debug_mode` warns of). On a GPU
+    only those on a tensor in device memory count; on a CPU every tensor is in host memory, so the count is an upper
+    bound: it includes the encoder's planning on the batch's host copy (a `nonzero` and a `tolist` a pass), which
+    waits for nothing on a GPU."""
 
     WAITS = {torch.Tensor.item, torch.Tensor.tolist, torch.Tensor.__bool__, torch.Tensor.__int__,
              torch.Tensor.__float__, torch.Tensor.__index__, torch.Tensor.nonzero, torch.nonzero,
              torch.masked_select, torch.Tensor.masked_select, torch.Tensor.cpu}
 
-    def __init__(self):
+    def __init__(self, device: torch.device):
         super().__init__()
-        self.count = 0
+        self.count, self.device = 0, device
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func in self.WAITS or (func in (torch.Tensor.__getitem__, torch.Tensor.__setitem__)
-                                  and _has_bool_index(args[1] if len(args) > 1 else None)):
+        waits = func in self.WAITS or (func in (torch.Tensor.__getitem__, torch.Tensor.__setitem__)
+                                       and _has_bool_index(args[1] if len(args) > 1 else None))
+        on_device = self.device.type == "cpu" or any(isinstance(a, torch.Tensor) and a.device.type != "cpu"
+                                                     for a in args)
+        if waits and on_device:
             self.count += 1
         return func(*args, **kwargs)
 
@@ -156,7 +162,7 @@ def run_mode(mode: str, args, device, dtype) -> dict:
         started = time.perf_counter()
         # the forward and backward passes and the loop's one read of the loss; not the optimizer, whose step
         # counters live on the host on any device (their `.item()` waits for nothing; fused AdamW on CUDA has none)
-        with SyncCounter() as waits:
+        with SyncCounter(device) as waits:
             loss = step_backward(ranker, chunker, queries, store, args.doc, part, settings, device, dtype, scaler)
             float(loss)
         optimizer_step(ranker, optimizer, scheduler, scaler, settings.max_grad_norm)

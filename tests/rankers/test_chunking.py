@@ -66,3 +66,14 @@ def test_token_types_only_where_the_tokenizer_emits_them(tokenizer):
     untyped = copy.deepcopy(tokenizer)
     untyped.model_input_names = ["input_ids", "attention_mask"]  # as Big-Bird's tokenizer says
     assert not Chunker(untyped, geometry).batch(pairs).token_type_ids.any()
+
+
+def test_a_moved_batch_keeps_its_host_copy(tokenizer):
+    """The encoder plans its groups from the host copy, so a batch on a GPU makes the host wait for nothing."""
+    chunker = Chunker(tokenizer, ChunkGeometry(max_query_tokens=8, chunk_tokens=8, stride=8, max_doc_tokens=24))
+    query = chunker.tokenize_queries(["capital of zorvia"])[0]
+    batch = chunker.batch([(query, list(range(2000, 2020))), (query, list(range(2000, 2005)))])
+    assert batch.on_host() is batch
+    moved = batch.to("cpu")
+    assert moved.host is batch and moved.to("cpu").host is batch  # moving again keeps the first host copy
+    assert torch.equal(moved.input_ids, batch.input_ids) and moved.host.host is None

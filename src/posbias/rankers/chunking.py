@@ -35,10 +35,18 @@ class ChunkBatch:
     doc_mask: torch.Tensor  # [batch, document tokens]
     # Longformer's global attention, [batch, chunks, length], where a featurizer asks for it.
     global_attention_mask: torch.Tensor | None = None
+    # The batch as the featurizer built it, in host memory, kept by `to`: what is decided from the masks (which
+    # chunks, how long, in which groups) is read from it, so a batch on a GPU makes the host wait for nothing.
+    host: "ChunkBatch | None" = dataclasses.field(default=None, repr=False, compare=False)
 
-    def to(self, device) -> "ChunkBatch":
-        return dataclasses.replace(self, **{field.name: value.to(device) for field in dataclasses.fields(self)
-                                            if (value := getattr(self, field.name)) is not None})
+    def to(self, device, non_blocking: bool = False) -> "ChunkBatch":
+        moved = {field.name: value.to(device, non_blocking=non_blocking) for field in dataclasses.fields(self)
+                 if field.name != "host" and (value := getattr(self, field.name)) is not None}
+        return dataclasses.replace(self, **moved, host=self.on_host())
+
+    def on_host(self) -> "ChunkBatch":
+        """The host copy: this batch itself until moved."""
+        return self.host if self.host is not None else self
 
 
 class Layout(NamedTuple):

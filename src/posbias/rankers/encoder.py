@@ -78,29 +78,38 @@ class ChunkEncoder(nn.Module):
 
     def forward(self, batch: ChunkBatch) -> ChunkFeatures:
         valid = batch.chunk_mask
-        inputs = {"input_ids": batch.input_ids[valid], "attention_mask": batch.attention_mask[valid]}
-        if getattr(self.backbone.config, "type_vocab_size", 0) > 1:
-            inputs["token_type_ids"] = batch.token_type_ids[valid]
-        if batch.global_attention_mask is not None:
-            inputs["global_attention_mask"] = batch.global_attention_mask[valid]
-        mask = inputs["attention_mask"]
+        # Which chunks, how long and in which groups, decided on the host copy (no wait for a device); the
+        # tensors on the device are only gathered by index.
+        host = batch.on_host()
+        valid_rows = host.chunk_mask.reshape(-1).nonzero().squeeze(1)
+        mask = host.attention_mask.reshape(-1, host.attention_mask.shape[-1])[valid_rows]
         # A chunk's length runs to its last real token (a padded query's slots are masked inside it).
-        positions = torch.arange(1, mask.shape[1] + 1, device=mask.device)
+        positions = torch.arange(1, mask.shape[1] + 1)
         lengths = (mask.bool() * positions).amax(dim=1)
         order = torch.argsort(lengths, descending=True, stable=True)
+        device = batch.input_ids.device
+
+        def on_device(index: torch.Tensor) -> torch.Tensor:
+            return index.to(device, non_blocking=True)
+
+        keys = ["input_ids", "attention_mask"] + (["token_type_ids"] if getattr(self.backbone.config,
+                                                                                "type_vocab_size", 0) > 1 else [])
+        keys += ["global_attention_mask"] if batch.global_attention_mask is not None else []
+        rows_on_device = on_device(valid_rows)
+        inputs = {key: getattr(batch, key).reshape(-1, mask.shape[1]).index_select(0, rows_on_device) for key in keys}
+        sorted_lengths = lengths[order].tolist()  # host tensors: no device waits
         pooled_parts, state_parts = [], []
-        for start, end in length_groups(lengths[order].tolist(), self.group_breaks):
-            rows = order[start:end]
-            width = int(lengths[rows[0]])
+        for start, end in length_groups(sorted_lengths, self.group_breaks):
+            rows, width = on_device(order[start:end]), sorted_lengths[start]
             part = {key: value[rows, :width] for key, value in inputs.items()}
             pooled, states = self.encode(part)
             pooled_parts.append(pooled)
             if states is not None:  # back to the batch's length, so token positions stay as laid out
                 state_parts.append(F.pad(states, (0, 0, 0, mask.shape[1] - width)))
-        restore = torch.argsort(order)
+        restore = on_device(torch.argsort(order))
         hidden = torch.cat(pooled_parts)[restore]
-        pooled = hidden.new_zeros((*valid.shape, hidden.shape[-1]))
-        pooled[valid] = hidden
+        pooled = hidden.new_zeros((valid.numel(), hidden.shape[-1])).index_copy(0, rows_on_device, hidden)
+        pooled = pooled.view(*valid.shape, hidden.shape[-1])
         features = ChunkFeatures(pooled, valid)
         if self.token_layers is None:
             return features

@@ -26,14 +26,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 
 from posbias.llm.types import ORIGINAL_ORDER
 from posbias.positions import umbrela
 from posbias.positions.chunks import sentences
 from posbias.positions.judging import MIN_GRADE
-from posbias.stats.consistency import order_consistency
+from posbias.stats.consistency import order_consistency, sample_indices
 from posbias.stats.paired import json_number
 
 REVERSED = "reversed"
@@ -77,10 +76,7 @@ def draw(chunks: Sequence[Chunk], size: int, seed: int) -> tuple[list[Sampled], 
         count, text = reverse(chunk.text)
         if count > 1:
             eligible.append(Sampled(index, chunk, count, text))
-    if not size or not eligible:
-        return [], len(eligible)
-    picked = np.random.default_rng(seed).choice(len(eligible), size=min(size, len(eligible)), replace=False)
-    return [eligible[i] for i in sorted(picked)], len(eligible)
+    return [eligible[i] for i in sample_indices(len(eligible), size, seed)], len(eligible)
 
 
 def requests(sample: Sequence[Sampled], order: str) -> list[tuple[str, dict]]:

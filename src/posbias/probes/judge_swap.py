@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-import numpy as np
 import pandas as pd
 
 from posbias.probes import rag
-from posbias.stats.consistency import order_consistency
+from posbias.stats.consistency import order_consistency, sample_indices
 
 PAIR_COLUMNS = ("reader", "condition", "qid", "answer", "judge_original", "yes_original", "judge_swapped",
                 "yes_swapped", "abstention")
@@ -27,10 +26,7 @@ PAIR_COLUMNS = ("reader", "condition", "qid", "answer", "judge_original", "yes_o
 def draw(judged: pd.DataFrame, size: int, seed: int) -> pd.DataFrame:
     """Up to `size` rows of `answer_and_judge`'s table, drawn without replacement with numpy seed `seed`, in the
     table's order."""
-    if not size or not len(judged):
-        return judged.iloc[0:0]
-    picked = np.random.default_rng(seed).choice(len(judged), size=min(size, len(judged)), replace=False)
-    return judged.iloc[sorted(picked)]
+    return judged.iloc[sample_indices(len(judged), size, seed)]
 
 
 def check(judged: pd.DataFrame, rag_items: Sequence[rag.RagItem], judge: Callable[[list[str], list[dict]], list[str]],

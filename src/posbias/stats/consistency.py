@@ -15,10 +15,19 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
 from posbias.stats.paired import exact_mcnemar, json_number
+
+
+def sample_indices(n: int, size: int, seed: int) -> list[int]:
+    """Up to `size` of the indices 0..n-1, drawn without replacement with numpy seed `seed`, in increasing order
+    (what both judges' checks re-ask)."""
+    if not size or not n:
+        return []
+    return sorted(np.random.default_rng(seed).choice(n, size=min(size, n), replace=False).tolist())
 
 
 def order_consistency(original: Sequence[bool], reordered: Sequence[bool], alpha: float = 0.05) -> dict:

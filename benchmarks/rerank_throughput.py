@@ -21,7 +21,8 @@ against the token store). Queries are 3 to 12 such words.
 Measured:
 
   store     `build_token_store(docs, dir, "offline:all-MiniLM-L6-v2", cap=1431)` of the pairs' documents:
-            a one-off per collection, reported separately, not part of any throughput.
+            a one-off per collection, reported on its own, and counted in full against each posbias row in the
+            ratio "counting the token store's build" (the CrossEncoder tokenises inside `predict`).
   rerank    pairs/s over all pairs, batch `--batch-size` (32), after a warm-up on `--warmup-pairs` pairs; the
             pairs are cut into `--slices` slices of whole queries and the systems take turns slice by slice,
             so a change in the shared machine's load affects them alike (pairs / summed slice times):
@@ -34,6 +35,8 @@ Measured:
                           stride 477, max_doc 477): query tokenisation, token store reads, length sort,
                           `Chunker.batch`, forward, scores (the run dict) included.
             MaxP          the same with `maxp` (query 32, chunks of 477 every 477, max_doc 1431: up to 3 chunks).
+            *_eager       (`--systems firstp_eager maxp_eager`) the same with the backbone's linear layers eager,
+                          not through oneDNN (`posbias.rankers.onednn`): the before of that change, in the same run.
   train     optimizer steps/s of posbias's training step, the pieces of `posbias.training.loop.train`
             called in its order: `Chunker.tokenize_queries`, `Chunker.batch` from `store.ids`, forward,
             `pairwise_margin_loss` (sum, the paper recipe), backward (per forward pass of `--train-batch`
@@ -46,7 +49,9 @@ Measured:
 Every posbias row and the CrossEncoder row run on `--device` with `torch.set_num_threads(--threads)`;
 `--precision` fp32 (the default) or bf16/fp16 autocast (fp16 on CUDA only) for both sides alike (posbias's
 `rerank(precision=...)`, CrossEncoder.predict inside `torch.autocast`). Ratios are against the
-CrossEncoder measured in the same run. Timings are wall times on a shared machine.
+CrossEncoder measured in the same run. Timings are wall times on a shared machine; the process's CPU seconds
+(all threads, `time.process_time`) are recorded too, and their ratio is the steadier one when other work shares
+the cores.
 
     PYTHONPATH=src .venv/bin/python benchmarks/rerank_throughput.py [--pairs 800] [--threads 2]
         [--device cpu] [--precision fp32] [--json OUT] [--markdown OUT]
@@ -94,7 +99,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--slices", type=int, default=4, help="slices of whole queries the systems take turns on")
     parser.add_argument("--repeats", type=int, default=1, help="timed passes per slice and system (median taken)")
     parser.add_argument("--systems", nargs="+", default=["crossencoder", "firstp", "maxp"],
-                        choices=["crossencoder", "firstp", "maxp"])
+                        choices=["crossencoder", "firstp", "maxp", "firstp_eager", "maxp_eager"],
+                        help="*_eager: posbias with its linear layers eager, not through oneDNN (the before)")
     parser.add_argument("--check-pairs", type=int, default=32, help="pairs checked for identical inputs")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=os.cpu_count(), help="torch intra-op threads")
@@ -206,15 +212,23 @@ class CrossEncoderSystem:
 
 
 class PosbiasSystem:
-    def __init__(self, ranker, tokenizer, store, data: dict, args):
+    def __init__(self, ranker, tokenizer, store, data: dict, args, onednn: bool = True):
         self.ranker, self.tokenizer, self.store, self.data, self.args = ranker, tokenizer, store, data, args
+        self.onednn = onednn  # False: the eager linear layers (`posbias.rankers.onednn` off), the "before"
 
     def __call__(self, candidates: dict):
+        from posbias.rankers import inference
         from posbias.rankers.inference import rerank
 
-        run, info = rerank(self.ranker, self.tokenizer, self.data["queries"], self.store, candidates,
-                           batch_size=self.args.batch_size, device=self.args.device, precision=self.args.precision,
-                           progress=False)
+        available = inference.onednn_available
+        if not self.onednn:
+            inference.onednn_available = lambda device, dtype: False
+        try:
+            run, info = rerank(self.ranker, self.tokenizer, self.data["queries"], self.store, candidates,
+                               batch_size=self.args.batch_size, device=self.args.device,
+                               precision=self.args.precision, progress=False)
+        finally:
+            inference.onednn_available = available
         synchronize(self.args.device)
         return info, run
 
@@ -227,16 +241,19 @@ def time_systems(systems: dict, data: dict, args) -> tuple[dict, dict]:
     for system in systems.values():
         system(warm)
     seconds = {name: [] for name in systems}
+    cpu = {name: [] for name in systems}  # process CPU seconds (all threads): less sensitive to a shared machine
     runs: dict = {name: {} for name in systems}
     infos: dict = {name: [] for name in systems}
     for number, part in enumerate(query_slices(data["candidates"], args.slices)):
         for name, system in systems.items():
-            times = []
+            times, cpu_times = [], []
             for _ in range(args.repeats):
-                start = time.perf_counter()
+                start, cpu_start = time.perf_counter(), time.process_time()
                 info, run = system(part)
                 times.append(time.perf_counter() - start)
+                cpu_times.append(time.process_time() - cpu_start)
             seconds[name].append(statistics.median(times))
+            cpu[name].append(statistics.median(cpu_times))
             infos[name].append(info)
             if run:
                 runs[name].update(run)
@@ -247,7 +264,8 @@ def time_systems(systems: dict, data: dict, args) -> tuple[dict, dict]:
         pairs = sum(info["pairs"] for info in infos[name])
         total = sum(seconds[name])
         results[name] = {"slice_seconds": seconds[name], "seconds": total, "pairs": pairs,
-                         "pairs_per_s": pairs / total, **{k: v for k, v in infos[name][0].items() if k != "pairs"}}
+                         "pairs_per_s": pairs / total, "cpu_seconds": sum(cpu[name]),
+                         **{k: v for k, v in infos[name][0].items() if k != "pairs"}}
     return results, runs
 
 
@@ -357,23 +375,34 @@ def geometry_text(g: dict) -> str:
 def markdown(result: dict) -> str:
     r = result["rerank"]
     ce = r.get("crossencoder")
-    lines = ["| system | geometry | throughput | ratio vs CrossEncoder | real tokens encoded per (query, document) | time (s) |",
-             "| --- | --- | ---: | ---: | ---: | ---: |"]
+    store_s = result["store"]["seconds"]
+    lines = ["| system | geometry | throughput | ratio vs CrossEncoder | ratio counting the token store's build | "
+             "CPU-time ratio (with the build) | real tokens encoded per (query, document) | time (s) |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     names = {"crossencoder": "sentence-transformers `CrossEncoder.predict`",
-             "firstp": "posbias FirstP `rerank`", "maxp": "posbias MaxP `rerank`"}
+             "firstp": "posbias FirstP `rerank`", "maxp": "posbias MaxP `rerank`",
+             "firstp_eager": "posbias FirstP `rerank`, eager linears",
+             "maxp_eager": "posbias MaxP `rerank`, eager linears"}
     geometries = {"crossencoder": "text cut to 477 tokens", "firstp": geometry_text(FIRSTP),
                   "maxp": geometry_text(MAXP)}
-    for system in ("crossencoder", "firstp", "maxp"):
+    geometries.update(firstp_eager=geometries["firstp"], maxp_eager=geometries["maxp"])
+    for system in ("crossencoder", "firstp_eager", "firstp", "maxp_eager", "maxp"):
         if system not in r:
             continue
         row = r[system]
         ratio = f"{row['pairs_per_s'] / ce['pairs_per_s']:.2f}" if ce else ""
+        # posbias reads a token store built once per collection: counted here in full against its pairs.
+        build, build_cpu = (0.0, 0.0) if system == "crossencoder" else (store_s, result["store"]["cpu_seconds"])
+        with_store = f"{(ce['seconds'] / ce['pairs']) / ((row['seconds'] + build) / row['pairs']):.2f}" if ce else ""
+        cpu_ratio = (f"{(ce['cpu_seconds'] / ce['pairs']) / ((row['cpu_seconds'] + build_cpu) / row['pairs']):.2f}"
+                     if ce else "")
         lines.append(f"| {names[system]} | {geometries[system]} | {row['pairs_per_s']:.2f} pairs/s | {ratio} | "
-                     f"{result['tokens_per_pair'][system]:.0f} | {row['seconds']:.1f} |")
+                     f"{with_store} | {cpu_ratio} | {result['tokens_per_pair'][system.removesuffix('_eager')]:.0f} | "
+                     f"{row['seconds']:.1f} |")
     for row in result["train"]:
         lines.append(f"| posbias {row['model']} training step ({row['pairs_per_step']} pairs) | "
                      f"{geometry_text(row['geometry'])} | {row['steps_per_s']:.3f} steps/s "
-                     f"({row['pairs_per_s']:.2f} pairs/s) | | {row['real_tokens_per_document']:.0f} | "
+                     f"({row['pairs_per_s']:.2f} pairs/s) | | | | {row['real_tokens_per_document']:.0f} | "
                      f"{statistics.median(row['seconds']):.1f} per step |")
     s = result["store"]
     lines.append("")
@@ -442,14 +471,15 @@ def main() -> None:
         data = make_data(args, tokenizer, workdir)
         store_dir = workdir / "tokens"
         shutil.rmtree(store_dir, ignore_errors=True)
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         build_token_store(data["docs_path"], store_dir, TOKENIZER, cap=CAP, progress=False)
-        store_s = time.perf_counter() - start
+        store_s, store_cpu = time.perf_counter() - start, time.process_time() - cpu_start
         store = TokenStore(store_dir)
         numbers = store.numbers(list(data["lengths"]))
         drawn = np.array(list(data["lengths"].values()))
         lengths = np.asarray(store.lengths[numbers])
-        store_info = {"seconds": store_s, "documents": len(store), "tokens": int(lengths.sum()),
+        store_info = {"seconds": store_s, "cpu_seconds": store_cpu, "documents": len(store),
+                      "tokens": int(lengths.sum()),
                       "exact": bool((lengths == drawn).all()), "capped": float((drawn >= CAP).mean()),
                       "shorter_than_chunk": float((drawn < 477).mean())}
         query_tokens = {q: len(ids) for q, ids in zip(data["queries"], tokenizer(
@@ -470,7 +500,8 @@ def main() -> None:
         ce = CrossEncoder(resolve(TOKENIZER), num_labels=1, device=args.device)
         ce_load = time.perf_counter() - start
         systems = {name: CrossEncoderSystem(ce, data, args) if name == "crossencoder"
-                   else PosbiasSystem(rankers[name], tokenizer, store, data, args) for name in args.systems}
+                   else PosbiasSystem(rankers[name.removesuffix("_eager")], tokenizer, store, data, args,
+                                      onednn=not name.endswith("_eager")) for name in args.systems}
         print(f"reranking with {', '.join(systems)}", file=sys.stderr)
         rerank_results, runs = time_systems(systems, data, args)
         check = input_check(ce, rankers["firstp"], tokenizer, store, data, runs.get("firstp") or None, args) \

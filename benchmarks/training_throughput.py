@@ -19,9 +19,12 @@ lengths up to `--doc` tokens, queries up to 32), and reports per step:
   and utilisation against `--peak-tflops` where given (on real tokens, as model FLOPs utilisation counts);
 - on CUDA, the peak allocated memory.
 
-Modes: `micro` (the recipe as the study ran it: `grad_accum` passes of `batch_size` pairs, here 16 of 1) and
-`one_pass` (`training.one_pass`: the step's pairs in one pass). Ratios are against `micro`, measured in the same
-run. Nothing here is a test; numbers go in benchmarks/timings.md (CPU) or benchmarks/gpu.md (GPU).
+Modes: `micro` (the recipe as the study ran it: `grad_accum` passes of `batch_size` pairs, here 16 of 1),
+`one_pass` (`training.one_pass`: the step's pairs in one pass) and `one_pass_packed` (that pass packed: only real
+tokens, attention cut at each chunk's bounds; `training.packing`, on CUDA by default; on a CPU the packed attention
+is the sequence-by-sequence reference). Queries are padded to 32 masked slots (`pad_query`, as the study's models;
+`--no-pad-query` turns that off). Ratios are against `micro`, measured in the same run. Nothing here is a test;
+numbers go in benchmarks/timings.md (CPU) or benchmarks/gpu.md (GPU).
 """
 
 from __future__ import annotations
@@ -36,7 +39,10 @@ import numpy as np
 import torch
 from torch.overrides import TorchFunctionMode
 
-MODES = {"micro": {"batch_size": 1, "one_pass": False}, "one_pass": {"batch_size": 1, "one_pass": True}}
+# The training settings and the encoder's packing of each mode.
+MODES = {"micro": ({"batch_size": 1, "one_pass": False}, False),
+         "one_pass": ({"batch_size": 1, "one_pass": True}, False),
+         "one_pass_packed": ({"batch_size": 1, "one_pass": True}, True)}
 
 
 class SyncCounter(TorchFunctionMode):
@@ -71,7 +77,7 @@ def _has_bool_index(index) -> bool:
 
 class SlotCounter:
     """Token slots and real tokens the backbone computed, and their FLOPs: it wraps the encoder's `encode`, which
-    every group of chunks of equal width goes through (the first-token path included)."""
+    every group of chunks goes through (the first-token path included), padded to the group's width or packed."""
 
     def __init__(self, encoder):
         config = encoder.backbone.config
@@ -80,27 +86,34 @@ class SlotCounter:
         self.reset()
         original = encoder.encode
 
-        def counted(inputs):
+        def counted(inputs, packed=None):
             mask = inputs["attention_mask"]
-            self.shapes.append(tuple(mask.shape))
-            self.real_parts.append(mask.sum(dim=1))  # a tensor: read after the step, outside the sync count
-            return original(inputs)
+            # tensors, read after the step (outside the sync count): each chunk's real tokens, and the width each
+            # of its tokens attends over (the row's, padded; its own chunk's, packed)
+            lengths = mask.sum(dim=1)
+            self.parts.append((lengths, None if packed is not None else mask.shape[1]))
+            return original(inputs, packed)
 
         encoder.encode = counted
 
     def reset(self) -> None:
-        self.shapes, self.real_parts = [], []
+        self.parts = []
 
     def totals(self) -> dict:
         per_token = 2 * self.layers * (4 * self.hidden ** 2 + 2 * self.hidden * self.intermediate)
+        attention = 4 * self.layers * self.hidden  # per token and attended token: the scores and the weighted sum
         slots = flops = real = real_flops = 0.0
-        for (n, width), lengths in zip(self.shapes, self.real_parts):
-            attention = 4 * self.layers * self.hidden * width  # per token: the scores and the weighted sum
-            tokens = float(lengths.sum())
-            slots += n * width
-            real += tokens
-            flops += 3 * n * width * (per_token + attention)  # forward and backward
-            real_flops += 3 * tokens * (per_token + attention)
+        for lengths, width in self.parts:
+            lengths = lengths.double()
+            real += float(lengths.sum())
+            # forward and backward: three times the forward's; real FLOPs attend over the chunk's own tokens
+            real_flops += 3 * float((lengths * (per_token + attention * lengths)).sum())
+            if width is None:  # packed: only real tokens computed
+                slots, flops = slots + float(lengths.sum()), flops + 3 * float((lengths * (per_token + attention
+                                                                                           * lengths)).sum())
+            else:
+                slots += len(lengths) * width
+                flops += 3 * len(lengths) * width * (per_token + attention * width)
         return {"slots": slots, "real": real, "flops": flops, "real_flops": real_flops}
 
 
@@ -133,15 +146,18 @@ def run_mode(mode: str, args, device, dtype) -> dict:
     from posbias.training.recipe import TrainingSettings
 
     seed_everything(0)
+    options, packing = MODES[mode]
     ranker = build_ranker(args.ranker, dict(backbone=args.backbone, max_query_tokens=args.query, dropout=0.0,
                                             chunk_tokens=args.chunk, stride=args.chunk, max_doc_tokens=args.doc,
+                                            pad_query=args.pad_query,
                                             **({"backbone_layers": args.layers} if args.layers else {})))
     ranker.to(device).train()
+    ranker.encoder.packing = packing
     tokenizer = load_tokenizer(args.backbone)
     chunker = ranker.featurizer(tokenizer)
     settings = TrainingSettings(lr=2e-5, head_lr=1e-3, epochs=1, grad_accum=args.pairs, margin=1.0,
                                 warmup_fraction=0.0, weight_decay=0.0, freeze_embeddings=False, device=str(device),
-                                precision=args.precision, max_grad_norm=None, loss_reduction="sum", **MODES[mode])
+                                precision=args.precision, max_grad_norm=None, loss_reduction="sum", **options)
     queries, documents, triples = synthetic_pairs(tokenizer, args.pairs * (args.warmup + args.steps), args.doc,
                                                   args.query, seed=1)
     store = ArrayStore(documents)
@@ -189,6 +205,8 @@ def main() -> None:
     parser.add_argument("--backbone", default="offline:all-MiniLM-L6-v2")
     parser.add_argument("--layers", type=int, help="keep only the first N layers of the backbone")
     parser.add_argument("--query", type=int, default=32, help="query tokens")
+    parser.add_argument("--pad-query", action=argparse.BooleanOptionalAction, default=True,
+                        help="pad queries to --query masked slots, as the study's trained models do (pad_query)")
     parser.add_argument("--chunk", type=int, default=477, help="document tokens per chunk")
     parser.add_argument("--doc", type=int, default=1431, help="document tokens read (MaxP: three chunks)")
     parser.add_argument("--pairs", type=int, default=16, help="pairs per optimizer step")

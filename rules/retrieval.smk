@@ -48,13 +48,34 @@ rule bm25_retrieve:
         "../scripts/bm25_retrieve.py"
 
 
-rule dense_index:
+# A dense index is two jobs: the GPU encodes the collection into a memory-mapped matrix, and a CPU job builds the
+# FAISS index from it (other faiss settings reuse the vectors). Each keeps its work in progress in a `.partial`
+# sibling of its output, which no rule declares: Snakemake deletes a failed job's outputs, not that, so the same
+# command after a kill or a time-out resumes from the last saved chunk (posbias.retrieval.partial).
+rule dense_encode:
     input:
         docs=lambda wc: source_docs_of(wc.collection),
     output:
-        index=directory("results/index/{collection}/dense/{retriever}"),
+        vectors=directory("results/vectors/{collection}/{retriever}"),
     params:
         encoder=lambda wc: canonical(RETRIEVERS[wc.retriever]["encoder"]),
+    wildcard_constraints:
+        retriever=alternatives(CFG.retrievers.of_kind("hybrid")),
+    threads: 1
+    conda:
+        "../envs/posbias.yaml"
+    log:
+        "logs/retrieval/dense_encode/{collection}/{retriever}.log",
+    script:
+        "../scripts/dense_encode.py"
+
+
+rule dense_index:
+    input:
+        vectors="results/vectors/{collection}/{retriever}",
+    output:
+        index=directory("results/index/{collection}/dense/{retriever}"),
+    params:
         faiss=lambda wc: canonical(RETRIEVERS[wc.retriever]["faiss"]),
     wildcard_constraints:
         retriever=alternatives(CFG.retrievers.of_kind("hybrid")),

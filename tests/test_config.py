@@ -302,6 +302,8 @@ SCHEMA_ERRORS = [
                  id="bm25-with-encoder"),
     pytest.param(with_pool(pool=["dev"]), r"^querysets\.dl\.pool: ", id="pool-of-one"),
     pytest.param(put("training.seeds", [1, 1]), r"^training\.seeds: ", id="seed-twice"),
+    pytest.param(put("training.compile", "yes"), r"^training\.compile: 'yes' is not of type 'boolean'",
+                 id="compile-not-a-boolean"),
     pytest.param(drop("rerank"), r"^rerank: missing; the long-document study needs querysets, training, rerank, "
                                  r"models, tables together \(this config sets querysets, training, models, tables\)",
                  id="study-section-missing"),
@@ -356,6 +358,9 @@ def test_schema_fills_defaults():
     assert cfg.data["querysets"]["dev"] == {**DEFAULT["querysets"]["dev"], "retriever": "bm25", "depth": 100,
                                             "alpha": 0.05, "rel_level": 1}
     assert cfg.data["training"]["save_every"] == 0 and cfg.data["training"]["save_minutes"] == 20
+    assert {k: cfg.data["training"][k] for k in ("tf32", "prefetch", "compile")} == {"tf32": True, "prefetch": True,
+                                                                                   "compile": False}
+    assert {k: cfg.data["rerank"][k] for k in ("tf32", "compile")} == {"tf32": True, "compile": False}
     assert cfg.data["tables"]["table1"]["retriever_label"] == "BM25 (retriever)"
 
 
@@ -885,7 +890,8 @@ def test_model_params_carry_ranker_args_and_rates_only():
 def test_scoring_uses_rerank_section_and_a_models_own_precision():
     cfg = prepare(mutated(put("rerank.precision", "bf16"), put("models.maxp.training", {"precision": "fp32"})))
     assert cfg.rerank.scoring("parade_attn") == {"batch_size": DEFAULT["rerank"]["batch_size"],
-                                          "device": DEFAULT["rerank"]["device"], "precision": "bf16"}
+                                                 "device": DEFAULT["rerank"]["device"], "precision": "bf16",
+                                                 "tf32": True, "compile": False, "packing": "auto"}
     assert cfg.rerank.scoring("maxp")["precision"] == "fp32"
     more = prepare(mutated(put("rerank.precision", "bf16"), append("rerank.querysets", "train")))
     assert more.rerank.scoring("parade_attn") == cfg.rerank.scoring("parade_attn")

@@ -66,3 +66,40 @@ def test_a_reranking_job_that_asks_for_a_gpu_fails_before_loading_anything(monke
     assert exit_info.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "device 'cuda': a GPU was requested, but torch sees no GPU" in err[0]
+
+
+@pytest.fixture
+def tf32_flags(monkeypatch):
+    """The process-wide TF32 flags, put back after the test; `fp32_matmuls` logs afresh."""
+    import posbias.device
+
+    def flags():
+        return torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+
+    monkeypatch.setattr(posbias.device, "_logged", set())
+    before = flags()
+    yield flags
+    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
+
+
+def test_a_cpu_run_leaves_the_tf32_flags_alone(tf32_flags):
+    from posbias.device import fp32_matmuls
+
+    before = tf32_flags()
+    for tf32 in (True, False):
+        assert fp32_matmuls(torch.device("cpu"), None, tf32) is None
+        assert tf32_flags() == before
+
+
+@pytest.mark.parametrize(("dtype", "tf32", "mode"), [(None, True, "tf32"), (None, False, "ieee"),
+                                                     (torch.bfloat16, True, "ieee")])
+def test_tf32_on_a_gpu_only_when_the_run_is_fp32(tf32_flags, caplog, dtype, tf32, mode):
+    """training.tf32 / rerank.tf32 on CUDA: TF32 matrix products for an fp32 run; under autocast the fp32 head stays
+    full fp32 (the flags only name a device type, so this runs without a GPU). Logged once with the device."""
+    from posbias.device import fp32_matmuls
+
+    with caplog.at_level("INFO", logger="posbias.device"):
+        assert fp32_matmuls(torch.device("cuda:0"), dtype, tf32) == mode
+        fp32_matmuls(torch.device("cuda:0"), dtype, tf32)
+    assert tf32_flags() == (mode == "tf32",) * 2
+    assert caplog.text.count(f"fp32 matrix products on cuda:0: {mode}") == 1

@@ -12,8 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PROFILE_DIR = ROOT / "profiles" / "slurm"
 # Every rule that fits or encodes a model: one GPU each.
 GPU_RULES = ("train", "finetune", "cross_validate_fold", "rerank", "rerank_checkpoint", "rerank_zero_shot",
-             "rerank_zero_shot_model", "dense_index", "hybrid_retrieve", "probes_score",
-             "audit_battery")
+             "rerank_zero_shot_model", "dense_encode", "hybrid_retrieve", "probes_score",
+             "audit_battery", "litm_predict_qa", "litm_predict_kv")
 RULE_HEADER = re.compile(r"^[ \t]*(?:rule|checkpoint)(?:[ \t]+(\w+))?[ \t]*:", re.MULTILINE)
 
 
@@ -39,7 +39,11 @@ def rule_blocks(path: Path) -> dict[str, str]:
 
 
 def workflow_rules() -> set[str]:
-    return {name for path in (ROOT / "rules").glob("*.smk") for name in rule_blocks(path)}
+    """Every rule's name, a rule made in a loop over Lost in the Middle's tasks once per task."""
+    from posbias.litm.predict import TASKS
+
+    names = {name for path in (ROOT / "rules").glob("*.smk") for name in rule_blocks(path)}
+    return {name.replace("{_task}", task) for name in names for task in TASKS}
 
 
 def declared_local(path: Path) -> set[str]:
@@ -63,6 +67,12 @@ def test_every_rule_that_fits_or_encodes_a_model_requests_a_gpu(profile, rule):
     resources = profile["set-resources"].get(rule, {})
     assert resources.get("gpu") == 1, f"profiles/slurm: set-resources.{rule} requests no GPU"
     assert "gres" not in resources  # `gpu: 1` already becomes --gpus=1; both would ask twice
+
+
+def test_the_dense_index_is_built_on_the_cpu_from_the_vectors_the_gpu_encoded(profile):
+    resources = profile["set-resources"]
+    assert resources["dense_encode"]["gpu"] == 1 and "gpu" not in resources["dense_index"]
+    assert profile["set-threads"]["dense_index"] > 1  # FAISS adds in parallel
 
 
 def test_every_rule_the_profile_names_exists_in_the_workflow(profile):

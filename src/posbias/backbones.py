@@ -10,7 +10,8 @@ packages ship, which is how the embedded default runs with no network:
   (`$POSBIAS_CACHE`, default `~/.cache/posbias`); every later load reads that directory.
 
 Remote code is never trusted unless the caller asks for it. A name that cannot be loaded is an
-`InputError` naming it.
+`InputError` naming it. A model loaded with remote code has the Triton kernels of its own code turned off
+(`disable_remote_kernels`: MOSAIC BERT's FlashAttention, which modern Triton cannot compile).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import functools
 import importlib.util
 import logging
 import os
+import sys
 from pathlib import Path
 
 from posbias.errors import InputError, first_line
@@ -100,12 +102,44 @@ def resolve(name: str) -> str:
     return name
 
 
+# Module-level names through which a model's remote code calls a Triton kernel, and falls back to PyTorch when
+# the name is None. MOSAIC BERT (mosaicml/mosaic-bert-base*) imports `flash_attn_qkvpacked_func` from its
+# flash_attn_triton.py into bert_layers.py, an early Triton FlashAttention that modern Triton cannot compile;
+# its attention (BertUnpadSelfAttention.forward) reads the name at every call and computes attention in PyTorch
+# when it is None, as it does when Triton is missing or attention dropout is on. With the kernel on, it would also
+# run an fp32 model's attention in fp16.
+REMOTE_KERNELS = ("flash_attn_qkvpacked_func",)
+
+
+def disable_remote_kernels(model) -> list[str]:
+    """Set every `REMOTE_KERNELS` name to None in the remote-code modules (transformers' dynamic modules) that
+    define the model's layers, so its attention takes the PyTorch path whatever is installed; one log line when
+    one was on. Returns the `module.name`s turned off."""
+    from transformers.utils import TRANSFORMERS_DYNAMIC_MODULE_NAME
+
+    modules = sorted({type(layer).__module__ for layer in model.modules()})
+    forced = []
+    for module_name in modules:
+        module = sys.modules.get(module_name)
+        if module is None or not module_name.startswith(TRANSFORMERS_DYNAMIC_MODULE_NAME + "."):
+            continue
+        for name in REMOTE_KERNELS:
+            if getattr(module, name, None) is not None:
+                setattr(module, name, None)
+                forced.append(f"{module_name}.{name}")
+    if forced:
+        log.info("remote code's Triton attention kernel turned off (%s): its PyTorch attention runs instead",
+                 ", ".join(forced))
+    return forced
+
+
 def from_pretrained(loader, name: str, what: str, **options):
     """`loader.from_pretrained` (an `Auto*` class of transformers) of the backbone `name`; a directory that is
-    missing or incomplete, or a hub name that cannot be fetched, is an `InputError` naming `what` it is."""
+    missing or incomplete, or a hub name that cannot be fetched, is an `InputError` naming `what` it is. A model
+    loaded with `trust_remote_code` has its remote code's Triton kernels off (`disable_remote_kernels`)."""
     path = resolve(name)
     try:
-        return loader.from_pretrained(path, **options)
+        loaded = loader.from_pretrained(path, **options)
     except (OSError, ValueError) as err:  # transformers' errors for both, often several lines long
         if Path(path).exists():
             reason = first_line(err)  # a directory without the files it needs, or with broken ones
@@ -116,6 +150,9 @@ def from_pretrained(loader, name: str, what: str, **options):
         if "custom code" in reason and not options.get("trust_remote_code"):
             reason += " Posbias runs a model's own code only when the model's args set trust_remote_code: true."
         raise InputError(f"cannot load the {what} {name!r}: {reason}") from None
+    if options.get("trust_remote_code") and callable(getattr(loaded, "modules", None)):
+        disable_remote_kernels(loaded)
+    return loaded
 
 
 @functools.lru_cache(maxsize=8)

@@ -73,6 +73,25 @@ def _log_once(device: torch.device) -> None:
         log.info("device: %s; %s", described, torch_build())
 
 
+def fp32_matmuls(device: torch.device, dtype: torch.dtype | None, tf32: bool) -> str | None:
+    """How a GPU computes fp32 matrix products and convolutions: on TF32 tensor cores (inputs rounded to 10-bit
+    mantissas, sums in fp32; several times fp32's speed on Ampere and later) where the run is in fp32 (`dtype` None)
+    and `tf32` is set, else in full fp32 ("ieee"), so that under autocast the fp32 head stays full fp32. Set for the
+    process and logged once; returns the mode. On a CPU nothing is set (None): oneDNN's own fp32 setting stays."""
+    if device.type != "cuda":
+        return None
+    mode = "tf32" if tf32 and dtype is None else "ieee"
+    # torch's older per-library flags: the newer per-backend `fp32_precision`, set for CUDA alone, makes
+    # torch.get_float32_matmul_precision (which inductor reads) raise, and set_float32_matmul_precision("high")
+    # would switch oneDNN's CPU matrix products too.
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = mode == "tf32"
+    described = f"fp32 matrix products on {device}: {mode}"
+    if described not in _logged:
+        _logged.add(described)
+        log.info("%s", described)
+    return mode
+
+
 def autocast_dtype(device: torch.device, precision: str = "auto") -> torch.dtype | None:
     """The autocast dtype: on CUDA, bf16 where the GPU supports it, else fp16; on a CPU, bf16 only when asked
     for (`auto` stays fp32 there, so a CPU run's numbers do not depend on the CPU it ran on). None means

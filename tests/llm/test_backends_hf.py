@@ -121,8 +121,88 @@ def test_a_batch_answers_as_each_prompt_alone(tiny_llama, tokenizer, tmp_path):
     assert [d.text for d in done] == [answer.text for answer in expected]
     entries = [json.loads(line) for line in next((tmp_path / "cache").glob("*.jsonl")).read_text().splitlines()]
     assert [entry["batch_size"] for entry in entries] == [3, 3, 3]
-    with pytest.raises(InputError, match=r"options\.batch_size 0 is not a whole number >= 1"):
+    with pytest.raises(InputError, match=r"options\.batch_size 0 is not auto or a whole number >= 1"):
         causal(tiny_llama, options={"batch_size": 0})
+
+
+@pytest.fixture(scope="module")
+def tiny_gpt2(tmp_path_factory, tokenizer) -> str:
+    """A 2-layer random GPT-2: absolute positions, so a prompt padded on the left must keep its own."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    path = tmp_path_factory.mktemp("tiny-gpt2")
+    config = GPT2Config(vocab_size=tokenizer.vocab_size, n_embd=16, n_layer=2, n_head=2, n_positions=64,
+                        bos_token_id=tokenizer.cls_token_id, eos_token_id=tokenizer.sep_token_id)
+    torch.manual_seed(0)
+    GPT2LMHeadModel(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return str(path)
+
+
+@pytest.mark.parametrize("architecture", ["tiny_llama", "tiny_gpt2"])
+def test_batches_sorted_by_length_answer_as_one_at_a_time(architecture, request, tmp_path):
+    """Greedy in fp32 on the CPU: prompts of many lengths through `LanguageModel`, in batches of 3 (longest first,
+    padded on the left), answer exactly as one at a time, in the order asked."""
+    path = request.getfixturevalue(architecture)
+    prompts = ["Why?", PROMPT, "What is the capital of a country far away from here today?", "Who?",
+               "Name a river.", "How long is a piece of string, and who measured it first?", "When was it built?"]
+    decoding = Decoding(max_new_tokens=6)
+
+    def answers(batch_size: int, shapes: list):
+        backend = causal(path, options={"device": "cpu", "batch_size": batch_size})
+        generate = backend.model.generate
+        backend.model.generate = lambda **kwargs: shapes.append(tuple(kwargs["input_ids"].shape)) or generate(**kwargs)
+        model = LanguageModel(backend.spec, ResponseCache(tmp_path / str(batch_size), "off"), backend=backend)
+        return [(c.text, c.finish_reason, c.prompt_tokens, c.completion_tokens)
+                for c in model.generate([Request(prompt=p) for p in prompts], decoding, progress=False)]
+
+    alone_shapes, batched_shapes = [], []
+    alone = answers(1, alone_shapes)
+    assert answers(3, batched_shapes) == alone
+    assert [rows for rows, _ in alone_shapes] == [1] * 7 and [rows for rows, _ in batched_shapes] == [3, 3, 1]
+    widths = [width for _, width in batched_shapes]
+    assert widths == sorted(widths, reverse=True)  # longest first: rows of like length share a batch
+    assert widths[0] == max(width for _, width in alone_shapes)
+
+
+def test_dtype_device_and_batch_size_resolve(tiny_llama, monkeypatch):
+    """auto on a CPU is float32 and one prompt at a time, with the cache key of an explicit float32 (answers
+    recorded before auto replay); on a GPU (faked here) bfloat16 where it has it, float32 where not, and batches
+    of 8. bfloat16 runs on a CPU; float16 is refused there at loading, though its answers still replay."""
+    import torch
+
+    auto = causal(tiny_llama)
+    assert auto.device == torch.device("cpu") and (auto.dtype, auto.batch_size) == ("float32", 1)
+    assert auto.identity() == causal(tiny_llama, options={"device": "cpu", "dtype": "float32"}).identity()
+    assert causal(tiny_llama, options={"batch_size": "auto"}).batch_size == 1
+
+    for bf16, dtype in ((True, "bfloat16"), (False, "float32")):
+        on_gpu = causal(tiny_llama, options={"device": "auto"})
+        on_gpu.device = torch.device("cuda")  # a cached property: the value torch would give with a GPU
+        monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda: bf16)
+        assert (on_gpu.dtype, on_gpu.batch_size, on_gpu.identity()["dtype"]) == (dtype, 8, dtype)
+    seq2seq = make_backend(ModelSpec(backend="hf_seq2seq", model=tiny_llama))
+    seq2seq.device = torch.device("cuda")
+    assert seq2seq.batch_size == 1  # it answers one prompt at a time
+
+    bf16 = causal(tiny_llama, options={"device": "cpu", "dtype": "bfloat16"})
+    answer = bf16.complete(PROMPT, Decoding(max_new_tokens=3))
+    assert bf16.model.dtype == torch.bfloat16 and answer.completion_tokens == 3
+    fp16 = causal(tiny_llama, options={"device": "cpu", "dtype": "float16"})
+    assert fp16.identity()["dtype"] == "float16"
+    with pytest.raises(InputError, match="options.dtype float16 needs a GPU"):
+        fp16.prepare()
+
+
+def test_a_job_given_a_gpu_that_torch_cannot_see_stops_before_loading(tiny_llama, monkeypatch):
+    import torch
+
+    monkeypatch.setenv("SLURM_GPUS_ON_NODE", "1")
+    monkeypatch.delenv("POSBIAS_CPU_DESPITE_ALLOTTED_GPU", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(InputError, match="device 'auto': the scheduler gave this job a GPU"):
+        causal(tiny_llama, options={}).identity()
 
 
 def test_context_limits_are_refused_before_loading(tiny_llama, monkeypatch):

@@ -156,3 +156,33 @@ def test_mock_answers_depend_on_meta_even_with_one_prompt(tmp_path):
     replay = open_model({"backend": "mock", "model": "oracle"}, tmp_path, "read_only", "m").generate(
         [Request(prompt="same", meta={"answer": "y"})], Decoding(), progress=False)
     assert replay[0].text == "y" and replay[0].cache_hit
+
+
+class Batching(Scripted):
+    """Answers up to `batch_size` prompts a call; a prompt's length is its number of characters."""
+
+    batch_size = 2
+
+    def __init__(self):
+        super().__init__()
+        self.batches = []
+
+    def prompt_length(self, sent):
+        return len(sent)
+
+    def complete_batch(self, sents, decoding, metas):
+        self.batches.append(list(sents))
+        return [self.complete(sent, decoding, meta) for sent, meta in zip(sents, metas)]
+
+
+def test_only_misses_go_to_the_model_in_batches_longest_first(tmp_path):
+    LanguageModel(SPEC, ResponseCache(tmp_path), backend=Scripted()).generate(requests("bbbbbbbbbb", "d"), Decoding(),
+                                                                                progress=False)
+    backend = Batching()
+    prompts = ("a", "bbbbbbbbbb", "ccc", "d", "eeeee", "ff")
+    done = LanguageModel(SPEC, ResponseCache(tmp_path), backend=backend).generate(requests(*prompts), Decoding(),
+                                                                                  progress=False)
+    assert [c.cache_hit for c in done] == [False, True, False, True, False, False]
+    assert all(c.sent.endswith(f"USER: {p} ASSISTANT:") and c.text == c.sent.upper() for p, c in zip(prompts, done))
+    sent = {p: c.sent for p, c in zip(prompts, done)}
+    assert backend.batches == [[sent["eeeee"], sent["ccc"]], [sent["ff"], sent["a"]]]

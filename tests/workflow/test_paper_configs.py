@@ -74,7 +74,7 @@ def test_a_paper_config_replaces_the_default_and_builds_its_graph(paper_jobs, pa
     if paper in ("robust04", "study"):
         assert {"cross_validate_fold", "merge_folds", "fetch_folds"} <= rules
     if paper in ("msmarco_v2", "study"):
-        assert {"dense_index", "hybrid_retrieve", "pool_evaluations"} <= rules
+        assert {"dense_encode", "dense_index", "hybrid_retrieve", "pool_evaluations"} <= rules
 
 
 def test_the_three_experiments_schedule_the_same_training_and_index_jobs(paper_jobs):

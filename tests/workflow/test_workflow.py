@@ -60,7 +60,7 @@ def test_default_config_builds_the_full_graph(tmp_path):
     assert {w for r, w in jobs if r == "rerank_listwise"} == {f"queryset={qs}, model={m}" for m in listwise
                                                               for qs in ("test", "farrelevant")}
     assert {r for r, _ in jobs} >= {"generate_synthetic", "build_farrelevant", "bm25_index", "bm25_retrieve",
-                                    "dense_index", "hybrid_retrieve", "first_stage_table",
+                                    "dense_encode", "dense_index", "hybrid_retrieve", "first_stage_table",
                                     "train", "rerank_checkpoint", "evaluate", "combine_seeds", "table1", "table4",
                                     "table11",
                                     "efficiency_figure", "litm_synthetic_qa", "litm_build_qa", "litm_build_kv",

@@ -24,13 +24,16 @@ import copy
 import logging
 import math
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
-import pandas as pd
 
 from posbias.errors import InputError
-from posbias.stats.position_curve import curve_summary, position_curve
+
+# pandas and the position curve (scipy.stats) are imported by the functions that use them: the config's check
+# imports this module for its settings, in every Snakemake and posbias command (about 1 CPU second)
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +159,7 @@ def summarise(result: BatteryResult, statistics: Mapping, window: int | None = N
     fraction of the model's `window`: where the needle ends at the reach position (none when nothing dropped in
     documents shorter than the window: the reach is then only where the document ends). `underpowered`: too few
     units for any drop to reach significance."""
+    from posbias.stats.position_curve import curve_summary, position_curve
     stats, test = dict(statistics), test or statistics["test"]
     curve = position_curve(result.values, test=test, correction=stats["correction"], alpha=stats["alpha"],
                            confidence=stats["confidence"], n_resamples=stats["n_resamples"], seed=stats["seed"],
@@ -224,6 +228,7 @@ def rank_swept(model, swept: list, extra: Mapping | None = None) -> list[dict]:
 
 
 def sweep_battery(model, settings: Mapping) -> BatteryResult:
+    import pandas as pd
     from posbias.audit.haystack import questions_and_pool, sweep_questions
 
     questions, pool = questions_and_pool(settings["source"])
@@ -251,6 +256,7 @@ def grid_battery(model, settings: Mapping) -> BatteryResult:
     """The needle at each depth (a share of the document) in documents of each length: one sweep per length; on
     LongEmbed's needle or passkey set (`source: {longembed: ...}`), its own lengths and answers
     (`posbias.audit.longembed`)."""
+    import pandas as pd
     from posbias.audit.haystack import questions_and_pool, sweep_questions
     from posbias.audit.longembed import is_longembed, longembed_grid
 
@@ -273,6 +279,7 @@ def grid_battery(model, settings: Mapping) -> BatteryResult:
 
 
 def probes_battery(model, settings: Mapping) -> BatteryResult:
+    import pandas as pd
     from posbias.probes import position
     from posbias.probes.queries import build_query_table
     from posbias.probes.redocred import documents_from_records, read_redocred
@@ -300,6 +307,7 @@ def probes_battery(model, settings: Mapping) -> BatteryResult:
 
 
 def reader_battery(language_model, settings: Mapping) -> BatteryResult:
+    import pandas as pd
     from posbias.litm.metric import best_subspan_em
     from posbias.litm.predict import qa_examples
     from posbias.llm.types import Decoding
@@ -323,6 +331,7 @@ def order_battery(language_model, settings: Mapping) -> BatteryResult:
     list, in each window: `entered_window` counts them in the order they are ranked, from the back); with
     permutation self-consistency (`consistency_k` > 1) each list is ranked in k orders of its candidates and the
     rankings aggregated, the gold's reciprocal rank taken over tied aggregate scores as the sweep takes it."""
+    import pandas as pd
     from posbias.audit.haystack import questions_and_pool
     from posbias.rankers.listwise.windows import sliding_windows
     from posbias.rankers.rankgpt import RankGPTSettings
@@ -424,6 +433,7 @@ def reader_grid_battery(language_model, settings: Mapping) -> BatteryResult:
     """Lost in the Middle's question answering with k documents for each k of `n_documents` (the context's length,
     in the model's own tokens: the mean prompt its backend counted) and the gold document at each depth
     (gold index round(depth x (k - 1)))."""
+    import pandas as pd
     from posbias.litm.metric import best_subspan_em
     from posbias.litm.predict import qa_examples
     from posbias.llm.types import Decoding
@@ -474,6 +484,7 @@ def summarise_grid(result: BatteryResult, statistics: Mapping, window: int | Non
                    test: str | None = None) -> BatteryResult:
     """A grid's curve per length (the metric suite at each, `summarise`), stacked with a `length` column; the
     summary is the longest length's, with every length's under `lengths`."""
+    import pandas as pd
     curves, summaries = [], {}
     for length, part in result.values.groupby("length", sort=True):
         one = summarise(BatteryResult(result.battery, result.metric, part.reset_index(drop=True)), statistics,

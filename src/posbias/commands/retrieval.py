@@ -23,7 +23,8 @@ def register(commands) -> None:
     reads(idx, "--expansions", help="doc2query file joined to the documents before indexing")
 
     dense = add_command(commands, "dense-index", dense_index,
-                        help="encode documents into a FAISS index (a hybrid retriever's)")
+                        help="encode documents into a FAISS index (a hybrid retriever's); the vectors stay in "
+                             "INDEX.vectors, and a rerun resumes a killed one")
     dense.add_argument("--config", required=True)
     dense.add_argument("--retriever", required=True)
     reads(dense, "--docs", required=True)
@@ -80,10 +81,10 @@ def index(args) -> None:
 
 
 def dense_index(args) -> None:
-    from posbias.steps.retrieval import dense_index as build_dense_index
+    from posbias.steps.retrieval import encode_and_index
 
     spec = _hybrid_retriever(read_config(args.config), args.retriever, args.config)
-    build_dense_index(args.docs, args.index, spec["encoder"], spec["faiss"], args.threads)
+    encode_and_index(args.docs, args.index, spec["encoder"], spec["faiss"], args.threads)
 
 
 def hybrid(args) -> None:

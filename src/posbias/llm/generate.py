@@ -1,9 +1,11 @@
 """`LanguageModel`: a backend, its wrapper and the response cache behind one `generate(requests, decoding)`.
 
 Every request is rendered and keyed before anything is called, so a `read_only` cache refuses a job that
-lacks answers before any model is loaded or any API is paid. Misses are answered one at a time (a local model
-with `options.batch_size` answers that many at once), each appended to the cache as it arrives: a job killed
-halfway keeps what it already paid for.
+lacks answers before any model is loaded or any API is paid. Only the misses go to the model, one at a time (a
+local model with a `batch_size` answers that many at once, longest prompts first, so that a batch holds prompts
+of like length and pads little, and one that does not fit in memory fails at the start), each appended to the
+cache as it arrives: a job killed halfway keeps what it already paid for. Completions come back in the order of
+the requests.
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ class LanguageModel:
             self.backend.prepare()  # loading weights is not part of any call's latency
             batches = list(todo.items())
             size = self.backend.batch_size
+            if size > 1:
+                batches.sort(key=lambda item: -self.backend.prompt_length(item[1][1]["sent"]))  # stable: ties in order
             with tqdm(total=len(batches), desc=self.name, unit="call", file=sys.stderr, disable=not progress) as bar:
                 for start in range(0, len(batches), size):
                     batch = batches[start:start + size]

@@ -94,12 +94,12 @@ class SequenceEncoder(ChunkEncoder):
         if self.stretch > 1:
             self.group_breaks = (SHORT_INPUT,)  # short and long inputs never share a group (nor position ids)
 
-    def encode(self, inputs: dict[str, torch.Tensor]):
+    def encode(self, inputs: dict[str, torch.Tensor], packed=None):
         width = inputs["input_ids"].shape[1]
         if self.stretch > 1 and width <= SHORT_INPUT:
             positions = torch.arange(width, device=inputs["input_ids"].device) * self.stretch
             inputs = {**inputs, "position_ids": positions.expand(inputs["input_ids"].shape[0], -1)}
-        return super().encode(inputs)
+        return super().encode(inputs, packed)  # never packed when stretched: its group breaks forbid it
 
 
 class BiEncoder(ChunkRanker):

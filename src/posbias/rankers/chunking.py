@@ -40,9 +40,18 @@ class ChunkBatch:
     host: "ChunkBatch | None" = dataclasses.field(default=None, repr=False, compare=False)
 
     def to(self, device, non_blocking: bool = False) -> "ChunkBatch":
-        moved = {field.name: value.to(device, non_blocking=non_blocking) for field in dataclasses.fields(self)
-                 if field.name != "host" and (value := getattr(self, field.name)) is not None}
+        moved = {name: value.to(device, non_blocking=non_blocking) for name, value in self.tensors()}
         return dataclasses.replace(self, **moved, host=self.on_host())
+
+    def pin_memory(self) -> "ChunkBatch":
+        """This batch in page-locked host memory (needs CUDA), so `to(cuda, non_blocking=True)` returns at once and
+        the copy overlaps the device's work; the pinned batch is its own host copy."""
+        return dataclasses.replace(self, **{name: value.pin_memory() for name, value in self.tensors()}, host=None)
+
+    def tensors(self) -> list[tuple[str, torch.Tensor]]:
+        """The batch's tensors by field name (not its host copy, not an absent global attention mask)."""
+        return [(field.name, value) for field in dataclasses.fields(self)
+                if field.name != "host" and (value := getattr(self, field.name)) is not None]
 
     def on_host(self) -> "ChunkBatch":
         """The host copy: this batch itself until moved."""

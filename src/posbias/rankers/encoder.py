@@ -11,6 +11,7 @@ from posbias.errors import InputError
 from posbias.rankers.chunking import ChunkBatch
 from posbias.rankers.features import TOKEN_LAYERS, ChunkFeatures
 from posbias.rankers.first_token import first_token_states, supports_first_token_only
+from posbias.rankers.packing import PackedChunks, pack, packed_attention_for, use_packing
 
 
 # The dtypes a backbone's weights may be loaded in (`backbone_dtype`).
@@ -55,13 +56,17 @@ class ChunkEncoder(nn.Module):
 
     Two things keep the backbone from computing what nobody reads. Chunks are encoded in groups of
     similar length (`length_groups`), each cut to its own longest chunk, so a document's short last
-    window is not padded to the batch's longest. And a [CLS]-pooled encoder without token states runs
-    the last layer for the first token only (`posbias.rankers.first_token`). Both give the plain
-    forward's numbers up to float rounding.
+    window is not padded to the batch's longest; or, packed (`packing`, on CUDA by default), all valid
+    chunks' real tokens run as one row with attention kept inside each chunk (`posbias.rankers.packing`).
+    And a [CLS]-pooled encoder without token states runs the last layer for the first token only
+    (`posbias.rankers.first_token`). All give the plain forward's numbers up to float rounding.
     """
 
     POOLINGS = ("cls", "mean", "max")
     group_breaks: tuple[int, ...] = ()  # lengths no group may straddle (a subclass whose inputs depend on it)
+    # Whether chunks are packed into one row with variable-length attention (`posbias.rankers.packing`): auto packs
+    # on CUDA; training and reranking set it from their `packing` setting.
+    packing: str | bool = "auto"
 
     def __init__(self, backbone: nn.Module, pooling: str = "cls", token_layers: str | None = None):
         super().__init__()
@@ -86,7 +91,6 @@ class ChunkEncoder(nn.Module):
         # A chunk's length runs to its last real token (a padded query's slots are masked inside it).
         positions = torch.arange(1, mask.shape[1] + 1)
         lengths = (mask.bool() * positions).amax(dim=1)
-        order = torch.argsort(lengths, descending=True, stable=True)
         device = batch.input_ids.device
 
         def on_device(index: torch.Tensor) -> torch.Tensor:
@@ -97,31 +101,58 @@ class ChunkEncoder(nn.Module):
         keys += ["global_attention_mask"] if batch.global_attention_mask is not None else []
         rows_on_device = on_device(valid_rows)
         inputs = {key: getattr(batch, key).reshape(-1, mask.shape[1]).index_select(0, rows_on_device) for key in keys}
-        sorted_lengths = lengths[order].tolist()  # host tensors: no device waits
-        pooled_parts, state_parts = [], []
-        for start, end in length_groups(sorted_lengths, self.group_breaks):
-            rows, width = on_device(order[start:end]), sorted_lengths[start]
-            part = {key: value[rows, :width] for key, value in inputs.items()}
-            pooled, states = self.encode(part)
-            pooled_parts.append(pooled)
-            if states is not None:  # back to the batch's length, so token positions stay as laid out
-                state_parts.append(F.pad(states, (0, 0, 0, mask.shape[1] - width)))
-        restore = on_device(torch.argsort(order))
-        hidden = torch.cat(pooled_parts)[restore]
+        # Inputs that depend on their length (`group_breaks`) are never packed.
+        if not self.group_breaks and use_packing(self.packing, self.backbone, device):
+            # Cut to the longest chunk, then packed: no row is padded at all.
+            width = int(lengths.max()) if len(lengths) else 0
+            part = {key: value[:, :width] for key, value in inputs.items()}
+            hidden, states = self.encode(part, pack(part, mask[:, :width]))
+            if states is not None:
+                states = F.pad(states, (0, 0, 0, mask.shape[1] - width))
+        else:
+            hidden, states = self.encode_in_length_groups(inputs, lengths, mask.shape[1], on_device)
         pooled = hidden.new_zeros((valid.numel(), hidden.shape[-1])).index_copy(0, rows_on_device, hidden)
         pooled = pooled.view(*valid.shape, hidden.shape[-1])
         features = ChunkFeatures(pooled, valid)
         if self.token_layers is None:
             return features
-        return self.token_states(features, batch, torch.cat(state_parts)[restore])
+        return self.token_states(features, batch, states)
 
-    def encode(self, inputs: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def encode_in_length_groups(self, inputs: dict[str, torch.Tensor], lengths: torch.Tensor, width: int,
+                                on_device) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """`encode` run on groups of chunks of similar length, each cut to its longest (`length_groups`); the
+        results in the chunks' own order, token states padded back to `width`."""
+        order = torch.argsort(lengths, descending=True, stable=True)
+        sorted_lengths = lengths[order].tolist()  # host tensors: no device waits
+        pooled_parts, state_parts = [], []
+        for start, end in length_groups(sorted_lengths, self.group_breaks):
+            rows, longest = on_device(order[start:end]), sorted_lengths[start]
+            pooled, states = self.encode({key: value[rows, :longest] for key, value in inputs.items()})
+            pooled_parts.append(pooled)
+            if states is not None:  # back to the batch's length, so token positions stay as laid out
+                state_parts.append(F.pad(states, (0, 0, 0, width - longest)))
+        restore = on_device(torch.argsort(order))
+        return torch.cat(pooled_parts)[restore], torch.cat(state_parts)[restore] if state_parts else None
+
+    def encode(self, inputs: dict[str, torch.Tensor],
+               packed: PackedChunks | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Pooled vectors [chunks, hidden] of a group of chunks, and their token states
-        [chunks, layers, length, hidden] when `token_layers` asks for them."""
+        [chunks, layers, length, hidden] when `token_layers` asks for them. With `packed`, the backbone runs on
+        the packed row and its states are laid out as `inputs` again."""
+
+        def run(**options):
+            if packed is None:
+                return self.backbone(**inputs, **options)
+            with packed_attention_for(self.backbone):
+                return self.backbone(**packed.inputs, **packed.attention_kwargs(), **options)
+
+        def padded(states: torch.Tensor) -> torch.Tensor:
+            return states if packed is None else packed.unpack(states)
+
         if self.first_token_only:
-            return first_token_states(self.backbone, inputs), None
-        output = self.backbone(**inputs, output_hidden_states=self.token_layers == "all")
-        tokens = output.last_hidden_state
+            return first_token_states(self.backbone, inputs, run=lambda: padded(run().last_hidden_state)), None
+        output = run(output_hidden_states=self.token_layers == "all")
+        tokens = padded(output.last_hidden_state)
         real = inputs["attention_mask"].unsqueeze(-1).bool()
         if self.pooling == "cls":
             pooled = tokens[:, 0]
@@ -132,7 +163,8 @@ class ChunkEncoder(nn.Module):
             pooled = (tokens * weights).sum(dim=1) / weights.sum(dim=1)
         if self.token_layers is None:
             return pooled, None
-        states = torch.stack(output.hidden_states, dim=1) if self.token_layers == "all" else tokens.unsqueeze(1)
+        states = (torch.stack([padded(layer) for layer in output.hidden_states], dim=1)
+                  if self.token_layers == "all" else tokens.unsqueeze(1))
         return pooled, states
 
     @staticmethod

@@ -13,6 +13,7 @@ The result is the full forward's [CLS] vector up to float rounding (tests/ranker
 from __future__ import annotations
 
 from contextlib import contextmanager
+from typing import Callable
 
 import torch
 import torch.nn.functional as F
@@ -45,11 +46,14 @@ def _without_last_layer(backbone: nn.Module):
         encoder.layer = layers
 
 
-def first_token_states(backbone: nn.Module, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+def first_token_states(backbone: nn.Module, inputs: dict[str, torch.Tensor],
+                       run: Callable[[], torch.Tensor] | None = None) -> torch.Tensor:
     """The last layer's output at the first token, [batch, hidden], for the backbone's `inputs`
-    (`input_ids`, `attention_mask`, optionally `token_type_ids`)."""
+    (`input_ids`, `attention_mask`, optionally `token_type_ids`). `run` gives the token states [batch, length,
+    hidden] the backbone computes while its last layer is out (by default, from `inputs`; a packed encoder runs
+    the packed row and lays it out again)."""
     with _without_last_layer(backbone) as last:
-        hidden = backbone(**inputs).last_hidden_state
+        hidden = run() if run is not None else backbone(**inputs).last_hidden_state
     return _first_token_layer(last, hidden, inputs["attention_mask"].bool())
 
 

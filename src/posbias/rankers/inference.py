@@ -2,7 +2,8 @@
 
 Document token ids are read from a token store one batch at a time. Pairs are sorted by document
 length so each batch pads to similar lengths, and only chunks holding document text are encoded.
-The backbone may run under autocast; scores come out of an fp32 head (see `ChunkRanker.forward`).
+The backbone may run under autocast; scores come out of an fp32 head (see `ChunkRanker.forward`). In fp32 on the
+CPU its linear layers run through oneDNN for the call (`posbias.rankers.onednn`).
 How long scoring took (featurisation and forward passes, the documents' token ids already read) is part of
 the run's description, for the efficiency figure (the study's Figure 3).
 """
@@ -17,9 +18,12 @@ import torch
 from tqdm import tqdm
 
 from posbias.data.token_store import TokenStore
-from posbias.device import autocast, autocast_dtype, dtype_name, pick_device
+from posbias.device import autocast, autocast_dtype, dtype_name, fp32_matmuls, pick_device
 from posbias.errors import InputError
 from posbias.rankers.base import ChunkRanker
+from posbias.rankers.compilation import compiled_backbone
+from posbias.rankers.packing import set_packing
+from posbias.rankers.onednn import onednn_available, onednn_linears
 
 log = logging.getLogger(__name__)
 
@@ -37,17 +41,23 @@ def score_batch(ranker: ChunkRanker, chunker, pairs: list[tuple], device: torch.
 def rerank(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenStore,
            candidates: dict[str, dict[str, float]], batch_size: int = 32, device: str = "auto",
            precision: str = "auto", progress: bool = True, source: str = "the candidates",
-           memo: dict | None = None) -> tuple[dict[str, dict[str, float]], dict]:
+           memo: dict | None = None, tf32: bool = True, compile: bool = False, packing: str | bool = "auto"
+           ) -> tuple[dict[str, dict[str, float]], dict]:
     """A run with the ranker's score for every (query, candidate) pair, and how it was computed
     (`device`, `autocast`: the backbone's autocast dtype or fp32, `pairs`). `source` names the candidates
     (their file) in errors: a query without text, a document not in the store. `memo`, shared by the calls of one
     ranker, holds the scores by (query text, the document's token ids as the ranker reads them): a pair another
-    query set already scored is taken from it (the position sweep's distractors are FarRelevant's documents)."""
+    query set already scored is taken from it (the position sweep's distractors are FarRelevant's documents).
+    `tf32` lets a GPU's fp32 matrix products use TF32 when scoring in fp32 (`posbias.device.fp32_matmuls`); `compile`
+    compiles the backbone for the call (`posbias.rankers.compilation`); `packing` packs the chunks' real tokens into
+    one row (`posbias.rankers.packing`: auto on CUDA)."""
     missing_queries = sorted(set(candidates) - set(queries))
     if missing_queries:
         raise InputError(f"{len(missing_queries)} queries of {source} have no text, e.g. {missing_queries[:3]}")
     torch_device = pick_device(device)
     dtype = autocast_dtype(torch_device, precision)
+    matmuls = fp32_matmuls(torch_device, dtype, tf32)
+    packed = set_packing(ranker, packing, torch_device)
     ranker.to(torch_device).eval()
     chunker = ranker.featurizer(tokenizer)
     store.check_tokenizer(tokenizer, ranker.geometry.max_doc_tokens)
@@ -76,24 +86,28 @@ def rerank(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: Token
                 pair_scores[pair_queries[i], pair_docs[i]] = memo[memo_keys[i]]
         order = [i for i in order if memo_keys[i] not in memo]
     scoring = 0.0  # seconds of featurisation and forward passes, token ids already read (Figure 3)
-    for start in tqdm(range(0, len(order), batch_size), desc=f"reranking with {ranker.registry_name}",
-                      unit="batch", disable=not progress, mininterval=5):
-        part = order[start:start + batch_size]
-        pairs = [(query_ids[pair_queries[i]], store.ids(numbers[i], limit)) for i in part]
-        started = time.perf_counter()
-        scores = score_batch(ranker, chunker, pairs, torch_device, dtype)
-        scoring += time.perf_counter() - started
-        for i, score in zip(part, scores):
-            pair_scores[pair_queries[i], pair_docs[i]] = score
-            if memo is not None:
-                memo[memo_keys[i]] = score
+    backbone = getattr(getattr(ranker, "encoder", None), "backbone", None)
+    fused = isinstance(backbone, torch.nn.Module) and not compile and onednn_available(torch_device, dtype)
+    with compiled_backbone(ranker, compile), onednn_linears(backbone, fused):  # fp32 on a CPU: oneDNN's linears
+        for start in tqdm(range(0, len(order), batch_size), desc=f"reranking with {ranker.registry_name}",
+                          unit="batch", disable=not progress, mininterval=5):
+            part = order[start:start + batch_size]
+            pairs = [(query_ids[pair_queries[i]], store.ids(numbers[i], limit)) for i in part]
+            started = time.perf_counter()
+            scores = score_batch(ranker, chunker, pairs, torch_device, dtype)
+            scoring += time.perf_counter() - started
+            for i, score in zip(part, scores):
+                pair_scores[pair_queries[i], pair_docs[i]] = score
+                if memo is not None:
+                    memo[memo_keys[i]] = score
     run: dict[str, dict[str, float]] = {q: {} for q in qids}
     for q, d in wanted:
         run[q][d] = pair_scores[by_text[queries[q]], d]
     reused = len(scored) - len(order)
     info = {"device": str(torch_device), "autocast": dtype_name(dtype), "pairs": len(wanted),
             "scoring_seconds": round(scoring, 4), **({"scored_pairs": len(order)} if len(order) < len(wanted) else {}),
-            **({"reused_pairs": reused} if reused else {})}
+            **({"reused_pairs": reused} if reused else {}), **({"fp32_matmul": matmuls} if matmuls else {}),
+            **({"packed": True} if packed else {})}
     log.info("reranked %d pairs of %d queries with %s on %s (backbone autocast %s, head fp32)%s%s", len(wanted),
              len(qids), ranker.registry_name, torch_device, info["autocast"],
              f"; {len(order)} distinct (query text, document) pairs scored" if len(order) < len(wanted) else "",

@@ -28,7 +28,7 @@ def build_index(docs_path: str, index_dir: str, threads: int = 1, expansions: Ma
     renamed when complete (`posbias.io.atomic_directory`), so an interrupted job never leaves an index that
     looks finished.
     """
-    prepare_jvm()
+    prepare_jvm(threads)
     from pyserini.index.lucene import LuceneIndexer
 
     with atomic_directory(index_dir) as staging:
@@ -66,7 +66,7 @@ def search(index_dir: str, queries: Mapping[str, str], k: int, k1: float, b: flo
            threads: int = 1, batch_size: int = 256) -> dict[str, dict[str, float]]:
     """Retrieve the top-k documents per query with Lucene BM25(k1, b)."""
     check_index(index_dir)
-    prepare_jvm()
+    prepare_jvm(threads)
     from pyserini.pyclass import JArrayList, autoclass
 
     # Anserini's searcher, as pyserini's LuceneSearcher builds and calls it: importing that class's module

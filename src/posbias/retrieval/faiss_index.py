@@ -8,7 +8,8 @@ search-time parameters such as nprobe survive a reload) and `metadata.json`
 (whatever the caller records, e.g. the encoder that made the vectors). Saved indexes are
 always CPU indexes; `use_gpu` decides where they are built and searched.
 `IncrementalBuilder` builds an index from blocks of vectors as they are made, without
-holding the collection's vectors twice; `build` is the same for an array in memory.
+holding the collection's vectors twice, and continues from a snapshot of an interrupted build;
+`build` is the same for an array in memory.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from posbias.settings import from_section
 KINDS = ("flat", "ivf", "hnsw")
 INDEX_FILE, DOC_IDS_FILE, SETTINGS_FILE, METADATA_FILE = "index.faiss", "doc_ids.json", "settings.json", "metadata.json"
 ADD_BLOCK = 16384  # vectors added per step, for a progress bar on large builds
+RESUMABLE_KINDS = ("ivf", "hnsw")  # kinds whose build is worth saving part-way (IncrementalBuilder.snapshot)
 
 _gpu_resources = None  # one StandardGpuResources per process; GPU indexes must not outlive it
 
@@ -107,12 +109,12 @@ class IncrementalBuilder:
     TRAIN_PER_LIST = 64
 
     def __init__(self, dim: int, settings: FaissSettings, n_train: int | None = None,
-                 n_expected: int | None = None, progress: bool = False):
+                 n_expected: int | None = None, progress: bool = False, resume: faiss.Index | None = None):
         if settings.index == "ivf":
             n_train = settings.nlist * self.TRAIN_PER_LIST if n_train is None else n_train
             check_trainable(n_train, settings)
         self.dim, self.settings, self.n_train = dim, settings, n_train
-        self._index = _empty_index(dim, settings)
+        self._index = _empty_index(dim, settings) if resume is None else _resumed(resume, dim, settings)
         if wants_gpu(settings):
             self._index = to_gpu(self._index)
         elif n_expected:
@@ -125,6 +127,14 @@ class IncrementalBuilder:
     def ntotal(self) -> int:
         """Vectors added so far, including those waiting in the training buffer."""
         return self._index.ntotal + self._buffered
+
+    def snapshot(self) -> faiss.Index | None:
+        """The index so far, as a CPU index that `resume=` continues from, or None where a snapshot is not worth
+        saving: a flat index (adding to it is a copy, as fast as reading the snapshot back) or an IVF index still
+        gathering its training vectors."""
+        if self.settings.index not in RESUMABLE_KINDS or self._buffered or not self._index.is_trained:
+            return None
+        return to_cpu(self._index)
 
     def add(self, block: np.ndarray) -> None:
         """Add the rows of `block` (float32, `dim` columns; other float types are converted)."""
@@ -176,12 +186,26 @@ class IncrementalBuilder:
 
 
 def _reserve(index: faiss.Index, n_vectors: int) -> None:
-    """Give the flat vector storage of an empty CPU index (flat, or HNSW's) room for `n_vectors`: growing a
-    `std::vector` to that size and back to 0 keeps its capacity, so later adds do not reallocate."""
+    """Give the flat vector storage of a CPU index (flat, or HNSW's) room for `n_vectors`: growing a `std::vector`
+    to that size and back to its vectors keeps its capacity, so later adds do not reallocate."""
     flat = faiss.downcast_index(index.storage) if isinstance(index, faiss.IndexHNSW) else index
-    if isinstance(flat, faiss.IndexFlatCodes) and flat.ntotal == 0:
+    if isinstance(flat, faiss.IndexFlatCodes) and flat.ntotal < n_vectors:
         flat.codes.resize(n_vectors * flat.code_size)
-        flat.codes.resize(0)
+        flat.codes.resize(flat.ntotal * flat.code_size)
+
+
+def _resumed(index: faiss.Index, dim: int, settings: FaissSettings) -> faiss.Index:
+    """A snapshot (`IncrementalBuilder.snapshot`) read back, ready to take the vectors after its own."""
+    if index.d != dim or type(index) is not type(_empty_index(dim, settings)):
+        raise ValueError(f"a {type(index).__name__} of dimension {index.d} cannot resume a {settings.index} index "
+                         f"of dimension {dim}")
+    if settings.index == "hnsw":
+        # The level of each new node is drawn from a generator the file does not keep (it restarts at its seed):
+        # replaying the draws of the nodes already there makes the rest of the graph the one an uninterrupted
+        # build makes (bit for bit with one thread; with more, HNSW's parallel insertion varies anyway).
+        for _ in range(index.ntotal):
+            index.hnsw.random_level()
+    return index
 
 
 def check_trainable(n_vectors: int, settings: FaissSettings) -> None:

@@ -19,47 +19,15 @@ import faiss
 from tqdm import tqdm
 
 from posbias.errors import InputError
-from posbias.io import batched, iter_documents, numbered_lines
 from posbias.retrieval import faiss_index
 from posbias.retrieval.bm25 import check_index
 from posbias.retrieval.dense import DenseEncoder, EncoderSettings
-from posbias.retrieval.faiss_index import FaissSettings
 from posbias.retrieval.fusion import check_weight, fuse
 from posbias.retrieval.jvm import prepare_jvm
 
 log = logging.getLogger(__name__)
 
 Run = dict[str, dict[str, float]]
-
-
-def build_dense_index(docs_path: str, index_dir: str, encoder_settings: Mapping, faiss_settings: Mapping,
-                      block_size: int = 50_000) -> int:
-    """Encode a documents JSONL and save a FAISS index over it; returns the number of documents.
-
-    Documents are read and encoded `block_size` at a time, and each block of vectors goes into the index as
-    soon as it is encoded (`faiss_index.IncrementalBuilder`; an IVF index is trained on the first vectors), so
-    the vectors are held once, by the index (documents x dimension x 4 bytes for flat and IVF; MS MARCO v2 has
-    about 12M documents), plus one block and the doc ids.
-    """
-    index_config = FaissSettings.from_config(faiss_settings)
-    n_docs = sum(1 for _ in numbered_lines(docs_path))
-    if not n_docs:
-        raise InputError(f"{docs_path}: no documents to index: the file is empty")
-    faiss_index.check_trainable(n_docs, index_config)  # before hours of encoding, not after
-    encoder = DenseEncoder.from_config(encoder_settings)
-    builder = faiss_index.IncrementalBuilder(encoder.dim, index_config, n_expected=n_docs, progress=False)
-    doc_ids: list[str] = []
-    with tqdm(total=n_docs, desc="encoding documents", unit="doc", mininterval=10) as bar:  # closed on errors too
-        for block in batched(iter_documents(docs_path), block_size):
-            doc_ids += [doc_id for doc_id, _ in block]
-            builder.add(encoder.encode_passages([text for _, text in block], progress=False))
-            bar.update(len(block))
-    index = builder.finish()
-    metadata = {"encoder": encoder.settings.vector_identity(), "numerics": encoder.numerics()}
-    faiss_index.save(index_dir, index, doc_ids, index_config, metadata=metadata)
-    log.info("encoded %d documents from %s into a %s index at %s", len(doc_ids), docs_path, index_config.index,
-             index_dir)
-    return len(doc_ids)
 
 
 def hybrid_search(queries: Mapping[str, str], dense_index_dir: str, lucene_index_dir: str,

@@ -77,28 +77,44 @@ def random_shuffle(candidates: str, run: str, seed: int) -> None:
     write_run(run, shuffled, tag=f"random{seed}")
 
 
-def dense_index(docs: str, index_dir: str, encoder: dict, faiss_settings: dict, threads: int) -> None:
-    """Encode a collection with a dense encoder and store its FAISS index."""
+def dense_encode(docs: str, vectors_dir: str, encoder: dict, threads: int) -> None:
+    """Encode a collection into a memory-mapped vector matrix (the GPU job); a rerun resumes a killed one."""
+    from posbias.retrieval.vectors import encode_collection
+
+    _set_threads(threads)
+    encode_collection(docs, vectors_dir, encoder)
+
+
+def dense_index(vectors_dir: str, index_dir: str, faiss_settings: dict, threads: int) -> None:
+    """Build a FAISS index from a vector matrix (the CPU job); a rerun resumes a killed HNSW or IVF build."""
+    from posbias.retrieval.index_build import build_index
+
+    _set_threads(threads)
+    build_index(vectors_dir, index_dir, faiss_settings)
+
+
+def encode_and_index(docs: str, index_dir: str, encoder: dict, faiss_settings: dict, threads: int) -> None:
+    """Both in one process (`posbias dense-index`); the vectors stay in `<index_dir>.vectors`."""
+    from posbias.retrieval.index_build import build_dense_index
+
+    _set_threads(threads)
+    build_dense_index(docs, index_dir, encoder, faiss_settings)
+
+
+def _set_threads(threads: int) -> None:
     import faiss
     import torch
 
-    from posbias.retrieval.hybrid import build_dense_index
-
     torch.set_num_threads(threads)
     faiss.omp_set_num_threads(threads)
-    build_dense_index(docs, index_dir, encoder, faiss_settings)
 
 
 def hybrid_retrieve(dense_index_dir: str, lucene_index_dir: str, queries: str, run: str, k: int, encoder: dict,
                     weight: float, bm25_params: dict, tag: str, threads: int) -> None:
     """Dense k-NN candidates re-scored by the linear fusion of BM25 and cosine scores."""
-    import faiss
-    import torch
-
     from posbias.retrieval.hybrid import hybrid_search
 
-    torch.set_num_threads(threads)
-    faiss.omp_set_num_threads(threads)
+    _set_threads(threads)
     texts = nonempty(read_queries(queries), queries, "queries")
     fused = hybrid_search(texts, dense_index_dir, lucene_index_dir, encoder, k,
                           bm25_params["k1"], bm25_params["b"], weight)

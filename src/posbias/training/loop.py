@@ -29,16 +29,28 @@ import torch
 from tqdm import tqdm
 
 from posbias.data.token_store import TokenStore
-from posbias.device import autocast, autocast_dtype, dtype_name, pick_device
+from posbias.device import autocast, autocast_dtype, dtype_name, fp32_matmuls, pick_device
 from posbias.errors import InputError
 from posbias.rankers.base import ChunkRanker
+from posbias.rankers.chunking import ChunkBatch
+from posbias.rankers.compilation import compiled_backbone
+from posbias.rankers.packing import set_packing
 from posbias.training.freezing import freeze_lower
 from posbias.training.loss import pairwise_margin_loss
+from posbias.training.prefetch import prepared_ahead
 from posbias.training.recipe import TrainingSettings
 from posbias.training.resume import Position, TrainingState, fingerprint
 from posbias.training.sampler import PairSampler
 
 log = logging.getLogger(__name__)
+
+# The batch type with `pin_memory` and a non-blocking `to`; PARADE LATEIR's and the bi-encoder's batches copy as before.
+PINNABLE = ChunkBatch
+# Steps whose batches the background thread prepares ahead of the one the device computes (`training.prefetch`).
+PREFETCH_DEPTH = 2
+# Settings that choose how a step is computed, not what: a saved state resumes under other values of them.
+EXECUTION_SETTINGS = ("save_every", "save_minutes", "device", "gradient_checkpointing", "one_pass", "tf32", "prefetch",
+                      "compile", "packing")
 
 
 class Preempted(RuntimeError):
@@ -129,27 +141,52 @@ def enable_gradient_checkpointing(backbone: torch.nn.Module, name: str) -> None:
     backbone.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
 
 
-def step_backward(ranker: ChunkRanker, chunker, queries: Mapping[str, str], store: TokenStore, limit: int,
-                  step_triples: list, settings: TrainingSettings, device: torch.device, dtype, scaler
-                  ) -> torch.Tensor:
-    """The forward and backward passes of one optimizer step, the gradients accumulated: the step's pairs in passes
-    of `batch_size` (the recipe's micro-batches), or all in one (`one_pass`). Returns the step's loss as a tensor
-    on the device, so nothing here waits for the device (the caller reads it once per step)."""
+def step_batches(chunker, queries: Mapping[str, str], store: TokenStore, limit: int, step_triples: list,
+                 settings: TrainingSettings) -> list[tuple[object, float]]:
+    """An optimizer step's input batches in host memory, each with its weight in the step's loss: the step's pairs in
+    passes of `batch_size` (the recipe's micro-batches), or all in one (`one_pass`)."""
     per_pass = len(step_triples) if settings.one_pass else settings.batch_size
-    total = torch.zeros((), device=device)
+    passes = []
     for start in range(0, len(step_triples), per_pass):
         part = step_triples[start:start + per_pass]
         query_ids = chunker.tokenize_queries([queries[q] for q, _, _ in part])
         batch = chunker.batch([(query, store.ids(doc, limit))
                                for query, (_, pos, neg) in zip(query_ids, part) for doc in (pos, neg)])
-        with autocast(device, dtype):
-            scores = ranker(batch.to(device)).float().view(-1, 2)
-        loss = pairwise_margin_loss(scores[:, 0], scores[:, 1], settings.margin, settings.loss_reduction)
         # A mean is weighted by the pair count, so a short final step averages correctly; a sum adds up.
-        weight = len(part) / len(step_triples) if settings.loss_reduction == "mean" else 1.0
+        passes.append((batch, len(part) / len(step_triples) if settings.loss_reduction == "mean" else 1.0))
+    return passes
+
+
+def pinned(batch, device: torch.device):
+    """On CUDA, a batch that can be pinned (`ChunkBatch`) in page-locked memory, so its copy to the device does not
+    block the host; other batches, and every batch on a CPU, as they are."""
+    return batch.pin_memory() if device.type == "cuda" and isinstance(batch, PINNABLE) else batch
+
+
+def backward_passes(ranker: ChunkRanker, passes: list[tuple[object, float]], settings: TrainingSettings,
+                    device: torch.device, dtype, scaler) -> torch.Tensor:
+    """The forward and backward passes of one optimizer step's batches (`step_batches`), the gradients accumulated.
+    Returns the step's loss as a tensor on the device, so nothing here waits for the device (the caller reads it
+    once per step)."""
+    total = torch.zeros((), device=device)
+    for batch, weight in passes:
+        # a pinned batch's copy is queued behind the device's work instead of waiting for it
+        on_device = batch.to(device, non_blocking=True) if isinstance(batch, PINNABLE) else batch.to(device)
+        with autocast(device, dtype):
+            scores = ranker(on_device).float().view(-1, 2)
+        loss = pairwise_margin_loss(scores[:, 0], scores[:, 1], settings.margin, settings.loss_reduction)
         scaler.scale(loss * weight).backward()
         total = total + loss.detach() * weight
     return total
+
+
+def step_backward(ranker: ChunkRanker, chunker, queries: Mapping[str, str], store: TokenStore, limit: int,
+                  step_triples: list, settings: TrainingSettings, device: torch.device, dtype, scaler
+                  ) -> torch.Tensor:
+    """The forward and backward passes of one optimizer step, its batches prepared here (`step_batches`, then
+    `backward_passes`); the loop prepares them ahead instead. Returns the step's loss as a tensor on the device."""
+    return backward_passes(ranker, step_batches(chunker, queries, store, limit, step_triples, settings), settings,
+                           device, dtype, scaler)
 
 
 def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenStore, qrels,
@@ -165,6 +202,8 @@ def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenS
     rng = random.Random(seed)
     device = pick_device(settings.device)
     dtype = autocast_dtype(device, settings.precision)
+    matmuls = fp32_matmuls(device, dtype, settings.tf32)
+    packed = set_packing(ranker, settings.packing, device)
     ranker.to(device).train()
     store.check_tokenizer(tokenizer, ranker.geometry.max_doc_tokens)
     sampler = PairSampler(qrels, candidates, store, negatives=settings.negatives, seed=seed)
@@ -190,51 +229,56 @@ def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenS
     state = None
     position = Position(epoch=0, step=0, global_step=0, epoch_rng=rng.getstate(), losses=[])
     if state_dir:
-        # What the saved state must agree on; how often it is saved, on which device, whether activations are
-        # recomputed and whether a step is one pass (the same numbers) may change.
-        recipe = {k: v for k, v in dataclasses.asdict(settings).items()
-                  if k not in ("save_every", "save_minutes", "device", "gradient_checkpointing", "one_pass")}
+        # What the saved state must agree on; how often it is saved and how steps are computed may change.
+        recipe = {k: v for k, v in dataclasses.asdict(settings).items() if k not in EXECUTION_SETTINGS}
         state = TrainingState(state_dir, fingerprint(ranker=ranker.registry_name, args=ranker.args, settings=recipe,
                                                      seed=seed, pairs=sampler.fingerprint()))
         position = state.restore(ranker, optimizer, scheduler, scaler) or position
 
+    def prepare(step_triples: list) -> list[tuple[object, float]]:
+        """A step's host work before its passes: its batches tokenised, collated and, on CUDA, pinned."""
+        return [(pinned(batch, device), weight)
+                for batch, weight in step_batches(chunker, queries, store, limit, step_triples, settings)]
+
     bar = tqdm(total=total_steps, initial=position.global_step, desc=f"training {name}", unit="step",
                disable=not progress, mininterval=5)
     saved_at = monotonic()
-    with StopSignals() as signals:
+    with StopSignals() as signals, compiled_backbone(ranker, settings.compile):
         for epoch in range(position.epoch, settings.epochs):
             if epoch == position.epoch:
                 rng.setstate(position.epoch_rng)  # draw this epoch's pairs again, as the first time
             epoch_rng = rng.getstate()
             triples = sampler.epoch(rng, settings.query_repeats)[:per_epoch]
-            first_step = position.step if epoch == position.epoch else 0
-            for step in range(first_step, steps_per_epoch):
-                step_triples = triples[step * pairs_per_step:(step + 1) * pairs_per_step]
-                # the one wait for the device in a step: its loss, checked before the optimizer uses its gradients
-                step_loss = step_backward(ranker, chunker, queries, store, limit, step_triples, settings, device,
-                                          dtype, scaler).item()
-                if not math.isfinite(step_loss):
-                    raise FloatingPointError(
-                        f"training {name} (seed {seed}): the loss is {step_loss} at optimizer step "
-                        f"{position.global_step + 1} of {total_steps}; stopping rather than saving a poisoned "
-                        f"checkpoint (lower the learning rate, or use precision fp32 or bf16)")
-                optimizer_step(ranker, optimizer, scheduler, scaler, settings.max_grad_norm)
-                position.losses.append(step_loss)
-                position.global_step += 1
-                bar.update(1)
-                bar.set_postfix(loss=f"{step_loss:.3f}", refresh=False)
-                if not state or position.global_step >= total_steps:
-                    continue
-                due = (settings.save_every and position.global_step % settings.save_every == 0) or (
-                    settings.save_minutes and monotonic() - saved_at >= 60 * settings.save_minutes)
-                if due or signals.received:
-                    position.epoch, position.step, position.epoch_rng = epoch, step + 1, epoch_rng
-                    state.save(position, ranker, optimizer, scheduler, scaler)
-                    saved_at = monotonic()
-                if signals.received:
-                    raise Preempted(f"training {name} (seed {seed}): signal {signal.Signals(signals.received).name} "
-                                    f"at optimizer step {position.global_step} of {total_steps}; the state is saved "
-                                    f"in {state.directory}, and the same job resumes from it")
+            steps = range(position.step if epoch == position.epoch else 0, steps_per_epoch)
+            step_pairs = [triples[step * pairs_per_step:(step + 1) * pairs_per_step] for step in steps]
+            depth = PREFETCH_DEPTH if settings.prefetch else 0
+            with prepared_ahead(prepare, step_pairs, depth) as prepared:  # stopped at the epoch's end or an error
+                for step, passes in zip(steps, prepared):
+                    # the one wait for the device in a step: its loss, checked before the optimizer uses its gradients
+                    step_loss = backward_passes(ranker, passes, settings, device, dtype, scaler).item()
+                    if not math.isfinite(step_loss):
+                        raise FloatingPointError(
+                            f"training {name} (seed {seed}): the loss is {step_loss} at optimizer step "
+                            f"{position.global_step + 1} of {total_steps}; stopping rather than saving a poisoned "
+                            f"checkpoint (lower the learning rate, or use precision fp32 or bf16)")
+                    optimizer_step(ranker, optimizer, scheduler, scaler, settings.max_grad_norm)
+                    position.losses.append(step_loss)
+                    position.global_step += 1
+                    bar.update(1)
+                    bar.set_postfix(loss=f"{step_loss:.3f}", refresh=False)
+                    if not state or position.global_step >= total_steps:
+                        continue
+                    due = (settings.save_every and position.global_step % settings.save_every == 0) or (
+                        settings.save_minutes and monotonic() - saved_at >= 60 * settings.save_minutes)
+                    if due or signals.received:
+                        position.epoch, position.step, position.epoch_rng = epoch, step + 1, epoch_rng
+                        state.save(position, ranker, optimizer, scheduler, scaler)
+                        saved_at = monotonic()
+                    if signals.received:
+                        raise Preempted(f"training {name} (seed {seed}): signal "
+                                        f"{signal.Signals(signals.received).name} at optimizer step "
+                                        f"{position.global_step} of {total_steps}; the state is saved in "
+                                        f"{state.directory}, and the same job resumes from it")
             if settings.epoch_lr_decay != 1.0:
                 decay_learning_rates(optimizer, scheduler, settings.epoch_lr_decay)
     bar.close()
@@ -245,4 +289,5 @@ def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenS
     log.info("trained %s for %d steps on %s (autocast %s, head fp32); final loss %.4f",
              name, total_steps, device, dtype_name(dtype), losses[-1] if losses else float("nan"))
     return {"steps": total_steps, "losses": losses, "device": str(device), "autocast": dtype_name(dtype),
-            "train_queries": len(sampler.qids)}
+            "train_queries": len(sampler.qids), **({"fp32_matmul": matmuls} if matmuls else {}),
+            **({"packed": True} if packed else {})}

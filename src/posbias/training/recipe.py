@@ -46,6 +46,15 @@ class TrainingSettings:
     # and, in fp32 with dropout off, the same gradients as the micro-batches, with one launch of every kernel
     # instead of grad_accum (on a GPU the micro-batches of the study's recipe, one pair each, leave it waiting)
     one_pass: bool = False
+    # the step's chunks packed into one row with variable-length attention (`posbias.rankers.packing`): auto on CUDA
+    packing: str | bool = "auto"
+    # on a GPU, fp32 matrix products on TF32 tensor cores when the run is in fp32 (`posbias.device.fp32_matmuls`)
+    tf32: bool = True
+    # the next steps' batches prepared in a background thread (pinned on CUDA) while the device computes: the same
+    # batches, so the same weights (`posbias.training.prefetch`)
+    prefetch: bool = True
+    # torch.compile the backbone (`posbias.rankers.compilation`): minutes of compiling for faster steps on a GPU
+    compile: bool = False
 
     def learning_rates(self) -> dict[str, float]:
         """The learning rate of each parameter group (`posbias.rankers.base.PARAMETER_GROUPS`)."""
@@ -53,6 +62,8 @@ class TrainingSettings:
                 "aggregator": self.head_lr if self.aggregator_lr is None else self.aggregator_lr}
 
     def __post_init__(self):
+        if self.packing not in ("auto", True, False):
+            raise ValueError(f"training.packing: {self.packing!r} is not one of auto, true, false")
         if self.loss_reduction not in LOSS_REDUCTIONS:
             raise ValueError(f"training.loss_reduction: {self.loss_reduction!r} is not one of {LOSS_REDUCTIONS}")
         if not 0 < self.epoch_lr_decay <= 1:

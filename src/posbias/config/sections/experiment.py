@@ -5,9 +5,9 @@ from pathlib import Path
 from posbias.config.section import ConfigError, Section
 
 # What the workflow writes directly under results/ (shared by every experiment in the tree).
-RESULTS_DIRECTORIES = ("data", "tokens", "index", "candidates", "models", "models-finetuned", "runs", "runs-cv",
-                       "runs-finetuned", "eval", "eval-finetuned", "eval-cutoff", "eval-first-stage", "stats",
-                       "benchmarks", "figures", "positions")
+RESULTS_DIRECTORIES = ("data", "tokens", "vectors", "index", "candidates", "models", "models-finetuned", "runs",
+                       "runs-cv", "runs-finetuned", "eval", "eval-finetuned", "eval-cutoff", "eval-first-stage",
+                       "stats", "benchmarks", "figures", "positions")
 
 
 def check(cfg: dict, warnings: list[str]) -> None:

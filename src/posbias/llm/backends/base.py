@@ -77,6 +77,11 @@ class Backend(ABC):
         """Answer several rendered prompts (at most `batch_size`); by default one at a time."""
         return [self.complete(sent, decoding, meta) for sent, meta in zip(sents, metas, strict=True)]
 
+    def prompt_length(self, sent: str | list) -> int:
+        """How long a sent prompt is, for grouping prompts of like length into batches (a local model counts its
+        tokens); a backend that answers one at a time needs no order: 0."""
+        return 0
+
     def sdk(self) -> dict:
         """The package that made the answer and its version, recorded in the cache."""
         return package_version("posbias")

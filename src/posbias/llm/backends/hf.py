@@ -1,14 +1,21 @@
 """Local Hugging Face models: `hf_causal` (decoder-only, `AutoModelForCausalLM`) and `hf_seq2seq`
 (encoder-decoder, `AutoModelForSeq2SeqLM`).
 
-`spec.model` is a local directory or an `offline:` name (`posbias.backbones`). Options: `dtype` (float32, the
-default, bfloat16 or float16; part of the cache key, since it changes answers), `device` (auto: cuda when
-available, else cpu), `trust_remote_code` (false unless the config opts in) and `batch_size` (1, the default:
-one prompt at a time).
+`spec.model` is a local directory or an `offline:` name (`posbias.backbones`). Options:
+
+- `device`: auto (the GPU when torch sees one, else the CPU; `posbias.device.pick_device`, which stops a job that
+  SLURM gave a GPU torch cannot see), cpu, cuda or cuda:N;
+- `dtype` of the weights: auto (bfloat16 on a GPU that has it, else float32; a CPU keeps float32, so its answers
+  are those it always gave), float32, bfloat16 (a CPU runs it too, emulated and slow without native bf16) or
+  float16 (GPU only). The resolved dtype is part of the cache key, since it changes answers; float32 is what
+  every answer recorded before `auto` says, so those replay;
+- `batch_size`: prompts a causal model decodes together; auto: 8 on a GPU, 1 on a CPU (answers exactly as one at
+  a time; a batch could break a near-tie differently);
+- `trust_remote_code`: false unless the config opts in.
 
 Decoding is greedy. With `batch_size` > 1 a causal model decodes that many prompts together, padded on the left
-and masked: each new token then reads the weights once for all of them, which token-by-token decoding on a CPU
-spends most of its time on. Padding changes the order of floating-point sums, so a near-tie between two tokens
+and masked: each new token then reads the weights once for all of them, which token-by-token decoding spends most
+of its time on. Padding changes the order of floating-point sums, so a near-tie between two tokens
 could in principle break the other way than alone; the batch size is recorded with each answer (not in the cache
 key, which names what decides an answer by design). The answer is the generated token ids decoded, never the
 decoded output cut by the decoded prompt's length (decoding does not round-trip). The tokenizer and config are
@@ -21,6 +28,7 @@ import copy
 import functools
 import hashlib
 import inspect
+import logging
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -31,7 +39,9 @@ from posbias.llm.backends.base import Answer, Backend, cut_at_stop, package_vers
 from posbias.llm.spec import ModelSpec
 from posbias.llm.types import Decoding, Request
 
-DTYPES = ("float32", "bfloat16", "float16")
+log = logging.getLogger(__name__)
+
+DTYPES = ("auto", "float32", "bfloat16", "float16")
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".h5", ".msgpack")
 
 
@@ -50,18 +60,21 @@ class _HFBackend(Backend):
     WRAPPERS = tuple(name for name in wrappers.WRAPPERS if name != "messages")
     OPTIONS = ("dtype", "device", "trust_remote_code", "batch_size")
     LOADER = ""  # the name of the transformers Auto class
+    GPU_BATCH = 1  # `batch_size: auto` on a GPU (a CPU answers one at a time); only a causal model batches
 
     def __init__(self, spec: ModelSpec):
         super().__init__(spec)
-        self.dtype = spec.options.get("dtype", "float32")
-        if self.dtype not in DTYPES:
-            raise InputError(f"model {spec.model!r}: options.dtype {self.dtype!r} is not one of {', '.join(DTYPES)}")
+        self.dtype_option = spec.options.get("dtype", "auto")
+        if self.dtype_option not in DTYPES:
+            raise InputError(f"model {spec.model!r}: options.dtype {self.dtype_option!r} is not one of "
+                             f"{', '.join(DTYPES)}")
         self.device_option = spec.options.get("device", "auto")
         self.trust_remote_code = spec.options.get("trust_remote_code", False) is True
-        batch_size = spec.options.get("batch_size", 1)
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise InputError(f"model {spec.model!r}: options.batch_size {batch_size!r} is not a whole number >= 1")
-        self.batch_size = batch_size
+        batch_size = spec.options.get("batch_size", "auto")
+        if batch_size != "auto" and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
+            raise InputError(f"model {spec.model!r}: options.batch_size {batch_size!r} is not auto or a whole "
+                             "number >= 1")
+        self.batch_option = batch_size
         self._model = None
 
     @functools.cached_property
@@ -83,7 +96,7 @@ class _HFBackend(Backend):
                 raise InputError(f"model {self.spec.model!r}: not a local model directory, so its weights cannot "
                                  "be fingerprinted for the response cache; set its revision")
             revision = fingerprint(path)
-        return {**super().identity(), "revision": revision, "dtype": self.dtype}
+        return {**super().identity(), "revision": revision, "dtype": self.dtype}  # resolved: auto never enters a key
 
     def identity(self) -> dict:
         return dict(self._identity)
@@ -95,13 +108,29 @@ class _HFBackend(Backend):
     def sdk(self) -> dict:
         return package_version("transformers")
 
-    @property
-    def device(self) -> str:
-        if self.device_option != "auto":
-            return self.device_option
+    @functools.cached_property
+    def device(self):
+        from posbias.device import pick_device
+
+        return pick_device(self.device_option)
+
+    @functools.cached_property
+    def dtype(self) -> str:
+        """The weights' dtype: `options.dtype`, or for auto bfloat16 on a GPU that has it and float32 elsewhere."""
+        if self.dtype_option != "auto":
+            return self.dtype_option
         import torch
 
-        return "cuda" if torch.cuda.is_available() else "cpu"
+        return "bfloat16" if self.device.type == "cuda" and torch.cuda.is_bf16_supported() else "float32"
+
+    @functools.cached_property
+    def batch_size(self) -> int:
+        if self.batch_option != "auto":
+            return self.batch_option
+        return self.GPU_BATCH if self.device.type == "cuda" else 1
+
+    def prompt_length(self, sent: str) -> int:
+        return self.count_tokens(sent)
 
     def prepare(self) -> None:
         _ = self.model  # loads the weights
@@ -112,10 +141,23 @@ class _HFBackend(Backend):
             import torch
             import transformers
 
+            from posbias.device import cpu_has_native_bf16
+
+            if self.device.type == "cpu" and self.dtype == "float16":
+                raise InputError(f"model {self.spec.model!r}: options.dtype float16 needs a GPU (device cpu); "
+                                 "bfloat16 and float32 run on a CPU")
+            if self.device.type == "cpu" and self.dtype == "bfloat16" and not cpu_has_native_bf16():
+                log.warning("%s: bfloat16 on a CPU without native bf16 instructions is emulated, slower than "
+                            "float32", self.spec.model)
             loader = getattr(transformers, self.LOADER)
+            # on a GPU the weights go straight there, shard by shard (a 30B model in bf16 would otherwise pass
+            # through 60 GB of host memory); the CPU path loads as it always has
+            placement = {"device_map": str(self.device)} if self.device.type == "cuda" else {}
             model = from_pretrained(loader, self.spec.model, "language model", dtype=getattr(torch, self.dtype),
-                                    trust_remote_code=self.trust_remote_code)
+                                    trust_remote_code=self.trust_remote_code, **placement)
             self._model = model.to(self.device).eval()
+            log.info("%s: %s weights on %s, batches of %d", self.spec.model, self.dtype, self.device,
+                     self.batch_size)
         return self._model
 
     def _generation_config(self, decoding: Decoding):
@@ -125,6 +167,9 @@ class _HFBackend(Backend):
         config.temperature = config.top_p = config.top_k = None
         config.num_beams = 1
         config.max_new_tokens = decoding.max_new_tokens
+        # Stop strings end generation as soon as one is decoded (transformers matches them across token
+        # boundaries, with the tokenizer passed to generate); the text is still cut at the first one.
+        config.stop_strings = list(decoding.stop) or None
         if not _ids(config.eos_token_id) and self.tokenizer.eos_token_id is not None:
             config.eos_token_id = self.tokenizer.eos_token_id
         # Batch size 1 never pads, but generate wants a pad id: the tokenizer's, else EOS.
@@ -157,23 +202,24 @@ class _HFBackend(Backend):
         self._check_prompt(self._encode(sent)["input_ids"].shape[1], decoding)
 
     def _generate(self, sent: str | list[str], decoding: Decoding):
-        """(prompt length, output ids, generation config) of a greedy generation: the one sequence's ids for one
-        prompt, a row per prompt (padded prompts, then the generated ids) for a list."""
+        """(prompt lengths, padded width, output ids, generation config) of a greedy generation: the one
+        sequence's ids for one prompt, a row per prompt (padded prompts, then the generated ids) for a list. The
+        prompts are tokenised once: each one's length is its row of the attention mask."""
         import torch
 
-        for each in sent if isinstance(sent, list) else [sent]:
-            self.check(each, decoding)
+        require_greedy(self.spec, decoding)
         encoded = self._encode(sent)
+        lengths = encoded["attention_mask"].sum(dim=1).tolist()
+        for length in lengths:
+            self._check_prompt(length, decoding)
         config = self._generation_config(decoding)
-        # Stop strings end generation as soon as one is decoded (transformers matches them across token
-        # boundaries); the text is still cut at the first one below.
-        stopping = {"stop_strings": list(decoding.stop), "tokenizer": self.tokenizer} if decoding.stop else {}
+        stopping = {"tokenizer": self.tokenizer} if decoding.stop else {}
         with torch.inference_mode():
             output = self.model.generate(input_ids=encoded["input_ids"].to(self.device),
                                          attention_mask=encoded["attention_mask"].to(self.device),
                                          generation_config=config, **stopping)
         output = output.cpu()
-        return encoded["input_ids"].shape[1], output if isinstance(sent, list) else output[0], config
+        return lengths, encoded["input_ids"].shape[1], output if isinstance(sent, list) else output[0], config
 
     def _check_prompt(self, prompt_tokens: int, decoding: Decoding) -> None:
         raise NotImplementedError
@@ -202,13 +248,14 @@ class _HFBackend(Backend):
 
 class HFCausal(_HFBackend):
     LOADER = "AutoModelForCausalLM"
+    GPU_BATCH = 8  # a GPU decodes 8 prompts about as fast as one: the weights are read once per token for all
 
     def _check_prompt(self, prompt_tokens: int, decoding: Decoding) -> None:
         limit = getattr(self.config, "max_position_embeddings", None) or getattr(self.config, "n_positions", None)
         self._check_context(prompt_tokens, prompt_tokens + decoding.max_new_tokens, limit)
 
     def complete(self, sent: str, decoding: Decoding, meta: Mapping | None = None) -> Answer:
-        prompt_tokens, output, config = self._generate(sent, decoding)
+        [prompt_tokens], _, output, config = self._generate(sent, decoding)
         answer = self._answer(output[prompt_tokens:], config, decoding)
         return Answer(answer.text, answer.finish_reason, prompt_tokens, answer.completion_tokens)
 
@@ -243,12 +290,11 @@ class HFCausal(_HFBackend):
     def complete_batch(self, sents: list[str], decoding: Decoding, metas: list[Mapping | None]) -> list[Answer]:
         if len(sents) == 1:
             return [self.complete(sents[0], decoding, metas[0])]
-        padded, output, config = self._generate(list(sents), decoding)
+        lengths, padded, output, config = self._generate(list(sents), decoding)
         answers = []
-        for sent, row in zip(sents, output, strict=True):
+        for length, row in zip(lengths, output, strict=True):
             answer = self._answer(self._own_ids(row[padded:].tolist(), config, decoding), config, decoding)
-            answers.append(Answer(answer.text, answer.finish_reason, self.count_tokens(sent),
-                                  answer.completion_tokens))
+            answers.append(Answer(answer.text, answer.finish_reason, length, answer.completion_tokens))
         return answers
 
 
@@ -262,7 +308,7 @@ class HFSeq2Seq(_HFBackend):
         self._check_context(prompt_tokens, prompt_tokens, None)
 
     def complete(self, sent: str, decoding: Decoding, meta: Mapping | None = None) -> Answer:
-        prompt_tokens, output, config = self._generate(sent, decoding)
+        [prompt_tokens], _, output, config = self._generate(sent, decoding)
         answer = self._answer(output[1:], config, decoding)  # output[0] is the decoder's start token
         return Answer(answer.text, answer.finish_reason, prompt_tokens, answer.completion_tokens)
 

@@ -127,3 +127,33 @@ def pytest_collection_modifyitems(items):
     to its two workers in this order (--dist loadfile --no-loadscope-reorder), so the longest start at once."""
     reading_the_run = {item.path for item in items if "finished_run" in item.fixturenames}
     items.sort(key=lambda item: (item.get_closest_marker("slow") is None, item.path not in reading_the_run))
+
+
+@pytest.fixture
+def inside_context(monkeypatch):
+    """`inside_context(module, context, call)`: `module.context` (a context manager taking (ranker, enabled)) replaced
+    by one that records `enabled` on entry and "left" on exit, and `module.call` wrapped to record, at each call,
+    the last of those. Returns the two lists (entered, calls): a setting reached the context, and every call ran
+    inside it."""
+    import contextlib
+
+    def record(module, context: str, call: str):
+        entered, calls = [], []
+
+        @contextlib.contextmanager
+        def recording(ranker, enabled):
+            entered.append(enabled)
+            yield
+            entered.append("left")
+
+        original = getattr(module, call)
+
+        def recorded(*args, **kwargs):
+            calls.append(entered[-1])
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(module, context, recording)
+        monkeypatch.setattr(module, call, recorded)
+        return entered, calls
+
+    return record

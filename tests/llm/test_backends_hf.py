@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 
@@ -180,7 +181,10 @@ def test_dtype_device_and_batch_size_resolve(tiny_llama, monkeypatch):
     for bf16, dtype in ((True, "bfloat16"), (False, "float32")):
         on_gpu = causal(tiny_llama, options={"device": "auto"})
         on_gpu.device = torch.device("cuda")  # a cached property: the value torch would give with a GPU
-        monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda: bf16)
+        # what torch would say of that GPU: native bf16 (Ampere on) or not (emulated bf16 counts as none)
+        monkeypatch.setattr(torch.cuda, "device", lambda device: contextlib.nullcontext())
+        monkeypatch.setattr(torch.cuda, "is_bf16_supported",
+                            lambda including_emulation=True: bf16 or including_emulation)
         assert (on_gpu.dtype, on_gpu.batch_size, on_gpu.identity()["dtype"]) == (dtype, 8, dtype)
     seq2seq = make_backend(ModelSpec(backend="hf_seq2seq", model=tiny_llama))
     seq2seq.device = torch.device("cuda")

@@ -6,8 +6,6 @@ the bare backbone's first forward and backward alone, 66 s), and 34 s once induc
 the kernels: it is marked slow. (Backend "aot_eager" would take 18 s but only traces: no kernel is generated.)
 """
 
-import contextlib
-
 import pytest
 import torch
 
@@ -75,26 +73,11 @@ def test_compiled_and_eager_scores_and_gradients_agree(tiny_backbone, tokenizer,
     assert compiled_rounding <= 2 * eager_rounding
 
 
-def test_rerank_compile_compiles_the_backbone_while_it_scores(tiny_backbone, tokenizer, token_store, monkeypatch):
+def test_rerank_compile_compiles_the_backbone_while_it_scores(tiny_backbone, tokenizer, token_store, inside_context):
     """`rerank.compile` reaches `compiled_backbone` with the ranker, and every batch is scored inside it."""
     from posbias.rankers import inference
 
-    entered, batches_inside = [], []
-
-    @contextlib.contextmanager
-    def recording(ranker, enabled):
-        entered.append(enabled)
-        yield
-        entered.append("left")
-
-    original = inference.score_batch
-
-    def scored(*args):
-        batches_inside.append(entered[-1])
-        return original(*args)
-
-    monkeypatch.setattr(inference, "compiled_backbone", recording)
-    monkeypatch.setattr(inference, "score_batch", scored)
+    entered, batches_inside = inside_context(inference, "compiled_backbone", "score_batch")
     ranker = build_ranker("maxp", dict(backbone=tiny_backbone, max_query_tokens=6, chunk_tokens=8, stride=8,
                                        max_doc_tokens=24)).eval()
     store = token_store({"a": "short text", "b": "a much longer document about zorvia and its capital city"})

@@ -80,9 +80,12 @@ def test_packed_scores_and_gradients_equal_the_padded_ones(tiny_backbone, tokeni
     (padded_scores, padded_grads), (packed_scores, packed_grads) = results
     assert torch.allclose(packed_scores, padded_scores, atol=1e-5)
     assert padded_grads.keys() == packed_grads.keys()
-    largest = max(grad.abs().max() for grad in padded_grads.values())
-    for name, grad in padded_grads.items():
-        assert (packed_grads[name] - grad).abs().max() <= 1e-4 * largest, name
+    # every entry within 1e-4 of the largest gradient entry, as for one pass against micro-batches (test_loop)
+    largest = max(float(grad.abs().max()) for grad in padded_grads.values())
+    worst = max(float((packed_grads[name] - grad).abs().max()) for name, grad in padded_grads.items()) / largest
+    print(f"{name}: scores within {float((packed_scores - padded_scores).abs().max()):.1e}, gradients within "
+          f"{worst:.1e} of the largest entry")
+    assert worst <= 1e-4
 
 
 def test_packing_is_chosen_by_device_and_backbone(tiny_backbones):

@@ -1,6 +1,5 @@
 """The recipe options of the training loop: clipping, loss reduction, per-epoch decay, repeated queries."""
 
-import contextlib
 import os
 import signal
 import threading
@@ -185,25 +184,10 @@ def test_batches_prepared_ahead_are_the_same_batches_and_train_the_same_weights(
     assert not [thread for thread in threading.enumerate() if thread.name == "posbias-prefetch"]
 
 
-def test_training_compile_compiles_the_backbone_for_the_steps(trainer, monkeypatch):
+def test_training_compile_compiles_the_backbone_for_the_steps(trainer, inside_context):
     """`training.compile` reaches `compiled_backbone` with the ranker, and every step runs inside it (whether compiled
     steps give eager numbers: tests/rankers/test_compilation.py)."""
-    entered, steps_inside = [], []
-
-    @contextlib.contextmanager
-    def recording(ranker, enabled):
-        entered.append(enabled)
-        yield
-        entered.append("left")
-
-    original = loop.backward_passes
-
-    def step(*args):
-        steps_inside.append(entered[-1])
-        return original(*args)
-
-    monkeypatch.setattr(loop, "compiled_backbone", recording)
-    monkeypatch.setattr(loop, "backward_passes", step)
+    entered, steps_inside = inside_context(loop, "compiled_backbone", "backward_passes")
     trainer(compile=True)
     assert entered == [True, "left"] and steps_inside == [True] * 6
 

@@ -86,9 +86,8 @@ def rerank(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: Token
                 pair_scores[pair_queries[i], pair_docs[i]] = memo[memo_keys[i]]
         order = [i for i in order if memo_keys[i] not in memo]
     scoring = 0.0  # seconds of featurisation and forward passes, token ids already read (Figure 3)
-    backbone = getattr(getattr(ranker, "encoder", None), "backbone", None)
-    fused = isinstance(backbone, torch.nn.Module) and not compile and onednn_available(torch_device, dtype)
-    with compiled_backbone(ranker, compile), onednn_linears(backbone, fused):  # fp32 on a CPU: oneDNN's linears
+    fused = not compile and onednn_available(torch_device, dtype)
+    with compiled_backbone(ranker, compile), onednn_linears(ranker.encoder.backbone, fused):  # fp32 on a CPU
         for start in tqdm(range(0, len(order), batch_size), desc=f"reranking with {ranker.registry_name}",
                           unit="batch", disable=not progress, mininterval=5):
             part = order[start:start + batch_size]

@@ -9,9 +9,9 @@ lengths (`cu_seqlens`). Nothing else in the network mixes tokens, so each chunk'
 forward's up to float rounding (tests/rankers/test_packing.py).
 
 Attention over the packed row (`packed_attention`, registered with transformers as `posbias_packed`):
-- on CUDA in bf16 or fp16 without attention dropout: PyTorch's variable-length FlashAttention
+- on an Ampere or later GPU in bf16 or fp16 without attention dropout: PyTorch's variable-length FlashAttention
   (`torch.nn.attention.varlen.varlen_attn`);
-- otherwise (a CPU, fp32, or dropout while training): scaled dot-product attention over a nested (jagged)
+- otherwise (a CPU, an older GPU, fp32, or dropout while training): scaled dot-product attention over a nested (jagged)
   tensor cut at the same offsets. On a CUDA device that runs the flash or memory-efficient kernels with
   dropout; on a CPU it attends sequence by sequence, the masked reference the padded path is checked against.
 
@@ -113,7 +113,7 @@ def packed_attention(module: nn.Module, query: torch.Tensor, key: torch.Tensor, 
     if cu_seq_lens_q is None:
         raise ValueError("packed attention needs the chunks' cumulative lengths (cu_seq_lens_q)")
     q, k, v = (states[0].transpose(0, 1) for states in (query, key, value))  # [tokens, heads, head size]
-    if q.is_cuda and q.dtype in (torch.bfloat16, torch.float16) and dropout == 0.0:
+    if q.is_cuda and q.dtype in (torch.bfloat16, torch.float16) and dropout == 0.0 and flash_attention_runs(q.device):
         from torch.nn.attention.varlen import varlen_attn
 
         out = varlen_attn(q, k, v, cu_seq_lens_q, cu_seq_lens_q, max_length_q, max_length_q, scale=scaling)
@@ -129,6 +129,12 @@ def packed_attention(module: nn.Module, query: torch.Tensor, key: torch.Tensor, 
             out = F.scaled_dot_product_attention(jagged(q), jagged(k), jagged(v), dropout_p=dropout,
                                                  scale=scaling).transpose(1, 2).values()
     return out.unsqueeze(0), None
+
+
+def flash_attention_runs(device: torch.device) -> bool:
+    """FlashAttention's kernels need an Ampere or later GPU (compute capability 8.0): on an older one (a V100, a T4),
+    where bf16 is emulated, the packed row goes through nested-tensor attention instead."""
+    return torch.cuda.get_device_capability(device) >= (8, 0)
 
 
 def _no_mask(*_, **__):

@@ -4,7 +4,7 @@ A vectors directory holds `vectors.npy` (float32, one row per document in the or
 `.npy` that `np.load(..., mmap_mode="r")` maps without reading it), `doc_ids.json` (the id of each row) and
 `metadata.json` (the encoder that made the rows, where and in which precision, and a fingerprint). The FAISS
 index is built from it on a CPU (`posbias.retrieval.index_build`), so the GPU job ends when encoding does, and
-other FAISS settings reuse the vectors.
+changing a retriever's FAISS settings reuses its vectors.
 
 Encoding goes `CHUNK` documents at a time (the block size the index build has always encoded in, so the rows are
 those it computed); after each chunk the matrix is flushed and the rows done recorded
@@ -17,9 +17,11 @@ from __future__ import annotations
 import json
 import logging
 import os
+import platform
 from typing import Mapping
 
 import numpy as np
+import torch
 from tqdm import tqdm
 
 from posbias.device import pick_device
@@ -50,9 +52,11 @@ def encode_collection(docs_path: str, out_dir: str, encoder_settings: Mapping, c
     n_docs = count_documents(docs_path)
     encoder = DenseEncoder.from_config(encoder_settings)
     metadata = {"encoder": encoder.settings.vector_identity(), "numerics": encoder.numerics()}
-    # numerics too: rows of an fp16 GPU session and an fp32 CPU one would make a matrix no single run makes
+    # numerics too, and the processor and torch build: rows of an fp16 GPU session and an fp32 CPU one, or of two GPU
+    # models (a retry on another node), would make a matrix no single run makes
     partial = PartialOutput(out_dir, fingerprint(docs=file_identity(docs_path), n_docs=n_docs, chunk=chunk_size,
-                                                 dim=encoder.dim, **metadata))
+                                                 dim=encoder.dim, processor=_processor(encoder.device),
+                                                 torch=torch.__version__, **metadata))
     if _finished(out_dir, partial.fingerprint):
         log.info("%s holds these vectors already", out_dir)
         return n_docs
@@ -91,6 +95,11 @@ def _encode_into(matrix: np.ndarray, docs_path: str, encoder: DenseEncoder, chun
             partial.save(len(doc_ids))
             bar.update(len(block))
     return doc_ids
+
+
+def _processor(device: torch.device) -> str:
+    """What computes the rows: the GPU's model, or the CPU's architecture."""
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else platform.machine()
 
 
 def _finished(out_dir: str, fingerprint: str) -> bool:

@@ -121,7 +121,10 @@ class _HFBackend(Backend):
             return self.dtype_option
         import torch
 
-        return "bfloat16" if self.device.type == "cuda" and torch.cuda.is_bf16_supported() else "float32"
+        if self.device.type != "cuda":
+            return "float32"
+        with torch.cuda.device(self.device):  # the job's GPU; emulated bf16 (before Ampere) is slow: fp32 there
+            return "bfloat16" if torch.cuda.is_bf16_supported(including_emulation=False) else "float32"
 
     @functools.cached_property
     def batch_size(self) -> int:

@@ -31,8 +31,10 @@ Run = dict[str, dict[str, float]]
 
 
 def hybrid_search(queries: Mapping[str, str], dense_index_dir: str, lucene_index_dir: str,
-                  encoder_settings: Mapping, k: int, k1: float, b: float, weight: float) -> Run:
-    """`{qid: {doc_id: fused score}}` over each query's k nearest documents; `weight` is BM25's share."""
+                  encoder_settings: Mapping, k: int, k1: float, b: float, weight: float,
+                  threads: int | None = None) -> Run:
+    """`{qid: {doc_id: fused score}}` over each query's k nearest documents; `weight` is BM25's share. `threads`,
+    the job's, sizes the JVM (`posbias.retrieval.jvm.prepare_jvm`)."""
     check_weight(weight)
     check_index(lucene_index_dir)  # both indexes are checked before the encoder is loaded
     check_same_settings(dense_index_dir, EncoderSettings.from_config(encoder_settings))
@@ -40,7 +42,7 @@ def hybrid_search(queries: Mapping[str, str], dense_index_dir: str, lucene_index
     warn_if_other_numerics(dense_index_dir, encoder)
     index, doc_ids = faiss_index.load(dense_index_dir)
     cosine = dense_candidates(encoder, index, doc_ids, queries, k)
-    bm25 = bm25_scores(lucene_index_dir, queries, cosine, k1, b)
+    bm25 = bm25_scores(lucene_index_dir, queries, cosine, k1, b, threads)
     return fuse(bm25, cosine, weight)
 
 
@@ -93,13 +95,13 @@ def dense_candidates(encoder: DenseEncoder, index: faiss.Index, doc_ids: list[st
 
 
 def bm25_scores(lucene_index_dir: str, queries: Mapping[str, str], candidates: Mapping[str, Mapping],
-                k1: float, b: float) -> Run:
+                k1: float, b: float, threads: int | None = None) -> Run:
     """Exact Lucene BM25(k1, b) scores of each query's candidate documents (0 where no query term occurs).
 
     pyserini scores one (query, document) pair per call; one reader and one similarity serve all calls.
     """
     check_index(lucene_index_dir)
-    prepare_jvm()
+    prepare_jvm(threads)
     from pyserini.index.lucene import LuceneIndexReader
     from pyserini.pyclass import autoclass
 

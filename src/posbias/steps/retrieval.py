@@ -117,5 +117,5 @@ def hybrid_retrieve(dense_index_dir: str, lucene_index_dir: str, queries: str, r
     _set_threads(threads)
     texts = nonempty(read_queries(queries), queries, "queries")
     fused = hybrid_search(texts, dense_index_dir, lucene_index_dir, encoder, k,
-                          bm25_params["k1"], bm25_params["b"], weight)
+                          bm25_params["k1"], bm25_params["b"], weight, threads)
     write_run(run, fused, tag=tag)

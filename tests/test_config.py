@@ -874,6 +874,29 @@ def test_training_params_layer_training_then_model_block_then_overrides():
     assert cfg.models.training_params("maxp", None) == cfg.models.training_params("maxp")
 
 
+def test_a_pass_size_is_a_per_model_setting_of_every_recipe_layer():
+    cfg = prepare(mutated(put("training.pass_pairs", 4),
+                          put("models.maxp.training", {"one_pass": True, "pass_pairs": None}),
+                          put("models.firstp.training", {"pass_pairs": 2}),
+                          put("finetuning.training", {"one_pass": False, "pass_pairs": 8})))
+    maxp = cfg.models.training_params("maxp")
+    assert (maxp["one_pass"], maxp["pass_pairs"]) == (True, None)
+    assert [cfg.models.training_params(m)["pass_pairs"] for m in ("parade_attn", "firstp")] == [4, 2]
+    finetuning = cfg.finetuning.get("training")
+    assert [cfg.models.training_params(m, finetuning)["pass_pairs"] for m in ("maxp", "firstp")] == [8, 8]
+    assert "pass_pairs" not in prepare(fresh()).models.training_params("maxp")  # unset: no job's params change
+
+
+@pytest.mark.parametrize("mutations,message", [
+    ((put("training.one_pass", True), put("models.maxp.training", {"pass_pairs": 2})),
+     r"^training\.one_pass and training\.pass_pairs \(2\) both set a step's pass size; keep one of them .*"
+     r"\(in the recipe of models\.maxp\)$"),
+    (put("models.maxp.training", {"pass_pairs": 0}), r"models\.maxp\.training\.pass_pairs"),
+], ids=["with-one_pass", "zero"])
+def test_an_impossible_pass_size_is_refused_by_name(mutations, message):
+    check_rejects(mutations, message)
+
+
 def test_seeds_and_training_queryset_do_not_reach_training_params():
     before = prepare(fresh())
     after = prepare(mutated(append("training.seeds", 99), put("training.queryset", "dev")))

@@ -129,11 +129,14 @@ def every_gradient(ranker) -> dict:
     return {name: p.grad.clone() for name, p in ranker.named_parameters() if p.grad is not None}
 
 
+@pytest.mark.parametrize("how", [{"one_pass": True}, {"pass_pairs": 4}, {"pass_pairs": 8}, {"pass_pairs": 5}],
+                         ids=["one_pass", "pass_pairs=4", "pass_pairs=8", "pass_pairs=5"])
 @pytest.mark.parametrize("reduction", ["sum", "mean"])
-def test_one_pass_per_step_gives_the_micro_batches_gradients(trainer, monkeypatch, reduction):
-    """fp32, dropout off: 4 pairs as 4 micro-batches of 1 pair or as one pass of 4, every parameter's gradient the
-    same (up to the order of float additions)."""
-    def first_step(**how):
+def test_larger_passes_give_the_micro_batches_gradients(trainer, monkeypatch, reduction, how):
+    """fp32, dropout off: a 16-pair step as 16 micro-batches of 1 pair, or in passes of `pass_pairs` (5: three of 5
+    and a last of 1) or all in one (`one_pass`), every parameter's gradient the same (up to the order of float
+    additions)."""
+    def first_step(**settings):
         gradients = []
 
         def capture(ranker, *args):
@@ -141,20 +144,44 @@ def test_one_pass_per_step_gives_the_micro_batches_gradients(trainer, monkeypatc
             raise StopTraining
 
         monkeypatch.setattr(loop, "optimizer_step", capture)
-        with pytest.raises(StopTraining):
-            trainer(loss_reduction=reduction, ranker_args={"dropout": 0.0}, **how)
+        with pytest.raises(StopTraining):  # 6 queries visited 3 times: the first step has 16 pairs
+            trainer(loss_reduction=reduction, ranker_args={"dropout": 0.0}, batch_size=1, grad_accum=16,
+                    query_repeats=3, **settings)
         return gradients[0]
 
-    micro, whole = first_step(batch_size=1, grad_accum=4), first_step(batch_size=1, grad_accum=4, one_pass=True)
-    assert micro.keys() == whole.keys() and len(micro) > 10
+    micro, larger = first_step(), first_step(**how)
+    assert micro.keys() == larger.keys() and len(micro) > 10
     # float sums in another order and matrix products of other shapes: every entry within 1e-4 of the largest
-    # gradient entry (measured: 1.05e-5; a wrong weighting would be off by whole multiples). One tensor at a time is
-    # no scale: the key biases' true gradient is 0 (softmax ignores a shift of every logit), so theirs is rounding.
+    # gradient entry (measured: up to 3.3e-5; a wrong weighting would be off by whole multiples). One tensor at a time
+    # is no scale: the key biases' true gradient is 0 (softmax ignores a shift of every logit), so theirs is rounding.
     scale = max(float(g.abs().max()) for g in micro.values())
-    worst = max(float((micro[n] - whole[n]).abs().max()) for n in micro) / scale
+    worst = max(float((micro[n] - larger[n]).abs().max()) for n in micro) / scale
     print(f"largest gradient difference: {worst:.2e} of the largest entry")
     assert worst <= 1e-4
     assert sum(float(g.abs().sum()) for g in micro.values()) > 0
+
+
+@pytest.mark.parametrize("saved,resumed", [({}, {"pass_pairs": 2}), ({"pass_pairs": 2}, {"one_pass": True}),
+                                           ({"one_pass": True}, {})])
+def test_a_state_resumes_under_another_pass_size(trainer, tmp_path, monkeypatch, saved, resumed):
+    """The pass size chooses how a step is computed, not what it is (`loop.EXECUTION_SETTINGS`): a state saved with
+    one resumes with another, its schedule and losses continued."""
+    recipe = dict(batch_size=1, grad_accum=4, save_every=1)  # 6 queries: steps of 4 and 2 pairs, 4 steps in all
+    _, _, rates = trainer(**recipe)
+    original, saved_losses = TrainingState.save, []
+
+    def save_then_stop(self, position, *args):
+        original(self, position, *args)
+        saved_losses.extend(position.losses)
+        raise StopTraining
+
+    monkeypatch.setattr(TrainingState, "save", save_then_stop)
+    with pytest.raises(StopTraining):  # saved after the first step
+        trainer(state_dir=str(tmp_path / "state"), **recipe, **saved)
+    monkeypatch.setattr(TrainingState, "save", original)
+    _, summary, resumed_rates = trainer(state_dir=str(tmp_path / "state"), **recipe, **resumed)
+    assert len(saved_losses) == 1 and summary["losses"][:1] == saved_losses and len(summary["losses"]) == 4
+    assert resumed_rates == rates[1:]
 
 
 def test_batches_prepared_ahead_are_the_same_batches_and_train_the_same_weights(trainer, monkeypatch):

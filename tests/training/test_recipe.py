@@ -45,10 +45,19 @@ def test_short_epochs_and_repeated_queries_are_refused_together_by_name():
     ({"loss_reduction": "avg"}, "training.loss_reduction: 'avg'"),
     ({"epoch_lr_decay": 1.5}, r"training.epoch_lr_decay: 1.5 is not in \(0, 1\]"),
     ({"query_repeats": 0}, "training.query_repeats: 0"),
+    ({"pass_pairs": 0}, "training.pass_pairs: 0 is not at least 1"),
+    ({"one_pass": True, "pass_pairs": 4}, r"training.one_pass and training.pass_pairs \(4\) both set"),
 ])
 def test_impossible_settings_name_their_key(bad, message):
     with pytest.raises(ValueError, match=message):
         settings({**training_recipe(SECTION), **bad})
+
+
+@pytest.mark.parametrize("how,per_pass", [({}, 2), ({"pass_pairs": 6}, 6), ({"pass_pairs": 99}, 32),
+                                           ({"one_pass": True}, 32)])
+def test_a_pass_holds_the_micro_batch_pass_pairs_or_the_whole_step(how, per_pass):
+    """A step of 2 x 16 pairs: passes of batch_size, of pass_pairs (at most the step), or the whole step."""
+    assert settings({**training_recipe(SECTION), "batch_size": 2, **how}).pairs_per_pass() == per_pass
 
 
 def test_every_training_key_of_the_schema_is_a_setting():

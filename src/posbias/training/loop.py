@@ -49,8 +49,8 @@ PINNABLE = ChunkBatch
 # Steps whose batches the background thread prepares ahead of the one the device computes (`training.prefetch`).
 PREFETCH_DEPTH = 2
 # Settings that choose how a step is computed, not what: a saved state resumes under other values of them.
-EXECUTION_SETTINGS = ("save_every", "save_minutes", "device", "gradient_checkpointing", "one_pass", "tf32", "prefetch",
-                      "compile", "packing")
+EXECUTION_SETTINGS = ("save_every", "save_minutes", "device", "gradient_checkpointing", "one_pass", "pass_pairs",
+                      "tf32", "prefetch", "compile", "packing")
 
 
 class Preempted(RuntimeError):
@@ -144,8 +144,9 @@ def enable_gradient_checkpointing(backbone: torch.nn.Module, name: str) -> None:
 def step_batches(chunker, queries: Mapping[str, str], store: TokenStore, limit: int, step_triples: list,
                  settings: TrainingSettings) -> list[tuple[object, float]]:
     """An optimizer step's input batches in host memory, each with its weight in the step's loss: the step's pairs in
-    passes of `batch_size` (the recipe's micro-batches), or all in one (`one_pass`)."""
-    per_pass = len(step_triples) if settings.one_pass else settings.batch_size
+    passes of `settings.pairs_per_pass()` (the recipe's micro-batches of `batch_size`, `pass_pairs`, or all in one
+    with `one_pass`), the last pass taking the rest."""
+    per_pass = settings.pairs_per_pass()
     passes = []
     for start in range(0, len(step_triples), per_pass):
         part = step_triples[start:start + per_pass]

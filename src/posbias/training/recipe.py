@@ -46,6 +46,14 @@ class TrainingSettings:
     # and, in fp32 with dropout off, the same gradients as the micro-batches, with one launch of every kernel
     # instead of grad_accum (on a GPU the micro-batches of the study's recipe, one pair each, leave it waiting)
     one_pass: bool = False
+    # pairs per forward and backward pass within an optimizer step, between the micro-batches and `one_pass`: None
+    # (the default) means `batch_size`, the recipe's micro-batches; a step's last pass takes what is left. A value above
+    # the step's pairs is the whole step, not an error: it is a memory ceiling measured per model and card, and one
+    # ceiling serves every recipe layered over the model's (a fine-tuning's smaller step too). `one_pass` stays as the
+    # readable shorthand for "the whole step"; both set is an error rather than a precedence rule, since the two may
+    # come from different config layers (`training`, `models.<name>.training`) and a silent winner would hide which
+    # one a model trains with.
+    pass_pairs: int | None = None
     # the step's chunks packed into one row with variable-length attention (`posbias.rankers.packing`): auto on CUDA
     packing: str | bool = "auto"
     # on a GPU, fp32 matrix products on TF32 tensor cores when the run is in fp32 (`posbias.device.fp32_matmuls`)
@@ -61,7 +69,19 @@ class TrainingSettings:
         return {"backbone": self.lr, "head": self.head_lr,
                 "aggregator": self.head_lr if self.aggregator_lr is None else self.aggregator_lr}
 
+    def pairs_per_pass(self) -> int:
+        """Pairs in each forward and backward pass of an optimizer step (`one_pass`, `pass_pairs`, else the
+        micro-batches): only how a step is computed, never which pairs it has (`batch_size` x `grad_accum`)."""
+        step = self.batch_size * self.grad_accum
+        return step if self.one_pass else min(self.pass_pairs or self.batch_size, step)
+
     def __post_init__(self):
+        if self.pass_pairs is not None and self.pass_pairs < 1:
+            raise ValueError(f"training.pass_pairs: {self.pass_pairs} is not at least 1 (null: batch_size)")
+        if self.one_pass and self.pass_pairs is not None:
+            raise ValueError(f"training.one_pass and training.pass_pairs ({self.pass_pairs}) both set a step's pass "
+                             f"size; keep one of them (one_pass: false, or pass_pairs: null, in the block that should "
+                             f"not set it)")
         if self.packing not in ("auto", True, False):
             raise ValueError(f"training.packing: {self.packing!r} is not one of auto, true, false")
         if self.loss_reduction not in LOSS_REDUCTIONS:

@@ -142,7 +142,7 @@ def test_a_backbone_with_remote_code_has_mosaics_triton_kernel_off_and_says_so(t
     from posbias.rankers.encoder import load_backbone
 
     directory = fake_mosaic(tmp_path / "mosaic-bert")
-    with caplog.at_level("INFO", logger="posbias.backbones"):
+    with caplog.at_level("INFO", logger="posbias.remote_code"):
         model = load_backbone(str(directory), trust_remote_code=True)  # the rankers' loader
     module = sys.modules[type(model.attention).__module__]
     assert module.__name__.startswith("transformers_modules.") and module.flash_attn_qkvpacked_func is None

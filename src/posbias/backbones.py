@@ -9,9 +9,17 @@ packages ship, which is how the embedded default runs with no network:
   transformers de-quantises it (with the `gguf` package) into a model directory once, under the posbias cache
   (`$POSBIAS_CACHE`, default `~/.cache/posbias`); every later load reads that directory.
 
-Remote code is never trusted unless the caller asks for it. A name that cannot be loaded is an
-`InputError` naming it. A model loaded with remote code has the Triton kernels of its own code turned off
-(`disable_remote_kernels`: MOSAIC BERT's FlashAttention, which modern Triton cannot compile).
+A name that cannot be loaded is an `InputError` naming it. Models load through `load_model`, which refuses
+(`InputError`, naming the model, its class and the first keys) a checkpoint whose weights do not fit the class:
+a weight the model lacks would be initialised at random, a weight of its own modules left unused would be lost.
+Heads it does not have (an MLM checkpoint's `cls.*`), layers cut off on purpose and modules the caller drops
+(the rankers' pooler) are left out without error (`posbias.loaded_weights`).
+
+Remote code is never trusted unless the caller asks for it. With it, a backbone loads as the class its config's
+`auto_map` names (`load_base_model`; MOSAIC BERT's hub configs name only a masked LM, whose `.bert` is the
+backbone), built on the CPU as its code expects, returning a `ModelOutput`, with the Triton kernels of its code
+turned off (MOSAIC BERT's FlashAttention, which modern Triton cannot compile), and saved with its code
+(`posbias.remote_code`).
 """
 
 from __future__ import annotations
@@ -20,10 +28,11 @@ import functools
 import importlib.util
 import logging
 import os
-import sys
 from pathlib import Path
 
 from posbias.errors import InputError, first_line
+from posbias.loaded_weights import check_loading
+from posbias.remote_code import backbone_class, built_off_meta, disable_remote_kernels, is_remote_code, model_output
 
 log = logging.getLogger(__name__)
 
@@ -102,44 +111,13 @@ def resolve(name: str) -> str:
     return name
 
 
-# Module-level names through which a model's remote code calls a Triton kernel, and falls back to PyTorch when
-# the name is None. MOSAIC BERT (mosaicml/mosaic-bert-base*) imports `flash_attn_qkvpacked_func` from its
-# flash_attn_triton.py into bert_layers.py, an early Triton FlashAttention that modern Triton cannot compile;
-# its attention (BertUnpadSelfAttention.forward) reads the name at every call and computes attention in PyTorch
-# when it is None, as it does when Triton is missing or attention dropout is on. With the kernel on, it would also
-# run an fp32 model's attention in fp16.
-REMOTE_KERNELS = ("flash_attn_qkvpacked_func",)
-
-
-def disable_remote_kernels(model) -> list[str]:
-    """Set every `REMOTE_KERNELS` name to None in the remote-code modules (transformers' dynamic modules) that
-    define the model's layers, so its attention takes the PyTorch path whatever is installed; one log line when
-    one was on. Returns the `module.name`s turned off."""
-    from transformers.utils import TRANSFORMERS_DYNAMIC_MODULE_NAME
-
-    modules = sorted({type(layer).__module__ for layer in model.modules()})
-    forced = []
-    for module_name in modules:
-        module = sys.modules.get(module_name)
-        if module is None or not module_name.startswith(TRANSFORMERS_DYNAMIC_MODULE_NAME + "."):
-            continue
-        for name in REMOTE_KERNELS:
-            if getattr(module, name, None) is not None:
-                setattr(module, name, None)
-                forced.append(f"{module_name}.{name}")
-    if forced:
-        log.info("remote code's Triton attention kernel turned off (%s): its PyTorch attention runs instead",
-                 ", ".join(forced))
-    return forced
-
-
 def from_pretrained(loader, name: str, what: str, **options):
-    """`loader.from_pretrained` (an `Auto*` class of transformers) of the backbone `name`; a directory that is
-    missing or incomplete, or a hub name that cannot be fetched, is an `InputError` naming `what` it is. A model
-    loaded with `trust_remote_code` has its remote code's Triton kernels off (`disable_remote_kernels`)."""
+    """`loader.from_pretrained` (a class of transformers, or of a model's own code) of the backbone `name`; a
+    directory that is missing or incomplete, or a hub name that cannot be fetched, is an `InputError` naming
+    `what` it is. Models load through `load_model`, which checks their weights."""
     path = resolve(name)
     try:
-        loaded = loader.from_pretrained(path, **options)
+        return loader.from_pretrained(path, **options)
     except (OSError, ValueError) as err:  # transformers' errors for both, often several lines long
         if Path(path).exists():
             reason = first_line(err)  # a directory without the files it needs, or with broken ones
@@ -150,9 +128,50 @@ def from_pretrained(loader, name: str, what: str, **options):
         if "custom code" in reason and not options.get("trust_remote_code"):
             reason += " Posbias runs a model's own code only when the model's args set trust_remote_code: true."
         raise InputError(f"cannot load the {what} {name!r}: {reason}") from None
-    if options.get("trust_remote_code") and callable(getattr(loaded, "modules", None)):
-        disable_remote_kernels(loaded)
-    return loaded
+
+
+def load_model(loader, name: str, what: str, truncated: bool = False, dropped: tuple[str, ...] = (), **options):
+    """`from_pretrained` of a model whose weights must all come from its checkpoint and be used, but for heads it
+    lacks, layers cut off on purpose (`truncated`) and modules the caller drops (`dropped`): otherwise an
+    `InputError` (`posbias.loaded_weights`). A class of a model's own code is built off the meta device
+    (`built_off_meta`); a model loaded with `trust_remote_code` has its Triton kernels off
+    (`disable_remote_kernels`)."""
+    from contextlib import nullcontext
+
+    from transformers.utils import logging as hf_logging
+
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # its load report says less than `check_loading`, as several lines of log
+    try:
+        with built_off_meta(loader) if is_remote_code(loader) else nullcontext():
+            # mismatched shapes are reported, so that the check names them, instead of raising a bare RuntimeError
+            model, info = from_pretrained(loader, name, what, output_loading_info=True, ignore_mismatched_sizes=True,
+                                          **options)
+    finally:
+        hf_logging.set_verbosity(verbosity)
+    check_loading(model, info, name, what, truncated, dropped)
+    if options.get("trust_remote_code"):
+        disable_remote_kernels(model)
+    return model
+
+
+def load_base_model(name: str, what: str, config, trust_remote_code: bool = False, truncated: bool = False,
+                    dropped: tuple[str, ...] = (), **options):
+    """The base model (the encoder, or a decoder's stack) of the checkpoint `name` with its `config`, in its own
+    class: with `trust_remote_code`, the one its config's `auto_map` names (`backbone_class`; MOSAIC BERT's masked
+    LM, whose `.bert` is kept), else transformers' for its `model_type`. Checked as `load_model` checks; a
+    remote-code base model returns a `ModelOutput` (`model_output`) and is saved with its code, so that a
+    checkpoint reloads as the same class."""
+    from transformers import AutoModel
+
+    loader = (backbone_class(config, resolve(name)) if trust_remote_code else None) or AutoModel
+    model = load_model(loader, name, what, truncated, dropped, config=config, trust_remote_code=trust_remote_code,
+                       **options)
+    base = model.base_model  # a masked LM's inner model; a base model is its own
+    if is_remote_code(base):
+        type(base).register_for_auto_class("AutoModel")  # save_pretrained copies its code and names it in auto_map
+        model_output(base)
+    return base
 
 
 @functools.lru_cache(maxsize=8)

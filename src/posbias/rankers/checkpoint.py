@@ -5,14 +5,16 @@ Layout of a checkpoint directory:
   auxiliary/    one `save_pretrained` directory per further pretrained model of the ranker (PARADE PRETR's
                 aggregator), by the constructor argument that names it; loading builds them from here
   ranker.pt     the rest of the ranker's state_dict: the head and every module or parameter a ranker adds
-  ranker.json   registry name and constructor arguments (`ranker.args`, see `build_ranker`)
+  ranker.json   registry name and constructor arguments (`ranker.args`, see `build_ranker`), and the backbone's
+                class (`backbone_class`, `module.Class`: MOSAIC BERT's is bert_layers.BertModel of its own code)
   provenance.json  (optional) what made it: code, environment, device, precision, weights, config hash
                 (`posbias.provenance`); loading never reads it
 
 Loading is strict on both parts: a parameter missing from `ranker.pt` or from the backbone's weights is
-an error, never a freshly initialised weight. Checkpoints written before `ranker.pt` existed hold the
-aggregator's weights in `head.pt`, and those before the head was called `head` name it `aggregator.`;
-both still load.
+an error, never a freshly initialised weight (`posbias.loaded_weights`), and the backbone must load as the class
+it was saved from. A backbone of a model's own code (`trust_remote_code`) is saved with that code.
+Checkpoints written before `ranker.pt` existed hold the aggregator's weights in `head.pt`, and those before the
+head was called `head` name it `aggregator.`; both still load.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ def save_checkpoint(ranker: ChunkRanker, tokenizer, directory: str, extra: dict 
             model.save_pretrained(staging / AUXILIARY / argument)
         state = {k: v for k, v in ranker.state_dict().items() if not k.startswith(BACKBONE_PREFIX)}
         torch.save(state, staging / STATE)
-        description = {"name": ranker.registry_name, "args": ranker.args, **(extra or {})}
+        description = {"name": ranker.registry_name, "args": ranker.args,
+                       "backbone_class": class_name(ranker.encoder.backbone), **(extra or {})}
         (staging / DESCRIPTION).write_text(json.dumps(description, indent=2) + "\n")
         if provenance is not None:
             (staging / SIDECAR).write_text(json.dumps(provenance, indent=2) + "\n")
@@ -69,25 +72,19 @@ def _load_rest(ranker: ChunkRanker, path: Path, name: str) -> None:
                          f"unexpected {unexpected[:5]})")
 
 
-def _check_backbone_complete(ranker: ChunkRanker, path: Path) -> None:
-    """Every persistent backbone parameter must come from the saved weights (`from_pretrained` would
-    initialise a missing one at random and only warn)."""
-    from safetensors import safe_open
+def class_name(model) -> str:
+    """`module.Class` of a model, as ranker.json records its backbone's."""
+    cls = type(model)
+    return f"{cls.__module__}.{cls.__qualname__}"
 
-    weights = path / "model.safetensors"
-    index = path / "model.safetensors.index.json"
-    if weights.exists():
-        with safe_open(str(weights), "pt") as handle:
-            saved = set(handle.keys())
-    elif index.exists():
-        saved = set(read_json(index)["weight_map"])
-    else:
-        raise InputError(f"{path}: no model.safetensors (the backbone's weights)")
-    expected = set(ranker.encoder.backbone.state_dict())
-    prefix = getattr(ranker.encoder.backbone, "base_model_prefix", "")
-    missing = sorted(k for k in expected if k not in saved and f"{prefix}.{k}" not in saved)
-    if missing:
-        raise InputError(f"{path}: the saved backbone lacks {len(missing)} weights, e.g. {missing[:3]}")
+
+def _check_backbone_class(ranker: ChunkRanker, recorded: str | None, path: Path) -> None:
+    """The backbone reloads as the class it was saved from. A model's own code is imported under a module path
+    that names its directory and a hash (transformers_modules.<dir>.<hash>.bert_layers), so the file's module and
+    the class are compared."""
+    loaded = class_name(ranker.encoder.backbone)
+    if recorded and recorded.split(".")[-2:] != loaded.split(".")[-2:]:
+        raise InputError(f"{path}: the backbone was saved as {recorded} but loads as {loaded}")
 
 
 def load_checkpoint(directory: str) -> tuple[ChunkRanker, "object"]:
@@ -113,8 +110,8 @@ def load_checkpoint(directory: str) -> tuple[ChunkRanker, "object"]:
     if (path / AUXILIARY).is_dir():
         for auxiliary in sorted((path / AUXILIARY).iterdir()):
             args[auxiliary.name] = str(auxiliary)
-    ranker = build_ranker(description["name"], args)
-    _check_backbone_complete(ranker, path / BACKBONE)
+    ranker = build_ranker(description["name"], args)  # its backbone's weights are checked as it loads
+    _check_backbone_class(ranker, description.get("backbone_class"), path / BACKBONE)
     _load_rest(ranker, path, description["name"])
     ranker.eval()
     tokenizer = from_pretrained(AutoTokenizer, str(path / BACKBONE), "checkpoint's tokenizer",

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import torch
 
-from posbias.backbones import from_pretrained
+from posbias.backbones import from_pretrained, load_model
 from posbias.device import autocast, autocast_dtype, pick_device
 from posbias.errors import InputError
 
@@ -53,7 +53,7 @@ class CrossEncoder:
         self.config = classification_config(name, revision, trust_remote_code)
         options = dict(revision=revision, trust_remote_code=trust_remote_code)
         self.tokenizer = from_pretrained(AutoTokenizer, name, "cross-encoder's tokenizer", **options)
-        self.model = from_pretrained(AutoModelForSequenceClassification, name, "cross-encoder", **options)
+        self.model = load_model(AutoModelForSequenceClassification, name, "cross-encoder", **options)
         self.device = pick_device(device)
         self.dtype = autocast_dtype(self.device, precision)
         self.model.to(self.device).eval()

@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from posbias.backbones import from_pretrained
+from posbias.backbones import from_pretrained, load_base_model
 from posbias.errors import InputError
 from posbias.rankers.chunking import ChunkBatch
 from posbias.rankers.features import TOKEN_LAYERS, ChunkFeatures
@@ -20,14 +20,14 @@ WEIGHT_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
 def load_backbone(name: str, layers: int | None = None, trust_remote_code: bool = False,
                   dropout: float | None = None, what: str = "backbone", dtype: str = "float32") -> nn.Module:
-    """Load a pretrained encoder without its pooler; `layers` keeps only the first N transformer layers,
+    """Load a pretrained encoder without its pooler, as its own class and with every weight from its checkpoint
+    (`posbias.backbones.load_base_model`); `layers` keeps only the first N transformer layers,
     and `dropout` (when given) replaces every dropout probability of the backbone's config. `what` names
     the model in errors (a PARADE ranker's "aggregator" is loaded the same way). `dtype` is the weights'
     dtype (bfloat16 halves their memory; the optimizer's states follow it)."""
     if dtype not in WEIGHT_DTYPES:
         raise InputError(f"backbone_dtype {dtype!r} is not one of {sorted(WEIGHT_DTYPES)}")
-    from transformers import AutoConfig, AutoModel
-    from transformers.utils import logging as hf_logging
+    from transformers import AutoConfig
 
     config = from_pretrained(AutoConfig, name, what, trust_remote_code=trust_remote_code)
     if layers:
@@ -37,13 +37,8 @@ def load_backbone(name: str, layers: int | None = None, trust_remote_code: bool 
         for key, value in config.to_dict().items():
             if "dropout" in key and isinstance(value, float):
                 setattr(config, key, dropout)
-    verbosity = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()  # dropping layers on purpose makes a long "unexpected keys" report
-    try:
-        model = from_pretrained(AutoModel, name, what, config=config, trust_remote_code=trust_remote_code,
-                                dtype=WEIGHT_DTYPES[dtype])
-    finally:
-        hf_logging.set_verbosity(verbosity)
+    model = load_base_model(name, what, config, trust_remote_code, truncated=bool(layers), dropped=("pooler",),
+                            dtype=WEIGHT_DTYPES[dtype])
     if getattr(model, "pooler", None) is not None:
         model.pooler = None  # no ranker reads it: left in, it would be saved, counted and never trained
     return model
@@ -163,6 +158,9 @@ class ChunkEncoder(nn.Module):
             pooled = (tokens * weights).sum(dim=1) / weights.sum(dim=1)
         if self.token_layers is None:
             return pooled, None
+        if self.token_layers == "all" and output.hidden_states is None:  # MOSAIC BERT's code returns none
+            raise InputError(f"backbone {type(self.backbone).__qualname__} does not return every layer's states, "
+                             "which this ranker's head reads (token_layers: all)")
         states = (torch.stack([padded(layer) for layer in output.hidden_states], dim=1)
                   if self.token_layers == "all" else tokens.unsqueeze(1))
         return pooled, states

@@ -19,12 +19,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from posbias.remote_code import is_remote_code
+
 # Encoders whose layers are BERT's and whose models apply nothing after the last layer.
 BERT_SHAPED_MODEL_TYPES = frozenset({"bert", "electra", "roberta", "xlm-roberta", "camembert"})
 
 
 def supports_first_token_only(backbone: nn.Module) -> bool:
     config = backbone.config
+    if is_remote_code(backbone):  # its layers may carry BERT's names, not BERT's computation
+        return False
     if config.model_type not in BERT_SHAPED_MODEL_TYPES or getattr(config, "is_decoder", False):
         return False
     # Relative position schemes change the attention scores, which the last layer here computes itself.

@@ -84,7 +84,11 @@ class ChunkGeometry:
 def position_limit(config) -> int | None:
     """How many positions a backbone with this Hugging Face config can encode; None when it has no
     learned position table (ALiBi models extrapolate) or does not say."""
-    if getattr(config, "position_embedding_type", None) == "alibi":
+    # MOSAIC BERT's config says model_type bert and 512 max_position_embeddings, which its code never reads: it has
+    # no position table, only an ALiBi bias that it builds for `alibi_starting_size` positions and rebuilds longer
+    # when an input needs it. So no limit, as for other ALiBi models (alibi_starting_size is a pre-allocation, and
+    # the study's LongP reads 1431 tokens with it).
+    if getattr(config, "position_embedding_type", None) == "alibi" or getattr(config, "alibi_starting_size", None):
         return None
     limit = getattr(config, "max_position_embeddings", None)
     if not isinstance(limit, int):
@@ -145,7 +149,8 @@ def plain_config(config_file: Path):
     if config["model_type"] in PADDING_OFFSET_MODEL_TYPES and not isinstance(config.get("pad_token_id"), int):
         return None
     return SimpleNamespace(**{key: config.get(key) for key in
-                              ("model_type", "max_position_embeddings", "position_embedding_type", "pad_token_id")})
+                              ("model_type", "max_position_embeddings", "position_embedding_type", "pad_token_id",
+                               "alibi_starting_size")})
 
 
 def longest_input(ranker: str, geometry: ChunkGeometry, tokenizer=None, prefixes: str = "none") -> tuple[int, str]:

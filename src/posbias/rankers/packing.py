@@ -16,7 +16,8 @@ Attention over the packed row (`packed_attention`, registered with transformers 
   dropout; on a CPU it attends sequence by sequence, the masked reference the padded path is checked against.
 
 Only backbones whose default position ids are the column index (BERT, ELECTRA) are packed: RoBERTa-style
-models count positions from the padding token, which a packed row does not carry.
+models count positions from the padding token, which a packed row does not carry. A model's own code (remote code)
+is never packed: nothing shows its packed forward equals its padded one.
 """
 
 from __future__ import annotations
@@ -29,15 +30,20 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from posbias.remote_code import is_remote_code
+
 PACKED_ATTENTION = "posbias_packed"
 PACKINGS = ("auto", True, False)  # the `packing` setting: auto packs on CUDA
 COLUMN_POSITION_MODEL_TYPES = frozenset({"bert", "electra"})
 
 
 def supports_packing(backbone: nn.Module) -> bool:
-    """A backbone whose attention transformers dispatches by name and whose position ids are columns."""
+    """A backbone whose attention transformers dispatches by name and whose position ids are columns. Never a
+    model's own code: MOSAIC BERT says `model_type: bert` but runs its own attention, which would see the packed
+    row without a mask."""
     config = backbone.config
-    return (config.model_type in COLUMN_POSITION_MODEL_TYPES and not getattr(config, "is_decoder", False)
+    return (not is_remote_code(backbone) and config.model_type in COLUMN_POSITION_MODEL_TYPES
+            and not getattr(config, "is_decoder", False)
             and getattr(config, "position_embedding_type", "absolute") == "absolute"
             and hasattr(config, "_attn_implementation"))
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from posbias.backbones import load_tokenizer, resolve
+from posbias.backbones import from_pretrained, load_base_model, load_tokenizer, resolve
 from posbias.errors import InputError
 
 if TYPE_CHECKING:
@@ -45,9 +45,12 @@ def load_network(settings: "EncoderSettings") -> EncoderNetwork:
 
         model = load_ance(settings.model)
         return EncoderNetwork(model, tokenizer, ANCE_DIM, model.config.max_position_embeddings)
-    from transformers import AutoModel
+    from transformers import AutoConfig
 
-    backbone = AutoModel.from_pretrained(path, trust_remote_code=settings.trust_remote_code)
+    what = "dense encoder"
+    config = from_pretrained(AutoConfig, settings.model, what, trust_remote_code=settings.trust_remote_code)
+    # the pooler is not read: the hidden states are pooled here
+    backbone = load_base_model(settings.model, what, config, settings.trust_remote_code, dropped=("pooler",))
     return EncoderNetwork(PooledBackbone(backbone, settings.pooling), tokenizer, int(backbone.config.hidden_size),
                           getattr(backbone.config, "max_position_embeddings", None))
 

@@ -32,7 +32,7 @@ import logging
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from posbias.backbones import from_pretrained, load_tokenizer, resolve
+from posbias.backbones import from_pretrained, load_model, load_tokenizer, resolve
 from posbias.errors import InputError
 from posbias.llm import wrappers
 from posbias.llm.backends.base import Answer, Backend, cut_at_stop, package_version, require_greedy
@@ -156,7 +156,7 @@ class _HFBackend(Backend):
             # on a GPU the weights go straight there, shard by shard (a 30B model in bf16 would otherwise pass
             # through 60 GB of host memory); the CPU path loads as it always has
             placement = {"device_map": str(self.device)} if self.device.type == "cuda" else {}
-            model = from_pretrained(loader, self.spec.model, "language model", dtype=getattr(torch, self.dtype),
+            model = load_model(loader, self.spec.model, "language model", dtype=getattr(torch, self.dtype),
                                     trust_remote_code=self.trust_remote_code, **placement)
             self._model = model.to(self.device).eval()
             log.info("%s: %s weights on %s, batches of %d", self.spec.model, self.dtype, self.device,

@@ -15,10 +15,13 @@
 #   snakemake --report results/report.zip                # tables and figures as an offline HTML report
 
 from snakemake.logging import logger
+from snakemake.resources import Resource
 from snakemake.utils import min_version
 
 from posbias.config import ConfigError, load_config
 from posbias.config.registry import stages
+from posbias.errors import InputError
+from posbias.gpu_pool import check_request, machine_gpus
 
 min_version("9.0")
 
@@ -39,6 +42,29 @@ config.update(CFG.data)
 
 
 report: "report/workflow.rst"
+
+
+# One local language model's decoder at a time (rules/litm.smk says why), unless the command line says otherwise. Set
+# here, not in profiles/default: a `--resources` on the command line (gpu=N) replaces the profile's whole list.
+if "local_decoder" not in workflow.global_resources:
+    workflow.global_resources["local_decoder"] = Resource("local_decoder", 1)
+
+
+# One machine's GPUs (posbias.gpu_pool): `--resources gpu=N` for more devices than it has stops the run before any
+# job starts. Checked here, not while the file is read: only now does Snakemake say whether jobs run on this machine
+# (a SLURM run's gpu=N counts the cluster's GPUs).
+onstart:
+    if workflow.local_exec:
+        _gpus = machine_gpus()
+        if "gpu" in workflow.global_resources:
+            try:
+                check_request(workflow.global_resources["gpu"].value, _gpus)
+            except InputError as err:
+                logger.error(f"resources error: {err}")
+                raise SystemExit(2)
+        elif len(_gpus) > 1:
+            logger.warning(f"this machine has {len(_gpus)} GPUs: give --resources gpu={len(_gpus)} to run that many "
+                           f"GPU jobs at once, each on its own device; without it, GPU jobs beyond them wait for one")
 
 
 include: "rules/common.smk"

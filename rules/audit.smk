@@ -39,6 +39,7 @@ if AUDIT_JOBS:
         # checkpoint): they go early, beside the rankers, not alone at the end.
         resources:
             local_decoder=lambda wc: CFG.audit.local_decoder(wc.name),
+            gpu=lambda wc: CFG.audit.gpu(wc.name),
         priority: RUN_EARLY_PRIORITY
         benchmark:
             f"{AUDIT_OUT}/benchmarks/{{name}}/{{battery}}.tsv"

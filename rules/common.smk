@@ -43,6 +43,12 @@ OUT = CFG.results_dir  # this experiment's tables and figures
 RUN_EARLY_PRIORITY = 10
 
 
+# What a job that runs a network asks for: one GPU. On one machine with several, `--resources gpu=N` lets N such jobs
+# run at once and each claims its own device (posbias.gpu_pool, in the job's script); under SLURM the executor turns
+# it into --gpus=1. Where there is no GPU the resource asks for nothing real: the jobs run on the CPU.
+GPU_JOB = 1
+
+
 def alternatives(names_):
     """A wildcard constraint matching exactly these names (and nothing when empty)."""
     return "|".join(re.escape(n) for n in names_) or "(?!)"

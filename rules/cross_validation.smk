@@ -25,6 +25,8 @@ if CV_QUERYSETS:
             queryset=alternatives(CV_QUERYSETS),
             model=alternatives(TRAINED_MODELS),
         threads: 1
+        resources:
+            gpu=GPU_JOB,
         benchmark:
             "results/benchmarks/cross_validate_fold/{queryset}/{model}/seed{seed}/fold{fold}.tsv"
         conda:

@@ -22,6 +22,8 @@ if FINETUNING:
         wildcard_constraints:
             model=alternatives(PER_QUERYSET_MODELS),
         threads: 1
+        resources:
+            gpu=GPU_JOB,
         benchmark:
             "results/benchmarks/finetune/{model}/seed{seed}.tsv"
         conda:

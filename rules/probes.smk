@@ -62,6 +62,8 @@ if PROBES:
         wildcard_constraints:
             scorer=alternatives(PROBE_SCORERS),
         threads: 1
+        resources:
+            gpu=GPU_JOB,
         benchmark:
             "results/benchmarks/probes/{scorer}.tsv"
         conda:

@@ -26,6 +26,8 @@ rule rerank:
         queryset=alternatives(DIRECT_QUERYSETS),
         model=alternatives(PER_QUERYSET_MODELS),
     threads: 1
+    resources:
+        gpu=GPU_JOB,
     benchmark:
         "results/benchmarks/rerank/{queryset}/{model}/seed{seed}.tsv"
     conda:
@@ -56,6 +58,8 @@ rule rerank_checkpoint:
     wildcard_constraints:
         model=alternatives(CHECKPOINT_JOB_MODELS),
     threads: 1
+    resources:
+        gpu=GPU_JOB,
     benchmark:
         "results/benchmarks/rerank_checkpoint/{model}/seed{seed}.tsv"
     conda:
@@ -82,6 +86,8 @@ rule rerank_zero_shot:
         queryset=alternatives(RERANK_QUERYSETS),
         model=alternatives([m for m in ZERO_SHOT_MODELS if m not in ZERO_SHOT_JOB_MODELS]),
     threads: 1
+    resources:
+        gpu=GPU_JOB,
     benchmark:
         f"results/benchmarks/rerank/{{queryset}}/{{model}}/seed{ZERO_SHOT_SEED}.tsv"
     conda:
@@ -109,6 +115,8 @@ rule rerank_zero_shot_model:
     wildcard_constraints:
         model=alternatives(ZERO_SHOT_JOB_MODELS),
     threads: 1
+    resources:
+        gpu=GPU_JOB,
     benchmark:
         f"results/benchmarks/rerank_zero_shot_model/{{model}}/seed{ZERO_SHOT_SEED}.tsv"
     conda:

@@ -62,6 +62,8 @@ rule dense_encode:
     wildcard_constraints:
         retriever=alternatives(CFG.retrievers.of_kind("hybrid")),
     threads: 1
+    resources:
+        gpu=GPU_JOB,
     conda:
         "../envs/posbias.yaml"
     log:
@@ -104,6 +106,8 @@ rule hybrid_retrieve:
     wildcard_constraints:
         retriever=alternatives(CFG.retrievers.of_kind("hybrid")),
     threads: 1
+    resources:
+        gpu=GPU_JOB,
     conda:
         "../envs/posbias.yaml"
     log:

@@ -19,6 +19,8 @@ rule train:
     wildcard_constraints:
         model=alternatives(TRAINED_MODELS),
     threads: 1
+    resources:
+        gpu=GPU_JOB,
     benchmark:
         "results/benchmarks/train/{model}/seed{seed}.tsv"
     conda:

@@ -2,9 +2,10 @@
 from pathlib import Path
 
 from posbias.audit.steps import audit
+from posbias.gpu_pool import gpu_slot
 from posbias.logs import job_log
 
-with job_log(snakemake.log[0]):
+with job_log(snakemake.log[0]), gpu_slot(snakemake.resources):
     job, wc = snakemake.params.job, snakemake.wildcards
     out = Path(snakemake.output.summary).parent.parent  # <out>/<name>/<battery>.json
     audit(job["spec"], out, [wc.battery], job["settings"], job["cache"]["dir"], job["cache"]["mode"], name=wc.name,

@@ -1,10 +1,11 @@
 """Snakemake entry: rerank query sets' candidates with one checkpoint (rules rerank and rerank_checkpoint:
 aligned lists of token stores, queries, candidates and runs, one entry per query set). Under rule
 rerank_checkpoint with `finetuning:`, then fine-tune the checkpoint and rerank the fine-tuned query sets."""
+from posbias.gpu_pool import gpu_slot
 from posbias.logs import job_log
 from posbias.steps.training import finetune_job, rerank_candidates
 
-with job_log(snakemake.log[0]):
+with job_log(snakemake.log[0]), gpu_slot(snakemake.resources):
     rerank_candidates(snakemake.input.checkpoint, tokens=list(snakemake.input.tokens),
                       queries=list(snakemake.input.queries), candidates=list(snakemake.input.candidates),
                       runs=list(snakemake.output.runs), tag=snakemake.params.tag, scoring=snakemake.params.scoring,

@@ -39,7 +39,8 @@ def test_a_job_given_a_gpu_that_torch_cannot_see_stops_at_once(monkeypatch, capl
 
     monkeypatch.setattr(posbias.device, "_logged", set())  # logged once per process: this test's process may have
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    for name in ("SLURM_GPUS_ON_NODE", "SLURM_JOB_GPUS", "SLURM_STEP_GPUS", "POSBIAS_CPU_DESPITE_ALLOTTED_GPU"):
+    for name in ("SLURM_GPUS_ON_NODE", "SLURM_JOB_GPUS", "SLURM_STEP_GPUS", "POSBIAS_POOL_GPUS",
+                 "POSBIAS_CPU_DESPITE_ALLOTTED_GPU"):
         monkeypatch.delenv(name, raising=False)
     with caplog.at_level("INFO", logger="posbias.device"):
         assert pick_device("auto").type == "cpu"  # no GPU asked for: the CPU, said in the log
@@ -49,6 +50,10 @@ def test_a_job_given_a_gpu_that_torch_cannot_see_stops_at_once(monkeypatch, capl
                                          r"but torch sees no GPU \(torch .*\)"):
         pick_device("auto")
     assert pick_device("cpu").type == "cpu"  # asked for by name: the CPU, knowingly
+    monkeypatch.delenv("SLURM_GPUS_ON_NODE")
+    monkeypatch.setenv("POSBIAS_POOL_GPUS", "0")  # the local pool's first device (posbias.gpu_pool), as SLURM's
+    with pytest.raises(InputError, match=r"the scheduler gave this job a GPU \(POSBIAS_POOL_GPUS=0\)"):
+        pick_device("auto")
     monkeypatch.setenv("POSBIAS_CPU_DESPITE_ALLOTTED_GPU", "1")  # a test cluster's placeholder GPU
     assert pick_device("auto").type == "cpu"
 

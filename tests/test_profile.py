@@ -62,16 +62,28 @@ def test_the_profile_is_read_through_its_config_link(profile):
     assert profile["retries"] >= 1  # a resubmitted training job resumes from its saved state
 
 
+def rules_asking_for_a_gpu() -> set[str]:
+    return {name for path in (ROOT / "rules").glob("*.smk") for name, body in rule_blocks(path).items()
+            if re.search(r"^\s*gpu=", body, re.M)}
+
+
+def test_every_rule_that_fits_or_encodes_a_model_and_only_those_asks_for_a_gpu():
+    from posbias.litm.predict import TASKS
+
+    asking = {name.replace("{_task}", task) for name in rules_asking_for_a_gpu() for task in TASKS}
+    assert asking == set(GPU_RULES)
+
+
 @pytest.mark.parametrize("rule", GPU_RULES)
-def test_every_rule_that_fits_or_encodes_a_model_requests_a_gpu(profile, rule):
+def test_the_slurm_profile_leaves_the_gpu_to_the_rules(profile, rule):
     resources = profile["set-resources"].get(rule, {})
-    assert resources.get("gpu") == 1, f"profiles/slurm: set-resources.{rule} requests no GPU"
-    assert "gres" not in resources  # `gpu: 1` already becomes --gpus=1; both would ask twice
+    assert resources, f"profiles/slurm: no time or memory for {rule}"
+    # the rule's gpu=1 becomes --gpus=1; the profile asking again (gpu, gres) would override an API model's gpu=0
+    assert "gpu" not in resources and "gres" not in resources
 
 
 def test_the_dense_index_is_built_on_the_cpu_from_the_vectors_the_gpu_encoded(profile):
-    resources = profile["set-resources"]
-    assert resources["dense_encode"]["gpu"] == 1 and "gpu" not in resources["dense_index"]
+    assert "dense_encode" in rules_asking_for_a_gpu() and "dense_index" not in rules_asking_for_a_gpu()
     assert profile["set-threads"]["dense_index"] > 1  # FAISS adds in parallel
 
 
@@ -102,7 +114,9 @@ def test_table_and_figure_jobs_are_local_rules():
 def test_the_workflow_profile_schedules_greedily_and_runs_one_local_decoder_at_a_time():
     default = yaml.safe_load((ROOT / "profiles" / "default" / "profile.yaml").read_text())
     assert default["scheduler"] == "greedy"
-    assert default["resources"] == {"local_decoder": 1}
+    # the Snakefile sets the limit: the command line's --resources (gpu=N) would replace a profile's
+    assert "resources" not in default
+    assert 'workflow.global_resources["local_decoder"] = Resource("local_decoder", 1)' in (ROOT / "Snakefile").read_text()
     # every rule that asks for the resource, and only those, runs a language model's decoder
     asking = {name for path in (ROOT / "rules").glob("*.smk") for name, body in rule_blocks(path).items()
               if "local_decoder=" in body}
@@ -134,3 +148,4 @@ def test_a_local_decoder_takes_the_resource_and_a_model_behind_an_api_does_not(t
     jobs = {re.search(r"wildcards: model=(\w+)", job).group(1): re.search(r"resources: (.*)", job).group(1)
             for job in out.split("rule litm_predict_qa:")[1:]}
     assert "local_decoder=1" in jobs["smollm2"] and "local_decoder=0" in jobs["keep_order"]
+    assert "gpu=1" in jobs["smollm2"] and "gpu=0" in jobs["keep_order"]  # a mock, like a model behind an API

@@ -9,12 +9,15 @@ import os
 import torch
 
 from posbias.errors import InputError
+from posbias.gpu_pool import CLAIMED_VARIABLE
 
 log = logging.getLogger(__name__)
 
 
-# Where a scheduler says it gave the job GPUs (SLURM sets these for --gpus / --gres=gpu)
-ALLOTTED_GPU_VARIABLES = ("SLURM_GPUS_ON_NODE", "SLURM_JOB_GPUS", "SLURM_STEP_GPUS")
+# Where a scheduler says it gave the job GPUs (SLURM sets these for --gpus / --gres=gpu; the local GPU pool its own):
+# a count (0: none), then lists of devices (where "0" is the first device)
+ALLOTTED_GPU_COUNT = "SLURM_GPUS_ON_NODE"
+ALLOTTED_GPU_VARIABLES = (ALLOTTED_GPU_COUNT, "SLURM_JOB_GPUS", "SLURM_STEP_GPUS", CLAIMED_VARIABLE)
 # set (to 1) where the allotted GPU is known not to be one: a test cluster whose GPU resource is a placeholder
 CPU_DESPITE_ALLOTTED_GPU = "POSBIAS_CPU_DESPITE_ALLOTTED_GPU"
 _logged: set[str] = set()
@@ -26,7 +29,7 @@ def allotted_gpus() -> str | None:
         return None
     for name in ALLOTTED_GPU_VARIABLES:
         value = os.environ.get(name, "").strip()
-        if value and value != "0":
+        if value and not (name == ALLOTTED_GPU_COUNT and value == "0"):
             return f"{name}={value}"
     return None
 

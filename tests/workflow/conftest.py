@@ -11,13 +11,26 @@ from filelock import FileLock
 from snakemake_runs import TARGETS, run_snakemake, tiny_config, write_config
 
 
+SIMULATED_GPUS = "0,1"
+
+
+def simulated_gpus(pool: Path) -> dict[str, str]:
+    """The environment of a machine whose GPUs are `SIMULATED_GPUS`, its pool's lock files in `pool`: the jobs
+    claim devices, then run on the CPU (torch sees none, and is told that is expected)."""
+    return {**os.environ, "CUDA_VISIBLE_DEVICES": SIMULATED_GPUS, "POSBIAS_GPU_POOL": str(pool),
+            "POSBIAS_CPU_DESPITE_ALLOTTED_GPU": "1"}
+
+
 @pytest.fixture(scope="session")
 def finished_run(tmp_path_factory, request) -> Path:
     """A working directory where `snakemake all` has run on the tiny config: built once per test session. Under
     pytest-xdist each worker has its own temporary directory inside the session's, so the run is built there,
     under a lock: the first worker to ask builds it, a later one waits and reads the same run (the config names
     the builder's tiny BERT, which lives as long as the session's directory). Tests read it and run dry runs on
-    it (their changed configs written elsewhere); one that runs jobs works in a `copy_of_run`."""
+    it (their changed configs written elsewhere); one that runs jobs works in a `copy_of_run`.
+
+    It runs as on a machine with two GPUs (`SIMULATED_GPUS`): every GPU job claims one from the pool
+    (posbias.gpu_pool) and computes on the CPU all the same; tests/workflow/test_gpu_jobs.py reads its logs."""
     shared = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = shared.parent
@@ -29,7 +42,8 @@ def finished_run(tmp_path_factory, request) -> Path:
             work.mkdir()
             write_config(work, tiny_config(request.getfixturevalue("tiny_backbone")))
             try:
-                run_snakemake(work, "-j", "2", *TARGETS)
+                run_snakemake(work, *TARGETS, "-j", "2", "--resources", "gpu=2",
+                              env=simulated_gpus(shared / "gpu-pool"))
             except Exception as error:
                 failed.write_text(f"the tiny run in {work} failed: {error}")
                 raise

@@ -77,6 +77,24 @@ def test_a_paper_config_replaces_the_default_and_builds_its_graph(paper_jobs, pa
         assert {"dense_encode", "dense_index", "hybrid_retrieve", "pool_evaluations"} <= rules
 
 
+def test_the_study_asks_for_one_gpu_for_every_job_that_runs_a_network_and_none_for_the_others(dry_runs):
+    """What `snakemake -j 8 --resources gpu=N` counts, and the SLURM plugin turns into --gpus=1 (the dry run prints
+    each job's resources)."""
+    gpu_rules = {"train", "rerank", "rerank_zero_shot", "cross_validate_fold", "finetune", "dense_encode",
+                 "hybrid_retrieve"}
+    asked = {}
+    for job in re.split(r"\n(?=(?:local)?rule \w+:)", dry_runs["study"]):
+        rule = re.match(r"(?:local)?rule (\w+):", job)
+        resources = re.search(r"^\s*resources: (.*)$", job, re.M)
+        if rule and resources:
+            asked.setdefault(rule.group(1), set()).add(re.search(r"\bgpu=(\d+)", resources.group(1)).group(1)
+                                                       if "gpu=" in resources.group(1) else "none")
+    assert gpu_rules <= set(asked)
+    assert all(asked[rule] == {"1"} for rule in gpu_rules), {rule: asked[rule] for rule in gpu_rules}
+    assert all(asked[rule] == {"none"} for rule in set(asked) - gpu_rules - {"litm_predict_qa", "rerank_listwise"})
+    assert asked["rerank_listwise"] == {"none"}  # GPT-4o-mini and Claude through their APIs
+
+
 def test_the_three_experiments_schedule_the_same_training_and_index_jobs(paper_jobs):
     shared = ("train", "tokenize_documents", "bm25_index", "truncate_documents", "fetch_documents")
     # A zero-shot model reads the training collection only where it reranks it (MS MARCO v1 dev), so the token

@@ -181,6 +181,15 @@ class Audit:
         ref = parse_model_spec(self.spec(name))
         return int(ref.kind in ("rankgpt", "reader") and ref.backend in LOCAL_BACKENDS)
 
+    def gpu(self, name: str) -> int:
+        """The GPUs a job of the model asks for (the rules' resource `gpu`): none for a language model behind an API
+        or a mock, one for everything that runs a network here."""
+        from posbias.audit.spec import LLM_KINDS, parse_model_spec
+        from posbias.llm.spec import LOCAL_BACKENDS
+
+        ref = parse_model_spec(self.spec(name))
+        return int(ref.kind not in LLM_KINDS or ref.backend in LOCAL_BACKENDS)
+
     def inputs(self, name: str) -> list[str]:
         """The files the model's jobs read: a trained checkpoint or the cross-encoder exported from it, and the
         batteries' real sources (files the workflow may make, such as the FarRelevant passage collection)."""

@@ -181,7 +181,7 @@ def write_results(results: Path) -> None:
     (results / "figures" / "sweep.png").write_bytes(b"\x89PNG")
     checkpoint = results / "models" / "maxp" / "seed1"
     (checkpoint / "backbone").mkdir(parents=True)
-    (checkpoint / "ranker.json").write_text('{"name": "maxp", "args": {}}')
+    (checkpoint / "ranker.json").write_text('{"name": "maxp", "args": {}, "backbone_class": "modeling_bert.BertModel"}')
     (checkpoint / "provenance.json").write_text(json.dumps({"device": "cpu", "config_hash": "c" * 64,
                                                             "precision": {"autocast": "fp32"}}))
     old = results / "models" / "firstp" / "seed1"
@@ -222,9 +222,10 @@ def test_the_manifest_covers_every_result_with_its_hash_and_the_checkpoints_and_
     assert "sha256" not in files["results/index/big.bin"] and files["results/index/big.bin"]["bytes"] == 100
     assert manifest["config_hash"] == "f" * 64
     assert manifest["checkpoints"] == [
-        {"path": "results/models/firstp/seed1", "provenance": None},
+        {"path": "results/models/firstp/seed1", "provenance": None, "backbone_class": None},  # older: no class
         {"path": "results/models/maxp/seed1", "provenance": {"device": "cpu", "config_hash": "c" * 64,
-                                                             "precision": {"autocast": "fp32"}}}]
+                                                             "precision": {"autocast": "fp32"}},
+         "backbone_class": "modeling_bert.BertModel"}]
     assert manifest["runs"] == [{"path": "results/runs/dev/maxp/seed1.run", "device": "cpu", "autocast": "fp32",
                                  "precision": "auto"}]
     assert manifest["weights"][0]["used_by"] == ["models.maxp.args.backbone"]

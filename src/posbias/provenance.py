@@ -436,11 +436,18 @@ def file_record(path: Path, base: Path) -> dict:
 
 
 def checkpoints(files: list[Path], base: Path) -> list[dict]:
-    """Every checkpoint among `files` (a directory with a `ranker.json`) with its sidecar, or None for one made
-    before sidecars existed."""
-    directories = sorted({f.parent for f in files if f.name == "ranker.json"})
-    return [{"path": str(d.relative_to(base)) if d.is_relative_to(base) else str(d), "provenance": read_sidecar(d)}
-            for d in directories]
+    """Every checkpoint among `files` (a directory with a `ranker.json`) with its sidecar (None for one made
+    before sidecars existed) and the class its backbone loads as (`backbone_class`, where ranker.json says)."""
+    records = []
+    for directory in sorted({f.parent for f in files if f.name == "ranker.json"}):
+        try:
+            description = json.loads((directory / "ranker.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            description = {}
+        records.append({"path": str(directory.relative_to(base)) if directory.is_relative_to(base) else str(directory),
+                        "provenance": read_sidecar(directory),
+                        "backbone_class": description.get("backbone_class") if isinstance(description, dict) else None})
+    return records
 
 
 def runs(files: list[Path], base: Path) -> list[dict]:

@@ -271,3 +271,18 @@ def test_saving_by_elapsed_time(trainer, tmp_path, monkeypatch):
                                                                            original(self, position, *a)))
     trainer(state_dir=str(tmp_path / "state"), save_minutes=1.0)
     assert saves == [2, 4]  # every other step (100 s > 60 s); never after the last
+
+
+def test_without_a_state_to_save_training_leaves_the_stop_signals_to_end_the_process(trainer, monkeypatch):
+    """No state directory (a benchmark, a notebook): nothing would be saved, so SIGTERM and SIGUSR1 keep their
+    handlers and stop the process as usual, rather than being noted and ignored to the end of training."""
+    original, seen = loop.optimizer_step, []
+
+    def looking(*args):
+        seen.append({number: signal.getsignal(number) for number in loop.StopSignals.SIGNALS})
+        return original(*args)
+
+    monkeypatch.setattr(loop, "optimizer_step", looking)
+    before = {number: signal.getsignal(number) for number in loop.StopSignals.SIGNALS}
+    trainer()
+    assert seen and all(handlers == before for handlers in seen)

@@ -60,16 +60,18 @@ class Preempted(RuntimeError):
 class StopSignals:
     """SIGUSR1 (SLURM's warning before the time limit) and SIGTERM (scancel, a pre-empting job) while training: the
     handler only notes the signal; the loop saves at the end of the step and stops. Outside the main thread (where
-    Python cannot install handlers) nothing is caught."""
+    Python cannot install handlers), or when there is no state to save (`enabled` false), nothing is caught: the
+    signals keep their default, which ends the process."""
 
     SIGNALS = (signal.SIGUSR1, signal.SIGTERM)
 
-    def __init__(self):
+    def __init__(self, enabled: bool = True):
         self.received: int | None = None
+        self.enabled = enabled
         self._previous = {}
 
     def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
+        if self.enabled and threading.current_thread() is threading.main_thread():
             for number in self.SIGNALS:
                 self._previous[number] = signal.signal(number, self._note)
         return self
@@ -244,7 +246,7 @@ def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenS
     bar = tqdm(total=total_steps, initial=position.global_step, desc=f"training {name}", unit="step",
                disable=not progress, mininterval=5)
     saved_at = monotonic()
-    with StopSignals() as signals, compiled_backbone(ranker, settings.compile):
+    with StopSignals(enabled=state is not None) as signals, compiled_backbone(ranker, settings.compile):
         for epoch in range(position.epoch, settings.epochs):
             if epoch == position.epoch:
                 rng.setstate(position.epoch_rng)  # draw this epoch's pairs again, as the first time

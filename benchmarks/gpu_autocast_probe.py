@@ -1,4 +1,4 @@
-"""Why bf16 autocast ran slower than fp32 on an H200 (benchmarks/gpu_baseline.sh): the same MiniLM-geometry BERT
+"""Why bf16 autocast ran slower than fp32 on an H200 (benchmarks/gpu.md): the same MiniLM-geometry BERT
 (random weights, no download), batch 32 x 512 with padding, timed in fp32, under torch.autocast(bf16), and with
 bf16 weights, forward alone and forward + backward; then the profiler's top operators of the autocast forward.
 With --widths N: batches of N distinct widths in turn (posbias's encoder runs one backbone call per chunk width),

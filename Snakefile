@@ -14,6 +14,8 @@
 #
 #   snakemake --report results/report.zip                # tables and figures as an offline HTML report
 
+import os
+
 from snakemake.logging import logger
 from snakemake.resources import Resource
 from snakemake.utils import min_version
@@ -21,7 +23,7 @@ from snakemake.utils import min_version
 from posbias.config import ConfigError, load_config
 from posbias.config.registry import stages
 from posbias.errors import InputError
-from posbias.gpu_pool import check_request, machine_gpus
+from posbias.gpu_pool import LOCAL_RUN_VARIABLE, check_request, machine_gpus
 
 min_version("9.0")
 
@@ -50,11 +52,12 @@ if "local_decoder" not in workflow.global_resources:
     workflow.global_resources["local_decoder"] = Resource("local_decoder", 1)
 
 
-# One machine's GPUs (posbias.gpu_pool): `--resources gpu=N` for more devices than it has stops the run before any
-# job starts. Checked here, not while the file is read: only now does Snakemake say whether jobs run on this machine
-# (a SLURM run's gpu=N counts the cluster's GPUs).
+# One machine's GPUs (posbias.gpu_pool): its GPU jobs claim their own devices (the jobs inherit the mark), and
+# `--resources gpu=N` for more devices than it has stops the run before any job starts. Done here, not while the file
+# is read: only now does Snakemake say whether jobs run on this machine (a SLURM run's gpu=N counts the cluster's).
 onstart:
     if workflow.local_exec:
+        os.environ[LOCAL_RUN_VARIABLE] = "1"
         _gpus = machine_gpus()
         if "gpu" in workflow.global_resources:
             try:

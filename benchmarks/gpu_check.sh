@@ -37,25 +37,54 @@ elif [ $ONLINE = 1 ] && timeout 150 make env TORCH=cu130 PYTHON=python3 >>"$LOG"
     PY=.venv/bin/python; SETUP="make env TORCH=cu130 (the lock)"
 else
     echo "gpu_check: the lock's CUDA environment did not install (log: $LOG); using the machine's own torch" >&2
+    # The machine's packages stay (its numpy, transformers and the like match its torch); only what it lacks of the
+    # lock is added, into a venv over them, or a plain folder on the path where venv cannot be made (no ensurepip).
     VENV=/tmp/posbias-gpu-check-venv
-    python3 -m venv --system-site-packages "$VENV" >>"$LOG" 2>&1
+    if python3 -m venv --system-site-packages "$VENV" >>"$LOG" 2>&1; then
+        PY=$VENV/bin/python; target=(); SETUP="the machine's torch (a venv over its packages; make env failed or was offline)"
+    else
+        PY=python3; target=(--target "$VENV-site"); export PYTHONPATH=$VENV-site
+        SETUP="the machine's torch (its python3, what it lacks in $VENV-site; no venv here)"
+    fi
     source_opts=()
     if [ -d .whl ]; then source_opts=(--no-index --find-links .whl)
     elif [ $ONLINE = 1 ]; then source_opts=(--retries 0 --timeout 10)
     else echo "gpu_check: no network and no .whl/: the machine's own packages only" >&2; fi
-    if [ ${#source_opts[@]} -gt 0 ]; then
-        # one at a time: a package that is not there must not stop the others (pip -r gives up at the first)
-        missing=0
-        for requirement in $(grep -v -E '^(#|torch|triton|nvidia-|[[:space:]]*$)' requirements.lock | cut -d' ' -f1); do
-            timeout 30 "$VENV/bin/pip" install --quiet --disable-pip-version-check --no-deps "${source_opts[@]}" \
-                "$requirement" >>"$LOG" 2>&1 || missing=$((missing + 1))
-            [ $(( SECONDS - started )) -gt 120 ] && { echo "gpu_check: stopped installing at 120 s" >&2; break; }
-        done
-        [ $missing -gt 0 ] && echo "gpu_check: $missing of the lock's packages did not install (log: $LOG)" >&2
+    # the lock's packages this Python does not have at all (torch, triton and nvidia-* are the machine's)
+    "$PY" - requirements.lock > "$VENV.missing" 2>>"$LOG" <<'PYTHON'
+import importlib.metadata, re, sys
+for line in open(sys.argv[1]):
+    name = re.split(r"[=<>; ]", line.strip(), maxsplit=1)[0]
+    if not name or name.startswith("#") or re.match(r"(torch|triton|nvidia-)", name):
+        continue
+    try:
+        importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        print(line.split(";")[0].strip())
+PYTHON
+    if [ ${#source_opts[@]} -gt 0 ] && [ -s "$VENV.missing" ]; then
+        # all at once; where one of them is not there, the others one by one (pip gives up at the first it lacks)
+        if ! timeout 90 "$PY" -m pip install --quiet --disable-pip-version-check --no-deps "${target[@]}" \
+                "${source_opts[@]}" -r "$VENV.missing" >>"$LOG" 2>&1; then
+            missing=0
+            while read -r requirement; do
+                timeout 20 "$PY" -m pip install --quiet --disable-pip-version-check --no-deps "${target[@]}" \
+                    "${source_opts[@]}" "$requirement" >>"$LOG" 2>&1 || missing=$((missing + 1))
+                [ $(( SECONDS - started )) -gt 150 ] && { echo "gpu_check: stopped installing at 150 s" >&2; break; }
+            done < "$VENV.missing"
+            [ $missing -gt 0 ] && echo "gpu_check: $missing of the lock's packages did not install (log: $LOG)" >&2
+        fi
     fi
-    PY=$VENV/bin/python; SETUP="the machine's torch (venv --system-site-packages; make env failed, see env.log)"
     export PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH}
 fi
 left=$(( TOTAL - (SECONDS - started) - 10 ))
 echo "gpu_check: Python set up in $(( SECONDS - started )) s ($SETUP); $left s left for the parts" >&2
 "$PY" benchmarks/gpu_check.py "$@" --budget "$left" --setup "$SETUP" --env-log "$LOG"
+status=$?
+# On the lent machine (the device tool's run), what is written under $OUT comes back: the run's folder and the table.
+if [ -n "${OUT:-}" ] && [ $DRY = 0 ]; then
+    newest=$(ls -td benchmarks/gpu/*/ 2>/dev/null | head -1)
+    [ -n "$newest" ] && mkdir -p "$OUT/benchmarks/gpu" && cp -r "$newest" "$OUT/benchmarks/gpu/"
+    cp benchmarks/gpu.md "$OUT/benchmarks/"
+fi
+exit $status

@@ -49,6 +49,14 @@ RUN_EARLY_PRIORITY = 10
 GPU_JOB = 1
 
 
+def gpu_for_language_models(*specs):
+    """A job that runs language models (`llm.models` specs): a GPU when one of them decodes here (an hf_* backend),
+    none when they are APIs or mocks."""
+    from posbias.llm.spec import LOCAL_BACKENDS
+
+    return GPU_JOB if any(spec["backend"] in LOCAL_BACKENDS for spec in specs) else 0
+
+
 def alternatives(names_):
     """A wildcard constraint matching exactly these names (and nothing when empty)."""
     return "|".join(re.escape(n) for n in names_) or "(?!)"

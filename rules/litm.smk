@@ -86,7 +86,7 @@ for _task in LITM_TASKS:
         # profiles/default caps this resource at 1. Models behind an API take none.
         resources:
             local_decoder=lambda wc: int(CFG.llm.model(wc.model)["backend"] in LOCAL_BACKENDS),
-            gpu=lambda wc: int(CFG.llm.model(wc.model)["backend"] in LOCAL_BACKENDS),  # an API's model needs none
+            gpu=lambda wc: gpu_for_language_models(CFG.llm.model(wc.model)),
         priority: RUN_EARLY_PRIORITY
         benchmark:
             f"results/benchmarks/litm/{_task}/{{model}}.tsv"

@@ -50,6 +50,9 @@ if POSITIONS:
         wildcard_constraints:
             pset=alternatives(DENSE_SETS),
         threads: 1
+        resources:
+            gpu=lambda wc: gpu_for_language_models(  # the judge and the judges of the order check
+                CFG.positions.set_args(wc.pset)["judge"], *CFG.positions.set_args(wc.pset)["order_judges"].values()),
         benchmark:
             "results/benchmarks/positions/{pset}.tsv"
         conda:

@@ -122,6 +122,8 @@ if PROBE_RAG:
             correction=PROBES.get("correction"),
             alpha=PROBES.get("alpha"),
         threads: 1
+        resources:
+            gpu=gpu_for_language_models(*(CFG.llm.model(name) for name in [*PROBE_RAG["readers"], PROBE_RAG["judge"]])),
         conda:
             "../envs/posbias.yaml"
         log:

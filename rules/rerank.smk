@@ -148,6 +148,8 @@ rule rerank_listwise:
         queryset=alternatives(RERANK_QUERYSETS),
         model=alternatives(LISTWISE_MODELS),
     threads: 1
+    resources:
+        gpu=lambda wc: gpu_for_language_models(CFG.llm.model(CFG.models[wc.model].args["llm"])),
     benchmark:
         f"results/benchmarks/rerank/{{queryset}}/{{model}}/seed{ZERO_SHOT_SEED}.tsv"
     conda:

@@ -19,20 +19,22 @@ from posbias import gpu_pool
 from posbias.device import allotted_gpus
 from posbias.errors import InputError
 
-# A job: claim `gpu` devices, write what it got and when to `record`, hold them `hold` seconds (or until killed when
-# negative), end.
+# A job: claim `gpu` devices, write what it got and when to `record`, hold them until `together` jobs have claimed
+# theirs (however slowly the processes start) and then `hold` seconds more (or until killed when negative), end.
 JOB = textwrap.dedent("""
-    import json, logging, os, sys, time
+    import glob, json, logging, os, sys, time
     from types import SimpleNamespace
     from posbias.gpu_pool import gpu_slot
 
     logging.basicConfig(level=logging.INFO)  # a job's log (posbias.logs.job_log), here its stderr
-
-    record, gpu, hold = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+    record, gpu, hold, together = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
     with gpu_slot(SimpleNamespace(gpu=gpu), wait_seconds=0.02) as claimed:
         start = time.time()
         with open(record + ".claimed", "w") as out:
             json.dump({"claimed": claimed, "visible": os.environ["CUDA_VISIBLE_DEVICES"]}, out)
+        deadline = time.time() + 60
+        while len(glob.glob(os.path.join(os.path.dirname(record), "*.claimed"))) < together and time.time() < deadline:
+            time.sleep(0.02)
         time.sleep(hold if hold >= 0 else 3600)
         end = time.time()
     with open(record, "w") as out:
@@ -45,15 +47,22 @@ def machine(tmp_path, monkeypatch):
     """A machine whose GPUs are 0, 1 and 2, its pool's lock files under tmp_path."""
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1,2")
     monkeypatch.setenv(gpu_pool.POOL_DIRECTORY_VARIABLE, str(tmp_path / "pool"))
-    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    monkeypatch.setenv(gpu_pool.LOCAL_RUN_VARIABLE, "1")  # jobs of a run on this machine (the Snakefile's onstart)
     return tmp_path
 
 
-def start_job(directory: Path, name: str, gpu: int = 1, hold: float = 0.3) -> tuple[subprocess.Popen, Path]:
+def start_job(directory: Path, name: str, gpu: int = 1, hold: float = 0.1, together: int = 0
+              ) -> tuple[subprocess.Popen, Path]:
+    """A job process; its log (stderr) in `<name>.log`."""
     record = directory / f"{name}.json"
-    process = subprocess.Popen([sys.executable, "-c", JOB, str(record), str(gpu), str(hold)],
-                               stderr=subprocess.PIPE, text=True)
+    with open(directory / f"{name}.log", "w") as log:
+        process = subprocess.Popen([sys.executable, "-c", JOB, str(record), str(gpu), str(hold), str(together)],
+                                   stderr=log, text=True)
     return process, record
+
+
+def log_of(directory: Path, name: str) -> str:
+    return (directory / f"{name}.log").read_text()
 
 
 def wait_for(path: Path, seconds: float = 30.0) -> dict:
@@ -85,9 +94,9 @@ def test_without_cuda_visible_devices_the_machine_is_every_gpu_the_driver_lists(
 
 
 def test_concurrent_jobs_never_share_a_device_and_the_ones_beyond_the_pool_wait(machine):
-    jobs = [start_job(machine, f"job{number}") for number in range(7)]
-    for process, _ in jobs:
-        assert process.wait(timeout=60) == 0, process.stderr.read()
+    jobs = [start_job(machine, f"job{number}", together=3) for number in range(7)]  # the first three meet
+    for number, (process, _) in enumerate(jobs):
+        assert process.wait(timeout=120) == 0, log_of(machine, f"job{number}")
     records = [json.loads(record.read_text()) for _, record in jobs]
     assert all(len(r["claimed"]) == 1 and r["claimed"][0] in ("0", "1", "2") for r in records)
     assert {r["claimed"][0] for r in records} == {"0", "1", "2"}  # all three cards worked
@@ -95,9 +104,10 @@ def test_concurrent_jobs_never_share_a_device_and_the_ones_beyond_the_pool_wait(
         for second in records:
             if first is not second and first["claimed"] == second["claimed"]:
                 assert first["end"] <= second["start"] or second["end"] <= first["start"], (first, second)
-    # never more jobs at once than devices: 7 jobs of 0.3 s on 3 cards take at least 3 rounds
+    # never more jobs at once than devices, and the four beyond them waited
     moments = sorted({r["start"] for r in records})
-    assert max(sum(r["start"] <= t < r["end"] for r in records) for t in moments) <= 3
+    assert max(sum(r["start"] <= t < r["end"] for r in records) for t in moments) == 3
+    assert sum("devices busy" in log_of(machine, f"job{number}") for number in range(7)) >= 4
 
 
 def test_a_job_sees_only_its_own_device_and_says_so_as_a_scheduler_would(machine, monkeypatch):
@@ -105,8 +115,11 @@ def test_a_job_sees_only_its_own_device_and_says_so_as_a_scheduler_would(machine
     with gpu_pool.gpu_slot(SimpleNamespace(gpu=2)) as claimed:
         assert claimed == ["0", "1"] and os.environ["CUDA_VISIBLE_DEVICES"] == "0,1"
         assert allotted_gpus() == f"{gpu_pool.CLAIMED_VARIABLE}=0,1"  # device 0 counts as a GPU given
-        # the third device is still free for another job
-        assert gpu_pool.claim(1, ["0", "1", "2"], gpu_pool.pool_directory()) is not None
+        # the third device is still free for another job, and only it
+        other = gpu_pool.claim(1, ["0", "1", "2"], gpu_pool.pool_directory())
+        assert list(other) == ["2"]
+        for handle in other.values():
+            handle.close()
 
 
 def test_a_killed_job_returns_its_device_to_a_job_waiting_for_it(machine, monkeypatch):
@@ -114,13 +127,15 @@ def test_a_killed_job_returns_its_device_to_a_job_waiting_for_it(machine, monkey
     holder, holder_record = start_job(machine, "holder", hold=-1)
     assert wait_for(holder_record.with_suffix(".json.claimed"))["claimed"] == ["0"]
     waiter, waiter_record = start_job(machine, "waiter", hold=0)
-    time.sleep(0.5)
-    assert waiter.poll() is None and not waiter_record.with_suffix(".json.claimed").exists()  # waiting
+    deadline = time.monotonic() + 60
+    while "all 1 devices busy" not in log_of(machine, "waiter"):  # its log says it waits, and why
+        assert waiter.poll() is None and time.monotonic() < deadline, log_of(machine, "waiter")
+        time.sleep(0.02)
+    assert not waiter_record.with_suffix(".json.claimed").exists()
     holder.send_signal(signal.SIGKILL)  # no clean-up runs: the kernel drops the lock
     holder.wait(timeout=10)
-    assert waiter.wait(timeout=30) == 0, waiter.stderr.read()
+    assert waiter.wait(timeout=60) == 0, log_of(machine, "waiter")
     assert json.loads(waiter_record.read_text())["claimed"] == ["0"]
-    assert "all 1 devices busy" in waiter.stderr.read()  # the job's log says why it waited
 
 
 def test_asking_for_more_devices_than_the_machine_has_is_one_line_naming_them(machine):
@@ -130,15 +145,16 @@ def test_asking_for_more_devices_than_the_machine_has_is_one_line_naming_them(ma
             pass
 
 
-@pytest.mark.parametrize("situation", ["no resource", "gpu=0", "under SLURM", "no GPU on the machine"])
+@pytest.mark.parametrize("situation", ["no resource", "gpu=0", "a job SLURM's executor placed",
+                                       "no GPU on the machine"])
 def test_nothing_is_claimed_where_the_pool_has_no_say(machine, monkeypatch, situation):
     resources = SimpleNamespace(gpu=1)
     if situation == "no resource":
         resources = SimpleNamespace()
     elif situation == "gpu=0":
         resources = SimpleNamespace(gpu=0)
-    elif situation == "under SLURM":
-        monkeypatch.setenv("SLURM_JOB_ID", "4711")
+    elif situation == "a job SLURM's executor placed":  # its Snakemake ran onstart elsewhere, or not at all
+        monkeypatch.delenv(gpu_pool.LOCAL_RUN_VARIABLE)
     else:
         monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     before = os.environ["CUDA_VISIBLE_DEVICES"]

@@ -14,6 +14,8 @@ PROFILE_DIR = ROOT / "profiles" / "slurm"
 GPU_RULES = ("train", "finetune", "cross_validate_fold", "rerank", "rerank_checkpoint", "rerank_zero_shot",
              "rerank_zero_shot_model", "dense_encode", "hybrid_retrieve", "probes_score",
              "audit_battery", "litm_predict_qa", "litm_predict_kv")
+# Rules that run language models: a GPU only when one of them decodes here (an hf_* backend), none for APIs and mocks.
+LANGUAGE_MODEL_RULES = ("rerank_listwise", "positions_dense", "probes_rag")
 RULE_HEADER = re.compile(r"^[ \t]*(?:rule|checkpoint)(?:[ \t]+(\w+))?[ \t]*:", re.MULTILINE)
 
 
@@ -71,7 +73,17 @@ def test_every_rule_that_fits_or_encodes_a_model_and_only_those_asks_for_a_gpu()
     from posbias.litm.predict import TASKS
 
     asking = {name.replace("{_task}", task) for name in rules_asking_for_a_gpu() for task in TASKS}
-    assert asking == set(GPU_RULES)
+    assert asking == {*GPU_RULES, *LANGUAGE_MODEL_RULES}
+
+
+def test_every_job_that_may_ask_for_a_gpu_claims_its_device():
+    """A job counted against `--resources gpu=N` that did not claim its card from the pool would see every card and
+    start on the first, beside the job that holds it."""
+    for path in (ROOT / "rules").glob("*.smk"):
+        for name, body in rule_blocks(path).items():
+            if re.search(r"^\s*gpu=", body, re.M):
+                script = re.search(r"script:\s*f?[\"']\.\./(scripts/\w+\.py)", body).group(1)
+                assert "gpu_slot(snakemake.resources)" in (ROOT / script).read_text(), f"{name}: {script}"
 
 
 @pytest.mark.parametrize("rule", GPU_RULES)

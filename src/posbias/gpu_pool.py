@@ -11,8 +11,10 @@ GPU jobs than there are cards; they then queue here).
 The pool is this machine's GPUs: the entries of `CUDA_VISIBLE_DEVICES` when it is set (a user keeping some cards
 back, or a test simulating a pool on the CPU), else every NVIDIA device the driver lists, found without starting
 CUDA. Its lock files live in `$POSBIAS_GPU_POOL` (default `/tmp/posbias-gpus-<uid>`), one directory per machine,
-so two workflows on the same machine share it. Under SLURM the scheduler has already chosen the job's GPUs and
-set `CUDA_VISIBLE_DEVICES`: nothing is claimed there.
+so two workflows on the same machine share it. The pool is used only by the jobs of a run on this machine: the
+Snakefile's `onstart` marks those (`LOCAL_RUN_VARIABLE`, which the jobs inherit), including a run inside a SLURM
+allocation (`salloc --gpus=4`, whose cards `CUDA_VISIBLE_DEVICES` lists). A job the SLURM executor submitted has
+its GPU chosen by the scheduler: nothing is claimed there.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ POOL_DIRECTORY_VARIABLE = "POSBIAS_GPU_POOL"
 # Set in a job to the devices it claimed (what `CUDA_VISIBLE_DEVICES` says): `posbias.device` takes it as the word
 # that the job was given a GPU, as it takes SLURM's, and stops when torch cannot see one.
 CLAIMED_VARIABLE = "POSBIAS_POOL_GPUS"
+# Set (to 1) by the Snakefile for a run whose jobs run on this machine: only their GPU jobs claim from the pool.
+LOCAL_RUN_VARIABLE = "POSBIAS_GPU_POOL_ACTIVE"
 NVIDIA_DEVICES = Path("/proc/driver/nvidia/gpus")  # one entry per GPU the driver manages
 WAIT_SECONDS = 1.0  # between tries while every device is taken
 
@@ -66,9 +70,10 @@ def pool_directory() -> Path:
     return Path(os.environ.get(POOL_DIRECTORY_VARIABLE) or f"/tmp/posbias-gpus-{os.getuid()}")
 
 
-def scheduler_allotted() -> bool:
-    """Whether a cluster scheduler placed this job (SLURM: it chose the GPUs and set CUDA_VISIBLE_DEVICES)."""
-    return bool(os.environ.get("SLURM_JOB_ID"))
+def pooled_run() -> bool:
+    """Whether this job belongs to a run on this machine (`LOCAL_RUN_VARIABLE`), not to one a cluster executor
+    submitted (SLURM chose that job's GPUs and set CUDA_VISIBLE_DEVICES)."""
+    return os.environ.get(LOCAL_RUN_VARIABLE) == "1"
 
 
 def check_request(requested: int, devices: list[str], what: str = "--resources gpu") -> None:
@@ -112,19 +117,23 @@ def claim(count: int, devices: list[str], directory: Path) -> dict[str, object] 
 
 def _check_cuda_not_started() -> None:
     """CUDA reads CUDA_VISIBLE_DEVICES once, when it starts: a job that started it before claiming would use
-    whatever it saw then."""
+    whatever it saw then. Counting the devices (`torch.cuda.is_available`, `device_count`) already starts the
+    driver, without marking torch's CUDA as initialised; torch keeps that count (torch 2.13: `_cached_device_count`)."""
     torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_initialized():
-        raise RuntimeError("GPU pool: CUDA started in this job before it claimed its device; enter gpu_slot first")
+    if torch is not None and (torch.cuda.is_initialized() or getattr(torch.cuda, "_cached_device_count", None)
+                              is not None):
+        raise RuntimeError("GPU pool: CUDA started in this job before it claimed its device; enter gpu_slot before "
+                           "anything asks torch about GPUs")
 
 
 @contextlib.contextmanager
 def gpu_slot(job_resources, wait_seconds: float = WAIT_SECONDS) -> Iterator[list[str]]:
     """Inside, this process sees only the devices it claimed for the job (`job_resources.gpu` of them: Snakemake's
-    `snakemake.resources`); yields them. Claims nothing for a job without the resource, under SLURM, or on a machine
-    without GPUs (the job then runs where its device setting says: `auto` on the CPU, `cuda` stops naming it)."""
+    `snakemake.resources`); yields them. Claims nothing for a job without the resource, one not of a run on this
+    machine (`pooled_run`: SLURM's executor placed it), or on a machine without GPUs (the job then runs where its
+    device setting says: `auto` on the CPU, `cuda` stops naming it)."""
     count = int(getattr(job_resources, "gpu", 0) or 0)
-    if count <= 0 or scheduler_allotted():
+    if count <= 0 or not pooled_run():
         yield []
         return
     devices = machine_gpus()

@@ -91,8 +91,8 @@ def test_the_study_asks_for_one_gpu_for_every_job_that_runs_a_network_and_none_f
                                                        if "gpu=" in resources.group(1) else "none")
     assert gpu_rules <= set(asked)
     assert all(asked[rule] == {"1"} for rule in gpu_rules), {rule: asked[rule] for rule in gpu_rules}
-    assert all(asked[rule] == {"none"} for rule in set(asked) - gpu_rules - {"litm_predict_qa", "rerank_listwise"})
-    assert asked["rerank_listwise"] == {"none"}  # GPT-4o-mini and Claude through their APIs
+    assert all(asked[rule] == {"none"} for rule in set(asked) - gpu_rules - {"rerank_listwise"})
+    assert asked["rerank_listwise"] == {"0"}  # GPT-4o-mini and Claude through their APIs
 
 
 def test_the_three_experiments_schedule_the_same_training_and_index_jobs(paper_jobs):

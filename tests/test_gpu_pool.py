@@ -125,17 +125,23 @@ def test_a_job_sees_only_its_own_device_and_says_so_as_a_scheduler_would(machine
 def test_a_killed_job_returns_its_device_to_a_job_waiting_for_it(machine, monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")  # one device
     holder, holder_record = start_job(machine, "holder", hold=-1)
-    assert wait_for(holder_record.with_suffix(".json.claimed"))["claimed"] == ["0"]
-    waiter, waiter_record = start_job(machine, "waiter", hold=0)
-    deadline = time.monotonic() + 60
-    while "all 1 devices busy" not in log_of(machine, "waiter"):  # its log says it waits, and why
-        assert waiter.poll() is None and time.monotonic() < deadline, log_of(machine, "waiter")
-        time.sleep(0.02)
-    assert not waiter_record.with_suffix(".json.claimed").exists()
-    holder.send_signal(signal.SIGKILL)  # no clean-up runs: the kernel drops the lock
-    holder.wait(timeout=10)
-    assert waiter.wait(timeout=60) == 0, log_of(machine, "waiter")
-    assert json.loads(waiter_record.read_text())["claimed"] == ["0"]
+    waiter = None
+    try:
+        assert wait_for(holder_record.with_suffix(".json.claimed"))["claimed"] == ["0"]
+        waiter, waiter_record = start_job(machine, "waiter", hold=0)
+        deadline = time.monotonic() + 60
+        while "all 1 devices busy" not in log_of(machine, "waiter"):  # its log says it waits, and why
+            assert waiter.poll() is None and time.monotonic() < deadline, log_of(machine, "waiter")
+            time.sleep(0.02)
+        assert not waiter_record.with_suffix(".json.claimed").exists()
+        holder.send_signal(signal.SIGKILL)  # no clean-up runs: the kernel drops the lock
+        holder.wait(timeout=10)
+        assert waiter.wait(timeout=60) == 0, log_of(machine, "waiter")
+        assert json.loads(waiter_record.read_text())["claimed"] == ["0"]
+    finally:  # a failed test leaves no process behind
+        for process in (holder, waiter):
+            if process is not None and process.poll() is None:
+                process.kill()
 
 
 def test_asking_for_more_devices_than_the_machine_has_is_one_line_naming_them(machine):

@@ -80,8 +80,7 @@ def test_a_paper_config_replaces_the_default_and_builds_its_graph(paper_jobs, pa
 def test_the_study_asks_for_one_gpu_for_every_job_that_runs_a_network_and_none_for_the_others(dry_runs):
     """What `snakemake -j 8 --resources gpu=N` counts, and the SLURM plugin turns into --gpus=1 (the dry run prints
     each job's resources)."""
-    gpu_rules = {"train", "rerank", "rerank_zero_shot", "cross_validate_fold", "finetune", "dense_encode",
-                 "hybrid_retrieve"}
+    gpu_rules = {"train", "rerank", "rerank_zero_shot", "cross_validate_fold", "dense_encode", "hybrid_retrieve"}
     asked = {}
     for job in re.split(r"\n(?=(?:local)?rule \w+:)", dry_runs["study"]):
         rule = re.match(r"(?:local)?rule (\w+):", job)

@@ -20,20 +20,30 @@ from posbias.device import allotted_gpus
 from posbias.errors import InputError
 
 # A job: claim `gpu` devices, write what it got and when to `record`, hold them until `together` jobs have claimed
-# theirs (however slowly the processes start) and then `hold` seconds more (or until killed when negative), end.
+# theirs and `waiting` others have logged that they wait (however slowly the processes start), then `hold` seconds
+# more (or until killed when negative), end.
 JOB = textwrap.dedent("""
     import glob, json, logging, os, sys, time
+    from pathlib import Path
     from types import SimpleNamespace
     from posbias.gpu_pool import gpu_slot
 
     logging.basicConfig(level=logging.INFO)  # a job's log (posbias.logs.job_log), here its stderr
-    record, gpu, hold, together = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+    record, gpu, hold = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+    together, waiting = int(sys.argv[4]), int(sys.argv[5])
+
+    def met():
+        directory = os.path.dirname(record)
+        claimed = len(glob.glob(os.path.join(directory, "*.claimed")))
+        waiters = sum("devices busy" in Path(log).read_text() for log in glob.glob(os.path.join(directory, "*.log")))
+        return claimed >= together and waiters >= waiting
+
     with gpu_slot(SimpleNamespace(gpu=gpu), wait_seconds=0.02) as claimed:
         start = time.time()
         with open(record + ".claimed", "w") as out:
             json.dump({"claimed": claimed, "visible": os.environ["CUDA_VISIBLE_DEVICES"]}, out)
         deadline = time.time() + 60
-        while len(glob.glob(os.path.join(os.path.dirname(record), "*.claimed"))) < together and time.time() < deadline:
+        while not met() and time.time() < deadline:
             time.sleep(0.02)
         time.sleep(hold if hold >= 0 else 3600)
         end = time.time()
@@ -51,12 +61,13 @@ def machine(tmp_path, monkeypatch):
     return tmp_path
 
 
-def start_job(directory: Path, name: str, gpu: int = 1, hold: float = 0.1, together: int = 0
+def start_job(directory: Path, name: str, gpu: int = 1, hold: float = 0.1, together: int = 0, waiting: int = 0
               ) -> tuple[subprocess.Popen, Path]:
     """A job process; its log (stderr) in `<name>.log`."""
     record = directory / f"{name}.json"
     with open(directory / f"{name}.log", "w") as log:
-        process = subprocess.Popen([sys.executable, "-c", JOB, str(record), str(gpu), str(hold), str(together)],
+        process = subprocess.Popen([sys.executable, "-c", JOB, str(record), str(gpu), str(hold), str(together),
+                                    str(waiting)],
                                    stderr=log, text=True)
     return process, record
 
@@ -94,7 +105,8 @@ def test_without_cuda_visible_devices_the_machine_is_every_gpu_the_driver_lists(
 
 
 def test_concurrent_jobs_never_share_a_device_and_the_ones_beyond_the_pool_wait(machine):
-    jobs = [start_job(machine, f"job{number}", together=3) for number in range(7)]  # the first three meet
+    # the first three hold their devices until the other four have found them taken, however slowly each starts
+    jobs = [start_job(machine, f"job{number}", together=3, waiting=4) for number in range(7)]
     for number, (process, _) in enumerate(jobs):
         assert process.wait(timeout=120) == 0, log_of(machine, f"job{number}")
     records = [json.loads(record.read_text()) for _, record in jobs]

@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 import re
 
+import pytest
+
+from posbias.errors import DiskFullError, InputError, ServiceError
 from posbias.logs import job_log
 
 
@@ -27,3 +30,25 @@ def test_the_tokenizers_threads_follow_the_jobs(tmp_path, monkeypatch):
     monkeypatch.setenv("RAYON_NUM_THREADS", "1")  # one set by hand stays
     with job_log(str(tmp_path / "job.log")):
         assert os.environ["RAYON_NUM_THREADS"] == "1"
+
+
+@pytest.mark.parametrize("error, status", [(InputError("q.tsv:3: no tab\nbetween id and text"), 2),
+                                           (DiskFullError("results/ckpt: no space left (needs 1.3 GB)"), 4),
+                                           (ServiceError("model m at http://127.0.0.1:1/v1: HTTP 500"), 5)])
+def test_a_job_ends_in_one_line_with_its_exit_status_for_input_or_a_fault(tmp_path, error, status):
+    log = tmp_path / "job.log"
+    with pytest.raises(SystemExit) as stopped:
+        with job_log(str(log)):
+            raise error
+    assert stopped.value.code == status
+    failed = [line for line in log.read_text().splitlines() if "job failed" in line]
+    assert len(failed) == 1 and failed[0].endswith(" ".join(str(error).split("\n")))
+    assert "Traceback" not in log.read_text()
+
+
+def test_a_bug_in_a_job_keeps_its_traceback(tmp_path):
+    log = tmp_path / "job.log"
+    with pytest.raises(KeyError):
+        with job_log(str(log)):
+            raise KeyError("bug")
+    assert "Traceback" in log.read_text()

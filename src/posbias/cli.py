@@ -51,7 +51,7 @@ import importlib
 import sys
 
 from posbias.command_flags import check_reads
-from posbias.errors import InputError, first_line
+from posbias.errors import InfrastructureError, InputError, exit_status, first_line, one_line
 
 
 def parser() -> argparse.ArgumentParser:
@@ -85,21 +85,21 @@ def main(argv: list[str] | None = None) -> int:
 @contextlib.contextmanager
 def _user_errors(command: str):
     """Input the user can fix (`InputError`: a malformed, missing or empty input, a bad config key) and the file
-    system refusing a path (`OSError`) are one line on stderr and argparse's exit status 2, no traceback.
+    system refusing a path (`OSError`) are one line on stderr and argparse's exit status 2, no traceback; an
+    infrastructure fault (`InfrastructureError`: a full disk, a failing server) is one line with its own status.
     Other exceptions are bugs and propagate with theirs."""
     try:
         yield
-    except InputError as err:
-        _fail(command, str(err))
+    except (InputError, InfrastructureError) as err:
+        _fail(command, str(err), exit_status(err))
     except OSError as err:
         path = err.filename2 or err.filename  # a rename's second name is the output, its first a hidden temporary
-        _fail(command, f"{path}: {err.strerror}" if path and err.strerror else first_line(err))
+        _fail(command, f"{path}: {err.strerror}" if path and err.strerror else first_line(err), 2)
 
 
-def _fail(command: str, message: str):
-    one_line = " ".join(part.strip() for part in message.splitlines())
-    print(f"posbias {command}: error: {one_line}", file=sys.stderr)
-    raise SystemExit(2) from None
+def _fail(command: str, message: str, status: int):
+    print(f"posbias {command}: error: {one_line(message)}", file=sys.stderr)
+    raise SystemExit(status) from None
 
 
 if __name__ == "__main__":

@@ -10,11 +10,14 @@ import sys
 import time
 from pathlib import Path
 
+from posbias.errors import InfrastructureError, InputError, exit_status, one_line
+
 
 @contextlib.contextmanager
 def job_log(path: str | None):
     """Send logging and stderr (where tqdm draws) to `path`; to the terminal when None. With a `path` (a workflow
-    job), the tokenizers' threads follow OMP_NUM_THREADS, and the job's CPU seconds are logged at its end."""
+    job), the tokenizers' threads follow OMP_NUM_THREADS, the job's CPU seconds are logged at its end, and input to
+    fix or an infrastructure fault ends the job with one line in its log and the command line's exit status."""
     if path is None:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         yield
@@ -33,6 +36,10 @@ def job_log(path: str | None):
         started = time.monotonic()
         try:
             yield
+        except (InputError, InfrastructureError) as err:
+            # input to fix or a fault to mend: one line, no traceback, and the command line's exit status
+            logging.getLogger("posbias").error("job failed: %s", one_line(str(err)))
+            raise SystemExit(exit_status(err)) from None
         except BaseException:
             logging.getLogger("posbias").exception("job failed")
             raise

@@ -1,11 +1,44 @@
 # Cross-validation (Robust04 in the study): for each fold of a query set, every trained
-# checkpoint is fine-tuned on the other folds and reranks the held-out fold in one job (the fold
-# models are not kept); the fold runs are merged into results/runs/{queryset}/{model}/seed{seed}.run.
+# checkpoint is fine-tuned on the other folds and reranks the held-out fold (the fold models are
+# not kept); the fold runs are merged into results/runs/{queryset}/{model}/seed{seed}.run.
+# `cross_validation.jobs: per_fold` gives each fold its own job and each query set a merge job;
+# `per_checkpoint` gives a checkpoint one job for all its folds and query sets, resuming by fold
+# (src/posbias/steps/cross_validation.py).
 
 include: "inputs/cross_validation.smk"
 
 
-if CV_QUERYSETS:
+if CV_QUERYSETS and CV_CHECKPOINT_JOB_MODELS:
+
+    rule cross_validate_checkpoint:
+        input:
+            init="results/models/{model}/seed{seed}",
+            tokens=lambda wc: [tokens_of(collection_of(qs), wc.model) for qs in CV_QUERYSETS],
+            queries=[queries_of(qs) for qs in CV_QUERYSETS],
+            qrels=[qrels_of(qs) for qs in CV_QUERYSETS],
+            candidates=[candidates_of(qs) for qs in CV_QUERYSETS],
+            folds=[folds_of(qs) for qs in CV_QUERYSETS],
+        output:
+            runs=expand("results/runs/{queryset}/{{model}}/seed{{seed}}.run", queryset=CV_QUERYSETS),
+        params:
+            **checkpoint_params(),
+            scoring=lambda wc: CFG.rerank.scoring(wc.model),
+        wildcard_constraints:
+            model=alternatives(CV_CHECKPOINT_JOB_MODELS),
+        threads: 1
+        resources:
+            gpu=GPU_JOB,
+        benchmark:
+            "results/benchmarks/cross_validate_checkpoint/{model}/seed{seed}.tsv"
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/cross_validate_checkpoint/{model}/seed{seed}.log",
+        script:
+            "../scripts/cross_validate_checkpoint.py"
+
+
+if CV_QUERYSETS and CV_PER_FOLD_MODELS:
 
     rule cross_validate_fold:
         input:
@@ -23,7 +56,7 @@ if CV_QUERYSETS:
             scoring=lambda wc: CFG.rerank.scoring(wc.model),
         wildcard_constraints:
             queryset=alternatives(CV_QUERYSETS),
-            model=alternatives(TRAINED_MODELS),
+            model=alternatives(CV_PER_FOLD_MODELS),
         threads: 1
         resources:
             gpu=GPU_JOB,
@@ -47,7 +80,7 @@ if CV_QUERYSETS:
             tag=lambda wc: run_tag(wc.model, wc.seed),
         wildcard_constraints:
             queryset=alternatives(CV_QUERYSETS),
-            model=alternatives(TRAINED_MODELS),
+            model=alternatives(CV_PER_FOLD_MODELS),
         conda:
             "../envs/posbias.yaml"
         log:

@@ -11,8 +11,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 PROFILE_DIR = ROOT / "profiles" / "slurm"
 # Every rule that fits or encodes a model: one GPU each.
-GPU_RULES = ("train", "finetune", "cross_validate_fold", "rerank", "rerank_checkpoint", "rerank_zero_shot",
-             "rerank_zero_shot_model", "dense_encode", "hybrid_retrieve", "probes_score",
+GPU_RULES = ("train", "finetune", "cross_validate_fold", "cross_validate_checkpoint", "rerank", "rerank_checkpoint",
+             "rerank_zero_shot", "rerank_zero_shot_model", "dense_encode", "hybrid_retrieve", "probes_score",
              "audit_battery", "litm_predict_qa", "litm_predict_kv")
 # Rules that run language models: a GPU only when one of them decodes here (an hf_* backend), none for APIs and mocks.
 LANGUAGE_MODEL_RULES = ("rerank_listwise", "positions_dense", "probes_rag")

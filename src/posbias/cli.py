@@ -20,7 +20,7 @@ job writes; docs/architecture.md's rule map names the command of every rule.
     posbias rerank --model longp_rankgpt --config config.yaml --docs docs.jsonl --queries ... --candidates ...
         --run out.run          (RankGPT: document texts, answers through the config's llm.cache)
     posbias finetune --config config.yaml --model maxp --seed 1 --init ckpt/ ... --rerank TOKENS QUERIES CANDIDATES RUN
-    posbias cross-validate fold|merge ...          (a cross-validated query set, fold by fold)
+    posbias cross-validate fold|merge|checkpoint ...   (a cross-validated query set, fold by fold)
     posbias evaluate --qrels qrels.txt --run out.run --metric RR@10 --metric nDCG@10
     posbias compare --qrels qrels.txt --run a.run --run b.run --metric RR@10 [--json]
     posbias study combine-seeds|table|outcomes|first-stage|collection-stats|queryset-stats|dataset-tables|table11|

@@ -62,9 +62,14 @@ def test_a_paper_config_replaces_the_default_and_builds_its_graph(paper_jobs, pa
     rules = {rule for rule, _ in paper_jobs[paper]}
     assert "generate_synthetic" not in rules and {"fetch_documents", "train"} <= rules
     assert sum(rule == "train" for rule, _ in paper_jobs[paper]) == IMPLEMENTED_PAPER_MODELS * 3
-    # E5-4K is zero-shot: no train job, one rerank per query set straight from the pretrained weights
+    # E5-4K is zero-shot: no train job, one job reranking every query set straight from the pretrained weights
     assert not any("_e5" in wildcards for rule, wildcards in paper_jobs[paper] if rule == "train")
-    assert {w.split("model=")[1] for r, w in paper_jobs[paper] if r == "rerank_zero_shot"} == {"firstp_e5", "longp_e5"}
+    assert sorted(w.split("model=")[1] for r, w in paper_jobs[paper] if r == "rerank_zero_shot_model") == [
+        "firstp_e5", "longp_e5"]
+    # a checkpoint reranks all its query sets in one job (rerank.jobs: per_checkpoint): hundreds of jobs, not
+    # thousands, on a cluster
+    assert "rerank" not in rules and "rerank_zero_shot" not in rules
+    assert sum(rule == "rerank_checkpoint" for rule, _ in paper_jobs[paper]) == IMPLEMENTED_PAPER_MODELS * 3
     # RankGPT (GPT-4o-mini, Claude-3-haiku; FirstP and LongP) through the language-model layer, never on MS MARCO
     # dev or Robust04 titles, as the study ran it
     listwise = [w for r, w in paper_jobs[paper] if r == "rerank_listwise"]
@@ -72,7 +77,10 @@ def test_a_paper_config_replaces_the_default_and_builds_its_graph(paper_jobs, pa
                                                                      "firstp_rankgpt_claude", "longp_rankgpt_claude"}
     assert not any("msmarco_dev" in w or "robust04_title" in w for w in listwise)
     if paper in ("robust04", "study"):
-        assert {"cross_validate_fold", "merge_folds", "fetch_folds"} <= rules
+        # one job per checkpoint for all its folds (cross_validation.jobs: per_checkpoint)
+        assert {"cross_validate_checkpoint", "fetch_folds"} <= rules and not {"cross_validate_fold",
+                                                                              "merge_folds"} & rules
+        assert sum(rule == "cross_validate_checkpoint" for rule, _ in paper_jobs[paper]) == IMPLEMENTED_PAPER_MODELS * 3
     if paper in ("msmarco_v2", "study"):
         assert {"dense_encode", "dense_index", "hybrid_retrieve", "pool_evaluations"} <= rules
 
@@ -80,7 +88,8 @@ def test_a_paper_config_replaces_the_default_and_builds_its_graph(paper_jobs, pa
 def test_the_study_asks_for_one_gpu_for_every_job_that_runs_a_network_and_none_for_the_others(dry_runs):
     """What `snakemake -j 8 --resources gpu=N` counts, and the SLURM plugin turns into --gpus=1 (the dry run prints
     each job's resources)."""
-    gpu_rules = {"train", "rerank", "rerank_zero_shot", "cross_validate_fold", "dense_encode", "hybrid_retrieve"}
+    gpu_rules = {"train", "rerank_checkpoint", "rerank_zero_shot_model", "cross_validate_checkpoint", "dense_encode",
+                 "hybrid_retrieve"}
     asked = {}
     for job in re.split(r"\n(?=(?:local)?rule \w+:)", dry_runs["study"]):
         rule = re.match(r"(?:local)?rule (\w+):", job)

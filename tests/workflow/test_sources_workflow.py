@@ -180,3 +180,26 @@ def test_the_folds_cross_validation_and_a_given_run_by_hand_are_the_jobs(sourced
     main(["import-run", "--run", str(work / "given.run"), "--queries", str(results / "data/nq/queries/nq_given.tsv"),
           "--out", str(tmp_path / "given.run"), "--depth", "3"])
     assert (tmp_path / "given.run").read_bytes() == (results / "candidates/given/nq_given/top3.run").read_bytes()
+
+
+def test_one_job_per_checkpoint_for_its_folds_gives_the_same_runs_and_table(sourced_run):
+    """`cross_validation.jobs: per_checkpoint`: a checkpoint's folds in one job (the study on a cluster) give the
+    per-fold jobs' merged runs and table, byte for byte. Last in this file: it rewrites the merged runs."""
+    work, _, _, _ = sourced_run
+    import yaml
+
+    merged = {model: (work / f"results/runs/robust_desc/{model}/seed1.run").read_bytes() for model in ("firstp", "maxp")}
+    table = (work / "results/table1.csv").read_bytes()
+    config = yaml.safe_load((work / "config.yaml").read_text())
+    config["cross_validation"]["jobs"] = "per_checkpoint"
+    other = work / "per_checkpoint.yaml"
+    other.write_text(yaml.safe_dump(config, sort_keys=False))
+    jobs = scheduled_jobs(run_snakemake(work, "-n", "results/table1.tex", "--configfile", str(other)).stdout)
+    assert sorted(w for r, w in jobs if r == "cross_validate_checkpoint") == ["model=firstp, seed=1",
+                                                                              "model=maxp, seed=1"]
+    assert not {r for r, _ in jobs} & {"cross_validate_fold", "merge_folds", "train"}
+    run_snakemake(work, "-j", "2", "results/table1.tex", "--configfile", str(other))
+    for model, before in merged.items():
+        assert (work / f"results/runs/robust_desc/{model}/seed1.run").read_bytes() == before, model
+    assert (work / "results/table1.csv").read_bytes() == table
+    assert not list((work / "results/runs/robust_desc").glob("*/*.resume"))

@@ -12,6 +12,8 @@ runs, and a cross-validated query set's folds and their merged run.
     posbias cross-validate fold --config config.yaml --model maxp --seed 1 --init ckpt/ --tokens ... --queries ... \
         --qrels ... --candidates ... --folds folds.tsv --fold 1 --run fold1.run
     posbias cross-validate merge --model maxp --seed 1 --runs fold1.run fold2.run ... --folds folds.tsv --run out.run
+    posbias cross-validate checkpoint --config config.yaml --model maxp --seed 1 --init ckpt/ \
+        --queryset TOKENS QUERIES QRELS CANDIDATES FOLDS RUN [--queryset ...]     (every fold, resuming by fold)
 
 Fine-tuning and the folds take the model's recipe with the config's `finetuning.training` or
 `cross_validation.training` overrides, and its scoring (`rerank`), as the workflow's jobs do.
@@ -77,6 +79,17 @@ def register(commands) -> None:
     reads(fold, "--folds", required=True, help="the query set's folds (qid<TAB>fold; posbias fetch --folds)")
     fold.add_argument("--fold", type=POSITIVE, required=True)
     fold.add_argument("--run", required=True, help="the fold's run")
+    checkpoint = cv.add_parser("checkpoint", help="every fold of each --queryset, one after another, and each query "
+                                                  "set's merged run (cross_validation.jobs: per_checkpoint); "
+                                                  "run again after an interruption, it goes on with the next fold")
+    checkpoint.add_argument("--config", default="config.yaml")
+    checkpoint.add_argument("--model", required=True, help="a trained model of --config")
+    checkpoint.add_argument("--seed", type=SEED, required=True)
+    reads(checkpoint, "--init", "directory", required=True, help="the model's trained checkpoint (posbias train)")
+    checkpoint.add_argument("--queryset", nargs=6, action="append", required=True,
+                            metavar=("TOKENS", "QUERIES", "QRELS", "CANDIDATES", "FOLDS", "RUN"),
+                            help="a cross-validated query set's files and where its merged run goes (repeatable)")
+    checkpoint.add_argument("--threads", type=POSITIVE, default=1)
     merge = cv.add_parser("merge", help="the folds' runs as one run of the query set")
     merge.add_argument("--model", required=True, type=word)
     merge.add_argument("--seed", type=SEED, required=True)
@@ -180,7 +193,7 @@ def finetune(args) -> None:
 
 
 def cross_validate(args) -> None:
-    from posbias.steps.cross_validation import cross_validate_fold, merge_fold_runs
+    from posbias.steps.cross_validation import cross_validate_checkpoint, cross_validate_fold, merge_fold_runs
 
     if args.cross_validate_command == "merge":
         from posbias.config.sections.cross_validation import run_tag
@@ -189,6 +202,14 @@ def cross_validate(args) -> None:
         return
     config = read_config_object(args.config)
     _trained_model(config, args.config, args.model)
+    if args.cross_validate_command == "checkpoint":
+        job = config.cross_validation.checkpoint_params(args.model, args.seed)  # the cross_validate_checkpoint job's
+        names = ("tokens", "queries", "qrels", "candidates", "folds", "run")
+        cross_validate_checkpoint(args.init, job["model"], job["training"], job["seed"],
+                                  [dict(zip(names, entry)) for entry in args.queryset], tag=job["tag"],
+                                  scoring=config.rerank.scoring(args.model), threads=args.threads,
+                                  name=job["name"])
+        return
     job = config.cross_validation.fold_params(args.model, args.seed, args.fold)  # the cross_validate_fold job's
     cross_validate_fold(args.init, job["model"], job["training"], job["seed"], **_training_files(args),
                         folds=args.folds, fold=job["fold"], run=args.run, tag=job["tag"],

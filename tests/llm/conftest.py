@@ -1,4 +1,5 @@
-"""Fake HTTP transports for the API backends: no test reaches a network."""
+"""Fake HTTP transports for the API backends, and a fake server on the loopback address: no test reaches a
+network."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import importlib
 import json
 
 import pytest
+from fake_llm_server import FakeLLMServer, anthropic_response, chat_response, completion_response, error_body
 
 
 def sdk_httpx(sdk):
@@ -38,31 +40,11 @@ class FakeAPI:
     def bodies(self):
         return [request["body"] for request in self.requests]
 
-    # Response bodies as the APIs send them.
-    @staticmethod
-    def chat_response(text="Paris", finish_reason="stop"):
-        return {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "gpt-test",
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                             "finish_reason": finish_reason}],
-                "usage": {"prompt_tokens": 11, "completion_tokens": 2, "total_tokens": 13}}
-
-    @staticmethod
-    def completion_response(text=" Paris", finish_reason="length", usage=True):
-        body = {"id": "cmpl-1", "object": "text_completion", "created": 0, "model": "served",
-                "choices": [{"index": 0, "text": text, "finish_reason": finish_reason, "logprobs": None}]}
-        if usage:
-            body["usage"] = {"prompt_tokens": 40, "completion_tokens": 5, "total_tokens": 45}
-        return body
-
-    @staticmethod
-    def anthropic_response(text="Paris", stop_reason="end_turn"):
-        return {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
-                "content": [{"type": "text", "text": text}], "stop_reason": stop_reason, "stop_sequence": None,
-                "usage": {"input_tokens": 12, "output_tokens": 3}}
-
-    @staticmethod
-    def error_body(message="slow down"):
-        return {"error": {"type": "error", "message": message}}
+    # Response bodies as the APIs send them (the loopback server's too).
+    chat_response = staticmethod(chat_response)
+    completion_response = staticmethod(completion_response)
+    anthropic_response = staticmethod(anthropic_response)
+    error_body = staticmethod(error_body)
 
 
 @pytest.fixture
@@ -76,3 +58,17 @@ def no_sdk_environment(monkeypatch):
     for name in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "ANTHROPIC_CUSTOM_HEADERS", "OPENAI_API_KEY",
                  "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def llm_server():
+    """Start `FakeLLMServer`s on 127.0.0.1: `llm_server(behaviour, first=())`; all are closed after the test."""
+    started = []
+
+    def start(behaviour="good", first=()):
+        started.append(FakeLLMServer(behaviour, first))
+        return started[-1]
+
+    yield start
+    for server in started:
+        server.close()

@@ -59,6 +59,9 @@ class OldMessages:
 
     def __init__(self):
         self.calls = []
+        # the backend calls through the raw response, which the SDK parses on request
+        self.with_raw_response = SimpleNamespace(create=lambda **options: SimpleNamespace(
+            status_code=200, headers={"content-type": "application/json"}, parse=lambda: self.create(**options)))
 
     def create(self, *, model, max_tokens, messages, temperature=None, top_p=None, system=None, stop_sequences=None):
         self.calls.append({k: v for k, v in locals().items() if k != "self" and v is not None})

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from posbias.errors import InputError
+from posbias.errors import InputError, ServiceError
 from posbias.llm.backends import Answer, Backend, TransientError
 from posbias.llm.cache import CacheMiss, ResponseCache
 from posbias.llm.generate import LanguageModel, open_model
@@ -104,10 +104,14 @@ def test_transient_errors_are_retried_and_logged(tmp_path, caplog):
 
 def test_retries_give_up_and_other_errors_propagate(tmp_path):
     backend = Scripted(failures=[TransientError("down")] * 3)
-    with pytest.raises(TransientError, match="gave up after 2 retries"):
+    with pytest.raises(ServiceError) as caught:
         LanguageModel(SPEC, ResponseCache(tmp_path), backend=backend).generate(requests("a"), Decoding(),
                                                                                progress=False)
-    assert len(backend.calls) == 3
+    assert len(backend.calls) == 3 and caught.value.exit_status == 5
+    assert str(caught.value) == (  # a backend run here has no server to name
+        "language model echo gave no usable answer: last down, after 2 retries over 0.0 s (max_retries 2, "
+        f"retry_wait_s 0, timeout_s 120); every answer received before is in the response cache {tmp_path}, so "
+        "running the same command again asks only for the missing ones")
     backend = Scripted(failures=[RuntimeError("bad request")])
     with pytest.raises(RuntimeError):
         LanguageModel(SPEC, ResponseCache(tmp_path), backend=backend).generate(requests("a"), Decoding(),
@@ -146,6 +150,13 @@ def test_open_model_with_the_mock(tmp_path):
         open_model({**section, "backend": "gpt"}, tmp_path, "read_write", "litm.models.x")
     with pytest.raises(InputError, match="mode"):
         open_model(section, tmp_path, "replay", "litm.models.x")
+    for key, value, message in (("max_retries", -1, "a whole number of at least 0, got -1"),
+                                ("max_retries", 2.0, "a whole number of at least 0, got 2.0"),
+                                ("retry_wait_s", -1, "a finite number of at least 0, got -1"),
+                                ("timeout_s", 0, "a finite number above 0, got 0"),
+                                ("timeout_s", True, "a finite number above 0, got True")):
+        with pytest.raises(InputError, match=f"^litm.models.x.{key} must be {message}$"):
+            open_model({**section, key: value}, tmp_path, "read_write", "litm.models.x")
 
 
 def test_mock_answers_depend_on_meta_even_with_one_prompt(tmp_path):
@@ -186,3 +197,18 @@ def test_only_misses_go_to_the_model_in_batches_longest_first(tmp_path):
     assert all(c.sent.endswith(f"USER: {p} ASSISTANT:") and c.text == c.sent.upper() for p, c in zip(prompts, done))
     sent = {p: c.sent for p, c in zip(prompts, done)}
     assert backend.batches == [[sent["eeeee"], sent["ccc"]], [sent["ff"], sent["a"]]]
+
+
+def test_a_batch_s_answers_are_cached_before_the_next_batch_is_asked(tmp_path):
+    backend = Batching()
+    backend.failures = [None, None, TransientError("down"), TransientError("down"), TransientError("down")]
+    prompts = ("aaaa", "bbb", "cc", "d")  # longest first: batches [aaaa, bbb], [cc, d]
+    with pytest.raises(ServiceError, match="last down, after 2 retries"):
+        LanguageModel(SPEC, ResponseCache(tmp_path), backend=backend).generate(requests(*prompts), Decoding(),
+                                                                               progress=False)
+    assert len(backend.batches) == 4  # the first batch, then the second one tried three times
+    again = Batching()
+    done = LanguageModel(SPEC, ResponseCache(tmp_path), backend=again).generate(requests(*prompts), Decoding(),
+                                                                                progress=False)
+    assert [c.cache_hit for c in done] == [True, True, False, False]
+    assert again.batches == [[done[2].sent, done[3].sent]]

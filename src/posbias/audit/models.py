@@ -189,7 +189,7 @@ def load_pair_model(ref: ModelRef, cache_dir: str, cache_mode: str, device: str 
 
 
 DEFAULT_WRAPPERS = {"hf_causal": "chat_template", "openai_chat": "messages", "anthropic_messages": "messages"}
-_SPEC_FIELDS = ("wrapper", "revision", "base_url", "api_key_env", "context")
+_SPEC_FIELDS = ("wrapper", "revision", "base_url", "api_key_env", "context", "max_retries", "retry_wait_s", "timeout_s")
 
 
 def open_language_model(ref: ModelRef, cache_dir: str, cache_mode: str):

@@ -14,7 +14,9 @@
 
 For the last three, BACKEND is a `posbias.llm` backend (hf_causal, hf_seq2seq, openai_chat, openai_completions,
 anthropic_messages, mock) and MODEL what that backend loads or calls; options `wrapper`, `revision`, `base_url`,
-`api_key_env`, `context`, `dtype`, `device`, `batch_size`, `trust_remote_code`. Every kind takes `name` (the
+`api_key_env`, `context`, `dtype`, `device`, `batch_size`, `trust_remote_code`, and for an API or a server
+`max_retries` (a whole number, 0 or more), `retry_wait_s` (seconds, 0 or more) and `timeout_s` (seconds, more
+than 0), as a language model's config block has them (`posbias.llm.spec.ModelSpec`). Every kind takes `name` (the
 audit's directory and the leaderboard's row; by default made from the target). `trust_remote_code` is false
 unless the spec says `trust_remote_code=true`. Keys are never part of a spec: `api_key_env` names the variable.
 """
@@ -26,7 +28,7 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qsl
 
 from posbias.errors import InputError
-from posbias.llm.spec import BACKENDS
+from posbias.llm.spec import BACKENDS, check_setting
 
 # What each kind can be asked to do: score (query, document) pairs, rerank a list, or answer from documents.
 CAPABILITIES = {"cross-encoder": "pairs", "bi-encoder": "pairs", "checkpoint": "pairs", "llm-ranker": "pairs",
@@ -34,11 +36,13 @@ CAPABILITIES = {"cross-encoder": "pairs", "bi-encoder": "pairs", "checkpoint": "
 LLM_KINDS = ("llm-ranker", "rankgpt", "reader")
 _HF = ("revision", "trust_remote_code", "max_length", "batch_size")
 _LLM = ("wrapper", "revision", "base_url", "api_key_env", "context", "dtype", "device", "batch_size",
-        "trust_remote_code")
+        "trust_remote_code", "max_retries", "retry_wait_s", "timeout_s")
 OPTIONS = {"cross-encoder": (*_HF, "window", "stride", "aggregate"), "bi-encoder": _HF, "checkpoint": ("batch_size",),
            "llm-ranker": _LLM, "rankgpt": _LLM, "reader": _LLM}
 INTEGERS = ("max_length", "batch_size", "window", "stride", "context")
 BOOLEANS = ("trust_remote_code",)
+# How long a language model's API call may keep failing: (smallest value, above it only, a whole number)
+RETRY_SETTINGS = {"max_retries": (0, False, True), "retry_wait_s": (0, False, False), "timeout_s": (0, True, False)}
 
 
 @dataclass(frozen=True)
@@ -115,6 +119,14 @@ def check_name(name: str, where: str) -> str:
 
 
 def _value(key: str, value: str, where: str):
+    if key in RETRY_SETTINGS:
+        smallest, above, whole = RETRY_SETTINGS[key]
+        try:
+            number = int(value) if whole else float(value)
+        except ValueError:
+            number = value  # refused below, by name
+        check_setting(f"{where}: option {key}", number, smallest, above, whole)
+        return number
     if key in INTEGERS:
         if not value.isdigit() or int(value) < 1:
             raise InputError(f"{where}: option {key} must be a positive whole number, got {value!r}")

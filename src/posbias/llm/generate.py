@@ -6,6 +6,12 @@ local model with a `batch_size` answers that many at once, longest prompts first
 of like length and pads little, and one that does not fit in memory fails at the start), each appended to the
 cache as it arrives: a job killed halfway keeps what it already paid for. Completions come back in the order of
 the requests.
+
+A transient failure (`TransientError`: a connection that fails, a server silent past `timeout_s`, a transient HTTP
+status, an answer that is not JSON or not the API's shape) is retried `max_retries` times, the first after
+`retry_wait_s`, each further wait twice the last; a call still failing then is a `ServiceError` (exit status 5),
+one line naming the model, the server and the last status. Nothing of a failed call is cached, and everything
+answered before it is, so the same command run again asks only for what is missing.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from typing import Mapping
 
 from tqdm import tqdm
 
+from posbias.errors import ServiceError
 from posbias.llm.backends import Answer, Backend, TransientError, make_backend
 from posbias.llm.cache import CacheMiss, ResponseCache, cache_key
 from posbias.llm.spec import ModelSpec
@@ -73,7 +80,8 @@ class LanguageModel:
 
     def _call(self, sents: list, decoding: Decoding, metas: list[Mapping]) -> tuple[list[Answer], float]:
         """The answers to a batch of sent prompts (one, unless the backend batches) and the seconds they took,
-        retrying transient failures with exponential back-off."""
+        retrying transient failures with exponential back-off; a `ServiceError` once the retries are spent."""
+        first_try = time.perf_counter()
         for attempt in range(self.spec.max_retries + 1):
             start = time.perf_counter()
             try:
@@ -82,12 +90,29 @@ class LanguageModel:
                 return answers, time.perf_counter() - start
             except TransientError as err:
                 if attempt == self.spec.max_retries:
-                    raise TransientError(f"{self.name}: {err}; gave up after {attempt} retries") from err
+                    raise ServiceError(self._gave_up(err, time.perf_counter() - first_try)) from err
                 wait = self.spec.retry_wait_s * 2 ** attempt
                 log.warning("%s: %s; retry %d of %d in %.1f s", self.name, err, attempt + 1, self.spec.max_retries,
                             wait)
                 time.sleep(wait)
         raise AssertionError("unreachable")
+
+    def _gave_up(self, last: TransientError, seconds: float) -> str:
+        """The one line a call that kept failing ends in: the model, its server, the last status, the settings
+        that bounded the retries, and what running again does."""
+        spec = self.spec
+        model = self.name if self.name == spec.model else f"{self.name} ({spec.model})"
+        server = self.backend.server()
+        where = f" at {server}" if server else ""
+        if self.cache.writes:
+            resume = (f"every answer received before is in the response cache {self.cache.directory}, so running "
+                      f"the same command again asks only for the missing ones")
+        else:
+            resume = f"the response cache is {self.cache.mode}, so nothing was kept"
+        retries = f"{spec.max_retries} {'retry' if spec.max_retries == 1 else 'retries'}"
+        return (f"language model {model}{where} gave no usable answer: last {last}, after {retries} over "
+                f"{seconds:.1f} s (max_retries {spec.max_retries}, retry_wait_s {spec.retry_wait_s:g}, "
+                f"timeout_s {spec.timeout_s:g}); {resume}")
 
     def _record(self, key: str, fields: Mapping, answer: Answer, latency_s: float, batch_size: int = 1) -> dict:
         entry = {**fields, "key": key, "text": answer.text, "finish_reason": answer.finish_reason,

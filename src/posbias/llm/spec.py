@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -28,6 +29,9 @@ class ModelSpec:
     - `base_url`: an OpenAI-compatible server (vLLM, llama.cpp server, TGI); `api_key_env`: the environment
       variable holding the key (the key itself never appears in a config, a log, a cache or a result);
     - `context`: the model's context window in tokens (prompts longer than that are refused), null = unchecked;
+    - `max_retries`, `retry_wait_s`, `timeout_s`: how long an API call may keep failing: each call waits at most
+      `timeout_s` seconds for an answer, a transient failure is retried `max_retries` times after waits of
+      `retry_wait_s`, doubling (`posbias.llm.generate`);
     - `options`: backend-specific extras (mock parameters, dtype, device, trust_remote_code, ...).
     """
 
@@ -48,8 +52,21 @@ class ModelSpec:
         spec = from_section(cls, dict(section), what)
         if spec.backend not in BACKENDS:
             raise InputError(f"{what}.backend: {spec.backend!r} is not one of {', '.join(BACKENDS)}")
+        for name, smallest, above in (("max_retries", 0, False), ("retry_wait_s", 0, False), ("timeout_s", 0, True)):
+            check_setting(f"{what}.{name}", getattr(spec, name), smallest, above, whole=name == "max_retries")
         return spec
 
     @property
     def key_env(self) -> str | None:
         return self.api_key_env or DEFAULT_KEY_ENV.get(self.backend)
+
+
+def check_setting(label: str, value, smallest: float, above: bool, whole: bool = False) -> None:
+    """A retry or timeout setting is a finite number (a whole one for `whole`) of at least `smallest` (above it
+    when `above`); anything else is an InputError naming it (`label`: its config key path)."""
+    kind = int if whole else (int, float)
+    fits = (isinstance(value, kind) and not isinstance(value, bool) and math.isfinite(value)
+            and (value > smallest if above else value >= smallest))
+    if not fits:
+        bound = f"{'above' if above else 'of at least'} {smallest}"
+        raise InputError(f"{label} must be a {'whole number' if whole else 'finite number'} {bound}, got {value!r}")

@@ -3,7 +3,8 @@
 A leading system message goes to the `system` parameter. The SDK's `anthropic-version` header is part of the
 cache key (`api_version`), so an SDK upgrade that moves the API version never replays answers made under the
 old one. Stop reasons are reported as "stop" (end of turn, a stop sequence) or "length" (max_tokens), like the
-other backends; any other reason as Anthropic names it.
+other backends; any other reason as Anthropic names it. The SDK never retries (`LanguageModel` does); a body
+that is not JSON or has no `content` list is a transient failure too (`posbias.llm.backends.api_calls`).
 
 Sampling settings: API version 2026-10-21 (SDK 2.x) refuses temperature, top_p and top_k at any value, and
 its SDK has no such parameters, so with it nothing is sent and Claude samples with its own defaults: answers
@@ -18,7 +19,9 @@ import inspect
 import logging
 from typing import Mapping
 
-from posbias.llm.backends.base import Answer, Backend, TransientError, api_key, is_transient_status, package_version
+from posbias.llm.backends import api_calls
+from posbias.llm.backends.api_calls import NotTheAnswer
+from posbias.llm.backends.base import Answer, Backend, api_key, package_version
 from posbias.llm.spec import ModelSpec
 from posbias.llm.types import Decoding
 
@@ -64,6 +67,9 @@ class AnthropicMessages(Backend):
     def sdk(self) -> dict:
         return package_version("anthropic")
 
+    def server(self) -> str:
+        return api_calls.public_url(self.client.base_url)
+
     def complete(self, sent: list, decoding: Decoding, meta: Mapping | None = None) -> Answer:
         import anthropic
 
@@ -82,15 +88,14 @@ class AnthropicMessages(Backend):
             self._warned = True
             log.warning("%s: Anthropic API version %s takes no temperature or top_p, so Claude samples with its "
                         "own defaults: its answers are not greedy", self.spec.model, api_version())
-        try:
-            response = create(messages=messages, **options)
-        except anthropic.APIConnectionError as err:  # timeouts included
-            raise TransientError(type(err).__name__) from err
-        except anthropic.APIStatusError as err:
-            if is_transient_status(err.status_code):
-                raise TransientError(f"{type(err).__name__} (HTTP {err.status_code})") from err
-            raise
-        text = "".join(block.text for block in response.content if getattr(block, "type", None) == "text")
-        usage = response.usage
+        raw = api_calls.send(anthropic, self.spec.timeout_s, self.client.messages.with_raw_response.create,
+                             messages=messages, **options)
+        response = api_calls.parse(raw)
+        blocks = getattr(response, "content", None)
+        if not isinstance(blocks, list):  # an empty list is an answer: nothing said
+            raise NotTheAnswer(raw, "no content")
+        text = "".join(api_calls.text_of(raw, block, "text", "a text block without text") for block in blocks
+                       if getattr(block, "type", None) == "text")
+        usage = getattr(response, "usage", None)
         return Answer(text, FINISH.get(response.stop_reason, response.stop_reason),
                       getattr(usage, "input_tokens", None), getattr(usage, "output_tokens", None))

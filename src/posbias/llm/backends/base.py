@@ -26,8 +26,9 @@ class Answer:
 
 
 class TransientError(Exception):
-    """A failure worth retrying (connection, timeout, rate limit, server error). The message is written by
-    posbias (error type and HTTP status), never copied from a request, so it holds no secret."""
+    """A failure worth retrying (connection, timeout, rate limit, server error, an answer that is not the API's).
+    The message is the call's status, written by posbias (error type, HTTP status, content type), never copied
+    from a request or a response, so it holds no secret."""
 
 
 class Backend(ABC):
@@ -86,6 +87,10 @@ class Backend(ABC):
         """The package that made the answer and its version, recorded in the cache."""
         return package_version("posbias")
 
+    def server(self) -> str | None:
+        """Where the model answers, for messages: an API's address (never a key); None for a model run here."""
+        return None
+
 
 def package_version(name: str) -> dict:
     try:
@@ -117,8 +122,3 @@ def api_key(spec: ModelSpec) -> str:
     if spec.base_url:
         return "EMPTY"
     raise InputError(f"model {spec.model!r}: the environment variable {spec.key_env} (the API key) is not set")
-
-
-def is_transient_status(status: int | None) -> bool:
-    """HTTP statuses worth a retry: timeout, conflict, rate limit, server errors (and Anthropic's 529)."""
-    return status is not None and (status in (408, 409, 429) or status >= 500)

@@ -4,8 +4,9 @@
 - `openai_completions`: the raw `/v1/completions` endpoint of a server at `base_url`, sent the wrapped prompt
   string as it is, so base models and custom wrappers get exactly the text posbias rendered.
 
-The SDK never retries (`max_retries=0`): `LanguageModel` does, logging each retry. The client is built on the
-first call, so replaying a cache needs no key.
+The SDK never retries (`max_retries=0`): `LanguageModel` does, logging each retry. A body that is not JSON or
+lacks the choice read here is a transient failure too (`posbias.llm.backends.api_calls`). The client is built on
+the first call, so replaying a cache needs no key.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import functools
 from typing import Mapping
 
 from posbias.llm import wrappers
-from posbias.llm.backends.base import Answer, Backend, TransientError, api_key, is_transient_status, package_version
+from posbias.llm.backends import api_calls
+from posbias.llm.backends.api_calls import NotTheAnswer
+from posbias.llm.backends.base import Answer, Backend, api_key, package_version
 from posbias.llm.spec import ModelSpec
 from posbias.llm.types import Decoding
 
@@ -43,39 +46,39 @@ class _OpenAIBackend(Backend):
             options["seed"] = decoding.seed
         return options
 
-    def _call(self, create, **options):
+    def server(self) -> str:
+        return api_calls.public_url(self.client.base_url)
+
+    def _call(self, resource, **options):
+        """The first choice of `resource.create(**options)` (chat or text completions) and the response."""
         import openai
 
-        try:
-            return create(**options)
-        except openai.APIConnectionError as err:  # timeouts included
-            raise TransientError(type(err).__name__) from err
-        except openai.APIStatusError as err:
-            if is_transient_status(err.status_code):
-                raise TransientError(f"{type(err).__name__} (HTTP {err.status_code})") from err
-            raise
+        raw = api_calls.send(openai, self.spec.timeout_s, resource.with_raw_response.create, **options)
+        response = api_calls.parse(raw)
+        choices = getattr(response, "choices", None)
+        if not isinstance(choices, list) or not choices:
+            raise NotTheAnswer(raw, "no choices")
+        return choices[0], response, raw
 
 
 def _usage(response) -> tuple[int | None, int | None]:
     usage = getattr(response, "usage", None)  # some compatible servers send none
-    if usage is None:
-        return None, None
-    return usage.prompt_tokens, usage.completion_tokens
+    return getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
 
 
 class OpenAIChat(_OpenAIBackend):
     WRAPPERS = ("messages",)
 
     def complete(self, sent: list, decoding: Decoding, meta: Mapping | None = None) -> Answer:
-        response = self._call(self.client.chat.completions.create, messages=sent, **self._options(decoding))
-        choice = response.choices[0]
-        return Answer(choice.message.content or "", choice.finish_reason, *_usage(response))
+        choice, response, raw = self._call(self.client.chat.completions, messages=sent, **self._options(decoding))
+        content = api_calls.text_of(raw, getattr(choice, "message", None), "content", "no message content")
+        return Answer(content, choice.finish_reason, *_usage(response))
 
 
 class OpenAICompletions(_OpenAIBackend):
     WRAPPERS = tuple(name for name in wrappers.WRAPPERS if name not in ("messages", "chat_template"))
 
     def complete(self, sent: str, decoding: Decoding, meta: Mapping | None = None) -> Answer:
-        response = self._call(self.client.completions.create, prompt=sent, **self._options(decoding))
-        choice = response.choices[0]
-        return Answer(choice.text or "", choice.finish_reason, *_usage(response))
+        choice, response, raw = self._call(self.client.completions, prompt=sent, **self._options(decoding))
+        return Answer(api_calls.text_of(raw, choice, "text", "no choice text"), choice.finish_reason,
+                      *_usage(response))

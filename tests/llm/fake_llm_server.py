@@ -64,6 +64,11 @@ BEHAVIOURS = {
                                                         "model": "m", "choices": []}).encode()),
     "silent": None,
 }
+# Answers no retry mends: something to fix in the model's settings.
+REFUSALS = {
+    "refused_key": (401, "application/json", json.dumps(error_body("invalid api key")).encode()),
+    "unknown_model": (404, "application/json", json.dumps(error_body("no such model")).encode()),
+}
 
 
 class FakeLLMServer:
@@ -73,7 +78,7 @@ class FakeLLMServer:
     (path, JSON body, headers) of every request."""
 
     def __init__(self, behaviour: str = "good", first: tuple[str, ...] = ()):
-        unknown = {behaviour, *first} - {"good", *BEHAVIOURS}
+        unknown = {behaviour, *first} - {"good", *BEHAVIOURS, *REFUSALS}
         assert not unknown, f"no behaviour {unknown}"
         self.behaviour = behaviour
         self.first = list(first)
@@ -105,7 +110,7 @@ class FakeLLMServer:
             behaviour = self.first.pop(0) if self.first else self.behaviour
         if behaviour == "good":
             return 200, "application/json", json.dumps(good_answer(path, body)).encode()
-        return BEHAVIOURS[behaviour]
+        return BEHAVIOURS[behaviour] if behaviour in BEHAVIOURS else REFUSALS[behaviour]
 
     def _handler(self):
         server = self

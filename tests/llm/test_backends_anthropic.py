@@ -97,7 +97,7 @@ def test_transient_statuses_are_retried(fake_api, key, status):
 
 def test_client_errors_propagate(fake_api, key):
     api = fake_api(anthropic, [(400, fake_api.error_body("bad"))])
-    with pytest.raises(anthropic.BadRequestError):
+    with pytest.raises(InputError, match=r"refused the request: BadRequestError \(HTTP 400\); check"):
         run(api, [Request(prompt="Hi")])
     assert len(api.requests) == 1
 

@@ -83,7 +83,7 @@ def test_timeouts_are_retried(fake_api, monkeypatch):
 def test_client_errors_are_not_retried(fake_api, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     api = fake_api(openai, [(400, fake_api.error_body("bad model"))])
-    with pytest.raises(openai.BadRequestError):
+    with pytest.raises(InputError, match=r"refused the request: BadRequestError \(HTTP 400\); check"):
         run(CHAT, api, [Request(prompt="Hi")])
     assert len(api.requests) == 1
 

@@ -13,7 +13,7 @@ import yaml
 from fake_llm_server import BEHAVIOURS
 
 from posbias.cli import main
-from posbias.errors import ServiceError
+from posbias.errors import InputError, ServiceError
 from posbias.llm.cache import ResponseCache
 from posbias.llm.generate import LanguageModel
 from posbias.llm.spec import ModelSpec
@@ -76,6 +76,21 @@ def test_a_server_that_gives_no_answer_ends_in_one_line(llm_server, tmp_path, ba
     assert len(server.requests) == 2  # one try and the one retry the settings allow, the SDK adding none
     assert SECRET in str(server.requests[0][2]) and SECRET not in message
     assert cached(tmp_path / "cache") == []  # what it said is no answer
+
+
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
+@pytest.mark.parametrize("refusal, status", [("refused_key", 401), ("unknown_model", 404)])
+def test_a_refused_request_is_input_to_fix_at_once_in_one_line(llm_server, tmp_path, backend, refusal, status):
+    server = llm_server(refusal)
+    spec = spec_at(server, backend, max_retries=3)
+    with pytest.raises(InputError) as caught:
+        ask(spec, ResponseCache(tmp_path / "cache"), ["Hi"], name="judge")
+    message = str(caught.value)
+    assert message.startswith(f"language model judge (served-model) at {spec.base_url} refused the request: ")
+    assert f"(HTTP {status}); check its model name, base_url and the key in SERVER_KEY" in message
+    assert "\n" not in message and SECRET not in message
+    assert len(server.requests) == 1  # no retry mends it
+    assert cached(tmp_path / "cache") == []
 
 
 def test_a_server_that_refuses_connections(tmp_path):

@@ -25,8 +25,9 @@ from typing import Mapping
 
 from tqdm import tqdm
 
-from posbias.errors import ServiceError
+from posbias.errors import InputError, ServiceError
 from posbias.llm.backends import Answer, Backend, TransientError, make_backend
+from posbias.llm.backends.api_calls import RequestRefused
 from posbias.llm.cache import CacheMiss, ResponseCache, cache_key
 from posbias.llm.spec import ModelSpec
 from posbias.llm.types import Completion, Decoding, Request
@@ -88,6 +89,10 @@ class LanguageModel:
                 answers = (self.backend.complete_batch(sents, decoding, metas) if len(sents) > 1
                            else [self.backend.complete(sents[0], decoding, metas[0])])
                 return answers, time.perf_counter() - start
+            except RequestRefused as err:
+                raise InputError(f"language model {self._named()}{self._where()} refused the request: {err}; check "
+                                 f"its model name, base_url and the key in {self.spec.api_key_env or 'its key_env'}"
+                                 ) from err
             except TransientError as err:
                 if attempt == self.spec.max_retries:
                     raise ServiceError(self._gave_up(err, time.perf_counter() - first_try)) from err
@@ -97,20 +102,24 @@ class LanguageModel:
                 time.sleep(wait)
         raise AssertionError("unreachable")
 
+    def _named(self) -> str:
+        return self.name if self.name == self.spec.model else f"{self.name} ({self.spec.model})"
+
+    def _where(self) -> str:
+        server = self.backend.server()
+        return f" at {server}" if server else ""
+
     def _gave_up(self, last: TransientError, seconds: float) -> str:
         """The one line a call that kept failing ends in: the model, its server, the last status, the settings
         that bounded the retries, and what running again does."""
         spec = self.spec
-        model = self.name if self.name == spec.model else f"{self.name} ({spec.model})"
-        server = self.backend.server()
-        where = f" at {server}" if server else ""
         if self.cache.writes:
             resume = (f"every answer received before is in the response cache {self.cache.directory}, so running "
                       f"the same command again asks only for the missing ones")
         else:
             resume = f"the response cache is {self.cache.mode}, so nothing was kept"
         retries = f"{spec.max_retries} {'retry' if spec.max_retries == 1 else 'retries'}"
-        return (f"language model {model}{where} gave no usable answer: last {last}, after {retries} over "
+        return (f"language model {self._named()}{self._where()} gave no usable answer: last {last}, after {retries} over "
                 f"{seconds:.1f} s (max_retries {spec.max_retries}, retry_wait_s {spec.retry_wait_s:g}, "
                 f"timeout_s {spec.timeout_s:g}); {resume}")
 

@@ -32,10 +32,15 @@ def is_transient_status(status: int | None) -> bool:
     return status is not None and (status in (408, 409, 429) or status >= 500)
 
 
+class RequestRefused(Exception):
+    """A status no retry mends (a refused key, an unknown model or path, a bad request): something to fix in the
+    model's settings. The message is the SDK's exception type and the HTTP status, never a body."""
+
+
 def send(sdk, timeout_s: float, create, **options):
     """`create(**options)`, a `with_raw_response` method of an SDK client (`sdk`: the openai or anthropic
-    module), with its transient failures as `TransientError`; other failures (a refused key, a bad request)
-    propagate as the SDK raised them."""
+    module), with its transient failures as `TransientError` and the others (a refused key, a bad request) as
+    `RequestRefused`."""
     try:
         return create(**options)
     except sdk.APITimeoutError as err:  # before its parent class, APIConnectionError
@@ -46,7 +51,7 @@ def send(sdk, timeout_s: float, create, **options):
     except sdk.APIStatusError as err:
         if is_transient_status(err.status_code):
             raise TransientError(f"{type(err).__name__} (HTTP {err.status_code})") from err
-        raise
+        raise RequestRefused(f"{type(err).__name__} (HTTP {err.status_code})") from err
 
 
 def parse(raw):

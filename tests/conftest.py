@@ -1,11 +1,14 @@
-"""Shared fixtures: a tiny random BERT with the offline MiniLM tokenizer, small collections, a test IR_DATASETS_HOME."""
+"""Shared fixtures: a tiny random BERT with the offline MiniLM tokenizer, small collections, a test IR_DATASETS_HOME,
+a small disk that really fills."""
 
 from __future__ import annotations
 
 import atexit
 import os
 import shutil
+import subprocess
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -79,6 +82,41 @@ def token_store(tmp_path):
     yield make
     for store in made:
         store.close()
+
+
+class SmallDisk:
+    """A mounted tmpfs of a few megabytes (`root`): a file system that really fills, as a scratch disk does."""
+
+    def __init__(self, root: Path):
+        self.root = root
+
+    def resize(self, size: str) -> None:
+        """Give it `size` (as mount's tmpfs option: `64m`), keeping its files: the disk after an admin enlarged it."""
+        subprocess.run(["mount", "-o", f"remount,size={size}", str(self.root)], check=True, capture_output=True)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """`small_disk(size)`: a `SmallDisk` of `size` (`1m`, `16k`) mounted in tmp_path, unmounted after the test
+    whatever happens. Mounting needs root (CAP_SYS_ADMIN): elsewhere the test is skipped, saying why."""
+    mounted = []
+
+    def mount(size: str) -> SmallDisk:
+        if os.geteuid() != 0:
+            pytest.skip("a real full disk needs a small tmpfs, and mounting one needs root")
+        root = tmp_path / f"disk{len(mounted)}"
+        root.mkdir()
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(root)],
+                              capture_output=True, text=True)
+        if done.returncode:
+            pytest.skip(f"cannot mount a tmpfs here (a container without CAP_SYS_ADMIN?): {done.stderr.strip()}")
+        mounted.append(root)
+        return SmallDisk(root)
+
+    yield mount
+    for root in mounted:
+        if subprocess.run(["umount", str(root)], capture_output=True).returncode:
+            subprocess.run(["umount", "--lazy", str(root)], capture_output=True)  # busy: detach it now, free it later
 
 
 # --- the command line: run `posbias` in this process and check how it fails (tests/cli, tests/<stage>/*_cli.py) ---

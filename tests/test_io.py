@@ -1,16 +1,22 @@
 import bz2
+import errno
 import gzip
 import lzma
 import os
+import shutil
 import stat
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from safetensors import SafetensorError
 
 from posbias.evaluation.metrics import trec_eval_order
-from posbias.errors import InputError
-from posbias.io import (FormatError, atomic_directory, atomic_write, batched, iter_run, nonempty, read_documents,
-                        read_folds, read_json, read_qrels, read_queries, read_ranked_run, read_run, write_run)
+from posbias.disk_space import full_disk_reported
+from posbias.errors import DiskFullError, InputError
+from posbias.io import (FormatError, atomic_directory, atomic_write, batched, iter_run, nonempty,
+                        read_documents, read_folds, read_json, read_qrels, read_queries, read_ranked_run, read_run,
+                        write_run)
 
 
 def test_run_round_trip_orders_by_score_then_docid_descending_as_trec_eval(tmp_path):
@@ -110,6 +116,114 @@ def test_atomic_directory_leaves_nothing_behind_on_an_exception(tmp_path):
             raise KeyboardInterrupt
     assert [p.name for p in tmp_path.iterdir() if p.name != "new"] == ["kept"]
     assert (tmp_path / "kept" / "old.bin").read_text() == "old"
+
+
+def no_space() -> OSError:
+    return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def torch_save_error() -> RuntimeError:
+    """What torch.save raises when the file it writes finds no space: its own words, raised while handling the
+    file's OSError."""
+    try:
+        raise no_space()
+    except OSError:
+        try:
+            raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 704 vs 598")
+        except RuntimeError as err:
+            return err
+
+
+@pytest.fixture
+def scratch_disk(tmp_path, monkeypatch):
+    """tmp_path as a mount point with 200 MB free: the messages' last part, fixed."""
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: SimpleNamespace(free=200_000_000))
+    real_ismount = os.path.ismount
+    monkeypatch.setattr(os.path, "ismount", lambda path: str(path) == str(tmp_path) or real_ismount(path))
+    return tmp_path
+
+
+@pytest.mark.parametrize("error", [
+    no_space(), OSError(errno.EDQUOT, os.strerror(errno.EDQUOT)),
+    SafetensorError("Error while serializing: I/O error: No space left on device (os error 28)"),
+    RuntimeError("Error in faiss::write_index: 'ret == (size * 4)' failed: write error in x.faiss: 65491 != 256000 "
+                 "(No space left on device)"),
+    torch_save_error()], ids=["ENOSPC", "EDQUOT", "safetensors", "faiss", "torch.save"])
+def test_a_write_that_finds_no_space_is_one_line_naming_the_output_what_it_needs_and_what_is_free(scratch_disk,
+                                                                                                   error):
+    checkpoint = scratch_disk / "checkpoints" / "seed1"
+    with pytest.raises(DiskFullError) as raised:
+        with full_disk_reported(checkpoint, needs=1_300_000_000):
+            raise error
+    assert str(raised.value) == (f"no space left on device writing {checkpoint}: needs about 1.3 GB, 200.0 MB free "
+                                 f"on {scratch_disk}")
+    assert raised.value.__cause__ is error
+
+
+@pytest.mark.parametrize("needs,shown", [(812, "812 bytes"), (4_660_000, "4.7 MB"), (3 * 10**12, "3.0 TB")])
+def test_the_space_needed_is_shown_in_the_unit_people_read(scratch_disk, needs, shown):
+    with pytest.raises(DiskFullError, match=f": needs about {shown}, "):
+        with full_disk_reported(scratch_disk / "out", needs=needs):
+            raise no_space()
+
+
+@pytest.mark.parametrize("error", [OSError(errno.EACCES, "Permission denied"), ValueError("bad"),
+                                   DiskFullError("no space left on device writing inner: needs about 1 byte"),
+                                   KeyboardInterrupt()])
+def test_other_failures_pass_unchanged_and_the_staging_still_goes(tmp_path, error):
+    with pytest.raises(type(error)) as raised:
+        with full_disk_reported(tmp_path / "out") as write:
+            write.staging = tmp_path / ".out.1234abcd"
+            write.staging.mkdir()
+            (write.staging / "half.bin").write_bytes(b"x")
+            raise error
+    assert raised.value is error and list(tmp_path.iterdir()) == []
+
+
+class FillingFile:
+    """A file on a disk with `room` bytes left: a write past them fails as the kernel's does (ENOSPC)."""
+
+    def __init__(self, handle, room: int):
+        self.handle, self.room = handle, room
+
+    def write(self, data):
+        if len(data) > self.room:
+            raise no_space()
+        self.room -= len(data)
+        return self.handle.write(data)
+
+    def __getattr__(self, name):
+        return getattr(self.handle, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.handle.close()
+
+
+def test_a_run_the_disk_has_no_room_for_names_the_run_and_what_it_wrote_and_leaves_nothing(scratch_disk,
+                                                                                             monkeypatch):
+    real_fdopen = os.fdopen
+    monkeypatch.setattr(os, "fdopen", lambda fd, *args, **kwargs: FillingFile(real_fdopen(fd, *args, **kwargs), 40))
+    run = scratch_disk / "runs" / "dev.run"
+    with pytest.raises(DiskFullError) as raised:
+        write_run(run, {"q1": {f"d{i}": float(i) for i in range(5)}}, tag="t")  # 17 bytes a line: 2 fit
+    assert str(raised.value) == (f"no space left on device writing {run}: needs more than the 34 bytes written "
+                                 f"before the disk filled, 200.0 MB free on {scratch_disk}")
+    assert list(run.parent.iterdir()) == []  # no run, no hidden temporary
+
+
+def test_a_full_disk_before_anything_is_written_names_the_output_and_the_free_space(scratch_disk, monkeypatch):
+    def refuse(*args, **kwargs):  # a new directory needs a block too
+        raise no_space()
+
+    monkeypatch.setattr(os, "mkdir", refuse)
+    index = scratch_disk / "new" / "index"
+    with pytest.raises(DiskFullError) as raised:
+        with atomic_directory(index):
+            pass
+    assert str(raised.value) == f"no space left on device writing {index}: 200.0 MB free on {scratch_disk}"
 
 
 @pytest.mark.parametrize("suffix,opener", [(".gz", gzip.open), (".bz2", bz2.open), (".xz", lzma.open)])

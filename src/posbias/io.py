@@ -14,6 +14,8 @@ checkpoints). Files and directories get the permissions a plain `open()` or `mkd
 would give (0o666 or 0o777 less the umask), so results stay readable by the group
 on shared storage. A SIGKILL can still leave a hidden `.name.XXXXXXXX` file or
 directory behind; it is never mistaken for the output.
+A write that finds no space left (`full_disk_reported`, used by these writers and by every other writer of the
+pipeline) is a `DiskFullError` naming the output, the space it needed and the space free.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import zlib
 from pathlib import Path
 from typing import Callable, Collection, Iterable, Iterator, Mapping, TypeVar
 
+from posbias.disk_space import full_disk_reported
 from posbias.errors import InputError
 
 _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
@@ -139,25 +142,22 @@ def _fsync(path: str | os.PathLike, directory: bool = False) -> None:
 
 
 @contextlib.contextmanager
-def atomic_write(path: str | os.PathLike, mode: str = "w"):
+def atomic_write(path: str | os.PathLike, mode: str = "w", needs: int | None = None):
     """Yield a handle to a hidden temporary file that replaces `path` only on success.
 
     The file gets the permissions `open(path, "w")` would give, and is flushed and fsynced before the
     rename, so that a node crash cannot leave a complete-looking empty file; the directory is fsynced after.
+    A full disk is a `DiskFullError` naming `path` and the bytes it `needs`, if given (`full_disk_reported`).
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp, fd = _hidden_sibling(target, lambda name: os.open(name, _NEW_FILE, 0o666))
-    try:
+    with full_disk_reported(target, needs) as write:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write.staging, fd = _hidden_sibling(target, lambda name: os.open(name, _NEW_FILE, 0o666))
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+        os.replace(write.staging, target)
     _fsync(target.parent, directory=True)
 
 
@@ -170,7 +170,7 @@ def _fsync_tree(root: Path) -> None:
 
 
 @contextlib.contextmanager
-def atomic_directory(path: str | os.PathLike):
+def atomic_directory(path: str | os.PathLike, needs: int | None = None):
     """Yield a new, empty staging directory (a `Path`) that replaces the directory `path` only on success.
 
     The staging directory is a hidden sibling (`.name.XXXXXXXX`, same file system, so renames are atomic) with
@@ -179,18 +179,16 @@ def atomic_directory(path: str | os.PathLike):
     place: between those two renames (two system calls, no copying) `path` does not exist, and a concurrent
     reader can miss it; POSIX has no atomic exchange of two directories. A crash in that window leaves the
     old output under its hidden name and no `path`, never a partial one. On an exception the staging
-    directory is removed and `path` is untouched.
+    directory is removed and `path` is untouched; a full disk is a `DiskFullError` naming `path` and the bytes
+    it `needs`, if given (`full_disk_reported`).
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging, _ = _hidden_sibling(target, lambda name: os.mkdir(name, 0o777))
-    try:
-        yield staging
-        _fsync_tree(staging)
-        _replace_directory(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    with full_disk_reported(target, needs) as write:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write.staging, _ = _hidden_sibling(target, lambda name: os.mkdir(name, 0o777))
+        yield write.staging
+        _fsync_tree(write.staging)
+        _replace_directory(write.staging, target)
     _fsync(target.parent, directory=True)
 
 

@@ -1,10 +1,13 @@
+import io
 import json
+import os
+import re
 
 import numpy as np
 import pytest
 
-from posbias.data.token_store import TokenStore, build_token_store
-from posbias.errors import InputError
+from posbias.data.token_store import FILES, TokenStore, build_token_store
+from posbias.errors import DiskFullError, InputError
 from posbias.io import write_documents
 
 OFFLINE = "offline:all-MiniLM-L6-v2"
@@ -100,3 +103,26 @@ def test_a_truncated_token_file_is_an_error_naming_the_document(built, tmp_path)
         handle.truncate((int(store.starts[last]) + 1) * 4)
     with pytest.raises(OSError, match=rf"read 4 of {int(store.counts[last]) * 4} bytes of document"):
         store.ids(last)
+
+
+def test_a_store_the_disk_has_no_room_for_is_one_line_and_more_space_builds_the_same_store(tmp_path, small_disk):
+    # 2000 one-token documents: tokens.bin (8 kB) fits on a 12 kB disk, then keys.npy (10 kB) does not
+    write_documents(tmp_path / "docs.jsonl", [{"id": f"d{i}", "text": "a"} for i in range(2000)])
+    disk = small_disk("12k")
+    store = disk.root / "store"
+    with pytest.raises(DiskFullError) as raised:
+        build_token_store(tmp_path / "docs.jsonl", store, OFFLINE, cap=None, progress=False)
+    written = re.fullmatch(rf"no space left on device writing {re.escape(str(store))}: needs more than the "
+                           rf"([\d.]+) kB written before the disk filled, 12\.3 kB free on {re.escape(str(disk.root))}",
+                           str(raised.value))
+    assert written and float(written[1]) > 8.0  # it filled in an index array, whose writer must keep the errno
+    assert os.listdir(disk.root) == []  # no store, no hidden staging directory
+
+    disk.resize("1m")
+    build_token_store(tmp_path / "docs.jsonl", store, OFFLINE, cap=None, progress=False)
+    build_token_store(tmp_path / "docs.jsonl", tmp_path / "roomy", OFFLINE, cap=None, progress=False)
+    assert all((store / name).read_bytes() == (tmp_path / "roomy" / name).read_bytes() for name in FILES)
+    for name in (name for name in FILES if name.endswith(".npy")):  # the bytes np.save writes
+        saved = io.BytesIO()
+        np.save(saved, np.load(store / name))
+        assert saved.getvalue() == (store / name).read_bytes(), name

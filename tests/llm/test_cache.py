@@ -1,13 +1,14 @@
-"""The response cache: keys, modes, appends from parallel processes, torn lines."""
+"""The response cache: keys, modes, appends from parallel processes, torn lines, a disk that fills."""
 
 from __future__ import annotations
 
 import json
 import multiprocessing
+import re
 
 import pytest
 
-from posbias.errors import InputError
+from posbias.errors import DiskFullError, InputError
 from posbias.llm.cache import ENTRY, CacheMiss, ResponseCache, cache_key, model_file_name
 from posbias.llm.types import Decoding
 
@@ -106,6 +107,22 @@ def test_a_torn_last_line_is_ignored_and_closed_off(tmp_path):
     fresh = ResponseCache(tmp_path)
     assert fresh.get("org/model", "k3") is not None and fresh.get("org/model", "k2") is None
     assert len(path.read_text().splitlines()) == 3
+
+
+def test_an_answer_the_disk_has_no_room_for_is_one_line_naming_the_file_and_never_read(small_disk):
+    disk = small_disk("1m")
+    ResponseCache(disk.root).put(entry("k1"))
+    path = disk.root / model_file_name("org/model")
+    with pytest.raises(DiskFullError, match=rf"^no space left on device writing {re.escape(str(path))}: needs about "
+                                            rf"2\.0 MB, [\d.]+ (bytes|kB|MB) free on {re.escape(str(disk.root))}$"):
+        ResponseCache(disk.root).put(entry("k2", "x" * 2_000_000))
+    assert path.stat().st_size > 500_000  # the part that fitted is on disk: a torn line
+    assert ResponseCache(disk.root).get("org/model", "k2") is None
+    disk.resize("8m")
+    ResponseCache(disk.root).put(entry("k3"))
+    fresh = ResponseCache(disk.root)
+    assert fresh.get("org/model", "k1") is not None and fresh.get("org/model", "k3") is not None
+    assert fresh.get("org/model", "k2") is None
 
 
 def test_first_answer_recorded_stays_the_answer(tmp_path):

@@ -80,3 +80,13 @@ def test_missing_expansion_file_is_a_clear_error(collection, tmp_path):
         index(str(collection / "docs.jsonl"), str(tmp_path / "never"), threads=1,
               expansions=str(tmp_path / "nowhere.tsv"))
     assert not (tmp_path / "never").exists()
+
+
+def test_an_index_on_a_full_disk_is_one_line_and_leaves_no_index(collection, small_disk):
+    """Anserini logs a failed write and raises nothing; the index it leaves has no segments_N file."""
+    from posbias.errors import InfrastructureError
+
+    disk = small_disk("16k")
+    with pytest.raises(InfrastructureError, match=r"index: Lucene ended without writing its segments_N file"):
+        index(str(collection / "docs.jsonl"), str(disk.root / "index"), threads=1)
+    assert not (disk.root / "index").exists()

@@ -1,11 +1,13 @@
 """FAISS indexes over unit vectors: exactness of flat, recall of IVF and HNSW, save/load, settings."""
 
 import json
+import os
+import re
 
 import numpy as np
 import pytest
 
-from posbias.errors import InputError
+from posbias.errors import DiskFullError, InputError
 from posbias.retrieval import faiss_index
 from posbias.retrieval.faiss_index import FaissSettings
 
@@ -78,6 +80,16 @@ def test_save_replaces_an_old_index_and_refuses_mismatched_ids(tmp_path, docs):
     assert faiss_index.load(tmp_path / "dense")[1] == list("xyz")
     with pytest.raises(ValueError, match="2 doc ids for an index of 3"):
         faiss_index.save(tmp_path / "other", three, ["a", "b"], settings)
+
+
+def test_an_index_the_disk_has_no_room_for_is_one_line_and_leaves_nothing(docs, small_disk):
+    disk = small_disk("64k")  # the flat index of 2000 vectors takes 256 kB
+    settings = FaissSettings(index="flat", use_gpu=False)
+    index = faiss_index.build(docs, settings, progress=False)
+    with pytest.raises(DiskFullError, match=rf"^no space left on device writing {re.escape(str(disk.root / 'dense'))}: "
+                                            rf"needs more than the [\d.]+ kB written before the disk filled, "):
+        faiss_index.save(disk.root / "dense", index, [f"doc{i}" for i in range(len(docs))], settings)
+    assert os.listdir(disk.root) == []
 
 
 def test_load_names_the_missing_file(tmp_path, docs):

@@ -1,11 +1,12 @@
 """The GPU half of a dense index: a collection encoded into a memory-mapped matrix, resumed after a kill."""
 
 import json
+import re
 
 import numpy as np
 import pytest
 
-from posbias.errors import InputError
+from posbias.errors import DiskFullError, InputError
 from posbias.io import write_documents
 from posbias.retrieval import vectors
 from posbias.retrieval.dense import DenseEncoder
@@ -79,6 +80,21 @@ def test_a_killed_encoding_resumes_after_its_last_chunk_to_the_same_bytes(docs, 
     for name in (VECTORS_FILE, DOC_IDS_FILE, METADATA_FILE):
         assert (out / name).read_bytes() == (uninterrupted / name).read_bytes(), name
     assert not partial.exists()
+
+
+def test_a_disk_too_small_for_the_matrix_is_one_line_before_encoding_and_more_space_encodes_it(docs, uninterrupted,
+                                                                                                small_disk):
+    disk = small_disk("8k")  # the matrix takes 12.3 kB
+    out = disk.root / "vectors"
+    # Without its space allocated first, the first row written through the map would kill the process (SIGBUS).
+    with pytest.raises(DiskFullError, match=rf"^no space left on device writing {re.escape(str(out))}: needs about "
+                                            rf"12\.3 kB, 8\.2 kB free on {re.escape(str(disk.root))}$"):
+        encode_collection(str(docs), str(out), ENCODER, chunk_size=CHUNK)
+    assert not out.exists() and list((disk.root / "vectors.partial").iterdir()) == []  # the matrix went too
+
+    disk.resize("1m")
+    encode_collection(str(docs), str(out), ENCODER, chunk_size=CHUNK)
+    assert (out / VECTORS_FILE).read_bytes() == (uninterrupted / VECTORS_FILE).read_bytes()
 
 
 def test_work_on_other_documents_is_discarded_not_resumed(docs, tmp_path, monkeypatch):

@@ -1,9 +1,12 @@
 """Resumable, guarded training: a job killed with SIGKILL after a saved state resumes to the same bits,
-a non-finite loss stops the job by name, stale states are not resumed, and the schedule follows the
-optimizer steps the fp16 scaler really took."""
+a disk that fills is one line and the same command finishes once there is space, a non-finite loss stops the
+job by name, stale states are not resumed, and the schedule follows the optimizer steps the fp16 scaler really
+took."""
 
 from __future__ import annotations
 
+import os
+import re
 import signal
 import subprocess
 import sys
@@ -13,10 +16,11 @@ import pytest
 import torch
 import yaml
 
+from posbias.errors import DiskFullError
 from posbias.io import write_qrels, write_queries, write_run
 from posbias.rankers.checkpoint import load_checkpoint
 from posbias.training.loop import optimizer_step
-from posbias.training.resume import Position, TrainingState
+from posbias.training.resume import Position, TrainingState, tensor_bytes
 
 pytestmark = pytest.mark.slow  # minutes: `make test` starts this file first (tests/conftest.py)
 
@@ -75,8 +79,9 @@ def training_inputs(tmp_path_factory, tiny_backbone):
     return root
 
 
-def train_command(root: Path, out: Path, stop_after: int = 0) -> list[str]:
-    return [sys.executable, "-c", TRAIN_SCRIPT, str(stop_after), "train", "--config", str(root / "config.yaml"),
+def train_command(root: Path, out: Path, stop_after: int = 0, config: Path | None = None) -> list[str]:
+    config = config or root / "config.yaml"
+    return [sys.executable, "-c", TRAIN_SCRIPT, str(stop_after), "train", "--config", str(config),
             "--model", "maxp", "--seed", "5", "--tokens", str(root / "tokens"), "--queries",
             str(root / "queries.tsv"), "--qrels", str(root / "qrels.txt"), "--candidates",
             str(root / "candidates.run"), "--out", str(out)]
@@ -119,6 +124,48 @@ def test_a_job_killed_after_a_saved_state_resumes_to_the_same_bits(training_inpu
     for (name, a), (_, b) in zip(whole.state_dict().items(), again.state_dict().items()):
         assert torch.equal(a, b), name
     assert torch.equal(scores(tmp_path / "whole", root), scores(killed, root))
+
+
+def test_a_disk_that_fills_at_the_checkpoint_is_one_line_and_more_space_lets_the_same_command_finish(
+        training_inputs, small_disk, tmp_path):
+    config = yaml.safe_load((training_inputs / "config.yaml").read_text())
+    config["training"]["save_every"] = 0  # no saved state: the checkpoint is all the job writes to the small disk
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    disk = small_disk("1m")  # the tiny ranker's checkpoint takes about 5 MB
+    out = disk.root / "ckpt"
+    command = train_command(training_inputs, out, config=tmp_path / "config.yaml")
+
+    failed = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert failed.returncode == 4, failed.stderr
+    assert "Traceback" not in failed.stderr
+    prefix = "posbias train: error: "  # the log and the progress bar come before it, on stderr too
+    errors = [line for line in failed.stderr.splitlines() if prefix in line]
+    assert errors == [failed.stderr.strip().splitlines()[-1]]
+    assert re.fullmatch(rf"{prefix}no space left on device writing {re.escape(str(out))}: needs about "
+                        rf"(\d+\.\d) MB, [\d.]+ (bytes|kB|MB) free on {re.escape(str(disk.root))}", errors[0])
+    assert os.listdir(disk.root) == []  # no checkpoint, no hidden staging directory, no state
+
+    disk.resize("64m")
+    subprocess.run(command, check=True, capture_output=True, timeout=300)
+    ranker, _ = load_checkpoint(str(out))
+    assert f"needs about {tensor_bytes(ranker.state_dict()) / 1e6:.1f} MB" in errors[0]  # what the ranker holds
+    assert os.listdir(disk.root) == ["ckpt"]
+
+
+def test_a_state_the_disk_has_no_room_for_leaves_the_last_one_whole(small_disk):
+    disk = small_disk("1m")
+    optimizer = torch.optim.AdamW(torch.nn.Linear(2, 1).parameters())
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
+    scaler = torch.amp.GradScaler("cpu", enabled=False)
+    state = TrainingState(disk.root / "ckpt.resume", "f")
+    first = Position(epoch=0, step=1, global_step=1, epoch_rng=(3, tuple(range(625)), None), losses=[0.5])
+    state.save(first, torch.nn.Linear(2, 1), optimizer, scheduler, scaler)
+    larger = torch.nn.Linear(600, 600)  # 1.4 MB of weights: no room on a 1 MB disk
+    with pytest.raises(DiskFullError, match=rf"^no space left on device writing {re.escape(str(state.path))}: "
+                                            rf"needs about 1\.4 MB, [\d.]+ (bytes|kB|MB) free on "):
+        state.save(Position(0, 2, 2, first.epoch_rng, [0.5, 0.4]), larger, optimizer, scheduler, scaler)
+    assert os.listdir(state.directory) == ["state.pt"]  # the hidden temporary went
+    assert torch.load(state.path, weights_only=False)["position"] == first.__dict__
 
 
 def test_a_non_finite_loss_stops_the_job_naming_model_seed_and_step(training_inputs, tmp_path, monkeypatch):

@@ -94,10 +94,10 @@ def build_token_store(docs: str | os.PathLike, out_dir: str | os.PathLike, token
         if len(duplicates):
             raise InputError(f"{docs}: document {keys[duplicates[0]].decode()!r} appears twice")
         offsets = np.frombuffer(offsets, dtype=np.int64)
-        np.save(staging / KEYS, keys)
-        np.save(staging / STARTS, offsets[:-1][order])
-        np.save(staging / COUNTS, np.diff(offsets).astype(np.int32)[order])
-        np.save(staging / LENGTHS, np.frombuffer(lengths, dtype=np.int32)[order])
+        _save_array(staging / KEYS, keys)
+        _save_array(staging / STARTS, offsets[:-1][order])
+        _save_array(staging / COUNTS, np.diff(offsets).astype(np.int32)[order])
+        _save_array(staging / LENGTHS, np.frombuffer(lengths, dtype=np.int32)[order])
         meta = {"format": FORMAT, "tokenizer": tokenizer_name, "vocabulary": vocabulary_fingerprint(tokenizer),
                 "cap": cap, "documents": len(keys), "stored_tokens": int(offsets[-1]),
                 "full_tokens": int(np.frombuffer(lengths, dtype=np.int32).sum(dtype=np.int64)), "source": str(docs)}
@@ -105,6 +105,14 @@ def build_token_store(docs: str | os.PathLike, out_dir: str | os.PathLike, token
     log.info("tokenised %d documents of %s with %s (cap %s): %d ids stored", meta["documents"], docs,
              tokenizer_name, cap, meta["stored_tokens"])
     return meta
+
+
+def _save_array(path: Path, array: np.ndarray) -> None:
+    """The bytes of `np.save(path, array)`, written by Python: numpy's own writer (fwrite) reports a full disk as
+    "N requested and M written", without the errno that makes it a `DiskFullError`."""
+    with open(path, "wb") as out:
+        np.lib.format.write_array_header_1_0(out, np.lib.format.header_data_from_array_1_0(array))
+        out.write(np.ascontiguousarray(array).data)
 
 
 class TokenStore:

@@ -7,9 +7,9 @@ one; so a changed template byte or decoding setting never replays an old answer.
 Storage: one append-only JSONL file per model under the cache directory, one entry a line. Parallel jobs on
 one machine append safely: each append holds an exclusive `flock` on a lock file, writes the whole line in one
 write and fsyncs it; a reader only takes lines that end in a newline and skips lines that are not JSON (a job
-killed mid-write), so a torn line is never read as an answer. A lookup that misses first reads what other
-processes appended since. Entries hold no API key and no environment: the fields listed in `ENTRY` and the
-other key fields.
+killed mid-write, or a disk that filled: a `DiskFullError` naming the file), so a torn line is never read as an
+answer. A lookup that misses first reads what other processes appended since. Entries hold no API key and no
+environment: the fields listed in `ENTRY` and the other key fields.
 
 Modes: `read_write` (default), `read_only` (a miss is a `CacheMiss`: replaying recorded answers must never
 call a model or pay for an API), `off` (neither read nor write).
@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from posbias.errors import InputError
+from posbias.disk_space import full_disk_reported
 
 log = logging.getLogger(__name__)
 
@@ -139,13 +140,14 @@ class ResponseCache:
         record.update((name, value) for name, value in entry.items() if name not in record)
         line = (canonical_json(record) + "\n").encode("utf-8")
         path = self.path(record["model"])
-        self.directory.mkdir(parents=True, exist_ok=True)
-        with open(path.with_name(path.name + ".lock"), "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                _append(path, line)
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+        with full_disk_reported(path, needs=len(line)):
+            self.directory.mkdir(parents=True, exist_ok=True)
+            with open(path.with_name(path.name + ".lock"), "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                try:
+                    _append(path, line)
+                finally:
+                    fcntl.flock(lock, fcntl.LOCK_UN)
         file = self._files.get(record["model"])
         if file is not None:
             file.entries.setdefault(record["key"], record)

@@ -31,6 +31,7 @@ from posbias.io import atomic_directory, read_json
 from posbias.rankers.base import ChunkRanker
 from posbias.rankers.checkpoint_files import AUXILIARY, BACKBONE, DESCRIPTION, LEGACY_HEAD, SIDECAR, STATE
 from posbias.rankers.registry import build_ranker
+from posbias.training.resume import tensor_bytes
 
 LEGACY_PREFIX = "aggregator."  # state_dict keys of the aggregator in checkpoints written before ranker.pt
 BACKBONE_PREFIX = "encoder.backbone."  # state_dict keys saved in backbone/ instead
@@ -39,14 +40,17 @@ BACKBONE_PREFIX = "encoder.backbone."  # state_dict keys saved in backbone/ inst
 def save_checkpoint(ranker: ChunkRanker, tokenizer, directory: str, extra: dict | None = None,
                     provenance: dict | None = None) -> None:
     """Write the checkpoint to a staging directory, then move it into place (`posbias.io.atomic_directory`);
-    `provenance` goes to its sidecar, inside the same atomic move."""
-    with atomic_directory(directory) as staging:
+    `provenance` goes to its sidecar, inside the same atomic move. A full disk is a `DiskFullError` naming
+    `directory` and the bytes of the ranker's tensors."""
+    with atomic_directory(directory, needs=tensor_bytes(ranker.state_dict())) as staging:
         ranker.encoder.backbone.save_pretrained(staging / BACKBONE)
         tokenizer.save_pretrained(staging / BACKBONE)
         for argument, model in ranker.auxiliary_models().items():
             model.save_pretrained(staging / AUXILIARY / argument)
         state = {k: v for k, v in ranker.state_dict().items() if not k.startswith(BACKBONE_PREFIX)}
-        torch.save(state, staging / STATE)
+        # through a Python file: torch's own writer reports a full disk as "unexpected pos", without its errno
+        with open(staging / STATE, "wb") as out:
+            torch.save(state, out)
         description = {"name": ranker.registry_name, "args": ranker.args,
                        "backbone_class": class_name(ranker.encoder.backbone), **(extra or {})}
         (staging / DESCRIPTION).write_text(json.dumps(description, indent=2) + "\n")

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 from pathlib import Path
 from typing import Mapping
 
 from tqdm import tqdm
 
 from posbias.data.sources.expansions import expand
-from posbias.errors import InputError
+from posbias.errors import InfrastructureError, InputError
 from posbias.io import atomic_directory, iter_documents
 from posbias.retrieval.jvm import prepare_jvm
 
@@ -48,6 +49,12 @@ def build_index(docs_path: str, index_dir: str, threads: int = 1, expansions: Ma
         indexer.close()
         if not count:  # raised inside the staging block: no empty index is left behind
             raise InputError(f"{docs_path}: no documents to index: the file is empty")
+        if not any(staging.glob("segments_*")):
+            # Anserini logs a failed write (a full disk, above all) and raises nothing: the index is unusable
+            free = shutil.disk_usage(staging).free / 1e9
+            raise InfrastructureError(f"{index_dir}: Lucene ended without writing its segments_N file, so the index "
+                                      f"is unusable (its error is in the log above; a full disk is the usual cause: "
+                                      f"{free:.1f} GB free there)")
     log.info("indexed %d documents from %s into %s with %d threads", count, docs_path, index_dir, threads)
     return count
 

@@ -10,6 +10,8 @@ Encoding goes `CHUNK` documents at a time (the block size the index build has al
 those it computed); after each chunk the matrix is flushed and the rows done recorded
 (`posbias.retrieval.partial`), and a killed job rerun with the same inputs continues after the last recorded chunk.
 Every chunk is encoded as it would be without the interruption, so the finished matrix is the same bytes.
+The matrix's space is allocated before the first chunk: a disk too small for it is a `DiskFullError` naming the
+output and the matrix's size at once, never a crash hours in.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from tqdm import tqdm
 
 from posbias.device import pick_device
 from posbias.errors import InputError
+from posbias.disk_space import full_disk_reported
 from posbias.io import batched, iter_documents, numbered_lines, read_json
 from posbias.retrieval.dense import DenseEncoder, EncoderSettings
 from posbias.retrieval.partial import PartialOutput, file_identity
@@ -60,11 +63,17 @@ def encode_collection(docs_path: str, out_dir: str, encoder_settings: Mapping, c
     if _finished(out_dir, partial.fingerprint):
         log.info("%s holds these vectors already", out_dir)
         return n_docs
-    done = partial.start()["rows"]
-    path = partial.directory / VECTORS_FILE
-    done = done if path.is_file() else 0  # a record without its matrix: start over
-    matrix = np.lib.format.open_memmap(path, mode="r+" if done else "w+", dtype=np.float32,
-                                       shape=(n_docs, encoder.dim))
+    with full_disk_reported(out_dir, needs=n_docs * encoder.dim * np.dtype(np.float32).itemsize) as write:
+        done = partial.start()["rows"]
+        path = partial.directory / VECTORS_FILE
+        done = done if path.is_file() else 0  # a record without its matrix: start over
+        if not done:  # nothing to resume: a new matrix, removed if its space is lacking
+            write.staging = path
+            # its header, and rows that take no space yet; the map is dropped at once: a live map would keep the
+            # blocks of the file after it is removed
+            np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(n_docs, encoder.dim))
+        _allocate(path)
+    matrix = np.lib.format.open_memmap(path, mode="r+")
     try:
         doc_ids = _encode_into(matrix, docs_path, encoder, chunk_size, done, partial)
     except InputError:  # a bad document: the fixed file is another input, which could not resume this work
@@ -72,9 +81,10 @@ def encode_collection(docs_path: str, out_dir: str, encoder_settings: Mapping, c
         raise
     finally:
         del matrix  # unmapped before the file moves
-    (partial.directory / DOC_IDS_FILE).write_text(json.dumps(doc_ids), encoding="utf-8")
-    (partial.directory / METADATA_FILE).write_text(json.dumps({**metadata, "fingerprint": partial.fingerprint}),
-                                                   encoding="utf-8")
+    with full_disk_reported(out_dir):
+        (partial.directory / DOC_IDS_FILE).write_text(json.dumps(doc_ids), encoding="utf-8")
+        (partial.directory / METADATA_FILE).write_text(json.dumps({**metadata, "fingerprint": partial.fingerprint}),
+                                                       encoding="utf-8")
     partial.finish([VECTORS_FILE, DOC_IDS_FILE, METADATA_FILE])
     log.info("encoded %d documents from %s into %s", n_docs, docs_path, out_dir)
     return n_docs
@@ -95,6 +105,14 @@ def _encode_into(matrix: np.ndarray, docs_path: str, encoder: DenseEncoder, chun
             partial.save(len(doc_ids))
             bar.update(len(block))
     return doc_ids
+
+
+def _allocate(path) -> None:
+    """Give every block of the (sparse) matrix file its space now: a full disk is then an error before encoding
+    starts, not a SIGBUS that kills the job when a row is written through the map."""
+    if hasattr(os, "posix_fallocate"):  # Linux; the C library emulates it where the file system cannot
+        with open(path, "r+b") as handle:
+            os.posix_fallocate(handle.fileno(), 0, os.fstat(handle.fileno()).st_size)
 
 
 def _processor(device: torch.device) -> str:

@@ -4,8 +4,9 @@ Every `save_every` optimizer steps the loop writes one file, `state.pt`, into a 
 the job's output: the whole ranker, optimizer, scheduler and grad scaler, the Python, NumPy and
 torch random states, and the position in the sample stream (epoch, step within it, and the sampler's
 random state at the start of that epoch, from which the epoch's pairs are drawn again). The file is
-replaced atomically, so a kill leaves either the previous state or the new one. Resuming restores
-all of it, and on a CPU the result is bit-identical to a run that was never interrupted.
+replaced atomically, so a kill leaves either the previous state or the new one, and so does a full disk (a
+`DiskFullError` naming the file and the bytes of its tensors). Resuming restores all of it, and on a CPU the
+result is bit-identical to a run that was never interrupted.
 
 A state records a fingerprint of what it was trained on (ranker, arguments, settings, seed, pairs);
 a state with another fingerprint (a changed config) is discarded, never resumed.
@@ -33,6 +34,22 @@ STATE_FILE = "state.pt"
 
 def fingerprint(**parts) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]
+
+
+def tensor_bytes(state) -> int:
+    """The bytes of the tensors in a state (dicts, lists and tuples of them), each storage counted once (tied
+    weights share one): about what torch.save or safetensors writes for it."""
+    storages, pending = {}, [state]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, torch.Tensor):
+            storage = value.untyped_storage()
+            storages[(value.device, storage.data_ptr())] = storage.nbytes()
+        elif isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            pending.extend(value)
+    return sum(storages.values())
 
 
 @dataclass
@@ -83,7 +100,7 @@ class TrainingState:
             "scaler": scaler.state_dict(),
             "random": _random_states(),
         }
-        with atomic_write(self.path, "wb") as handle:
+        with atomic_write(self.path, "wb", needs=tensor_bytes(state)) as handle:
             torch.save(state, handle)
         log.info("saved training state after step %d to %s", position.global_step, self.path)
 

@@ -20,7 +20,8 @@ from posbias.errors import DiskFullError
 from posbias.io import write_qrels, write_queries, write_run
 from posbias.rankers.checkpoint import load_checkpoint
 from posbias.training.loop import optimizer_step
-from posbias.training.resume import Position, TrainingState, tensor_bytes
+from posbias.rankers.checkpoint import tensor_bytes
+from posbias.training.resume import Position, TrainingState
 
 pytestmark = pytest.mark.slow  # minutes: `make test` starts this file first (tests/conftest.py)
 

@@ -31,10 +31,25 @@ from posbias.io import atomic_directory, read_json
 from posbias.rankers.base import ChunkRanker
 from posbias.rankers.checkpoint_files import AUXILIARY, BACKBONE, DESCRIPTION, LEGACY_HEAD, SIDECAR, STATE
 from posbias.rankers.registry import build_ranker
-from posbias.training.resume import tensor_bytes
 
 LEGACY_PREFIX = "aggregator."  # state_dict keys of the aggregator in checkpoints written before ranker.pt
 BACKBONE_PREFIX = "encoder.backbone."  # state_dict keys saved in backbone/ instead
+
+
+def tensor_bytes(state) -> int:
+    """The bytes of the tensors in a state (dicts, lists and tuples of them), each storage counted once (tied
+    weights share one): about what torch.save or safetensors writes for it."""
+    storages, pending = {}, [state]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, torch.Tensor):
+            storage = value.untyped_storage()
+            storages[(value.device, storage.data_ptr())] = storage.nbytes()
+        elif isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            pending.extend(value)
+    return sum(storages.values())
 
 
 def save_checkpoint(ranker: ChunkRanker, tokenizer, directory: str, extra: dict | None = None,

@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from posbias.io import atomic_write
+from posbias.rankers.checkpoint import tensor_bytes
 
 log = logging.getLogger(__name__)
 
@@ -34,22 +35,6 @@ STATE_FILE = "state.pt"
 
 def fingerprint(**parts) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]
-
-
-def tensor_bytes(state) -> int:
-    """The bytes of the tensors in a state (dicts, lists and tuples of them), each storage counted once (tied
-    weights share one): about what torch.save or safetensors writes for it."""
-    storages, pending = {}, [state]
-    while pending:
-        value = pending.pop()
-        if isinstance(value, torch.Tensor):
-            storage = value.untyped_storage()
-            storages[(value.device, storage.data_ptr())] = storage.nbytes()
-        elif isinstance(value, dict):
-            pending.extend(value.values())
-        elif isinstance(value, (list, tuple)):
-            pending.extend(value)
-    return sum(storages.values())
 
 
 @dataclass

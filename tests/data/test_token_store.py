@@ -126,3 +126,31 @@ def test_a_store_the_disk_has_no_room_for_is_one_line_and_more_space_builds_the_
         saved = io.BytesIO()
         np.save(saved, np.load(store / name))
         assert saved.getvalue() == (store / name).read_bytes(), name
+
+
+def test_a_tokenizer_giving_the_same_ids_shares_the_stores_files_and_one_giving_others_does_not(tmp_path, tokenizer):
+    """The session's MiniLM tokenizer under two names (as ELECTRA reads BERT's WordPiece under its own), and a
+    cased copy of it, whose ids differ."""
+    from transformers import AutoTokenizer
+
+    write_documents(tmp_path / "docs.jsonl", [*DOCS, {"id": "d5", "text": "Zorvia Mendal"}])
+    collection = tmp_path / "tokens"
+    first = build_token_store(tmp_path / "docs.jsonl", collection / "minilm", OFFLINE, cap=16, progress=False)
+    renamed, cased = tmp_path / "renamed", tmp_path / "cased"
+    tokenizer.save_pretrained(renamed)
+    AutoTokenizer.from_pretrained(renamed, do_lower_case=False).save_pretrained(cased)
+    same = build_token_store(tmp_path / "docs.jsonl", collection / "renamed", str(renamed), cap=16, progress=False)
+    other = build_token_store(tmp_path / "docs.jsonl", collection / "cased", str(cased), cap=16, progress=False)
+    assert "shares_ids_with" not in first and "shares_ids_with" not in other
+    assert same["shares_ids_with"] == "minilm"
+    assert same["bytes_not_stored_again"] == sum((collection / "minilm" / name).stat().st_size
+                                                 for name in ("tokens.bin", "keys.npy", "starts.npy", "counts.npy",
+                                                              "lengths.npy"))
+    for name in ("tokens.bin", "counts.npy"):
+        assert os.stat(collection / "renamed" / name).st_ino == os.stat(collection / "minilm" / name).st_ino
+        assert os.stat(collection / "cased" / name).st_ino != os.stat(collection / "minilm" / name).st_ino
+    with TokenStore(collection / "renamed") as shared, TokenStore(collection / "minilm") as original:
+        assert shared.meta["tokenizer"] == str(renamed)  # its own name, and its own tokenizer reads it
+        shared.check_tokenizer(tokenizer)
+        numbers = shared.find(["d5", "d10"])
+        assert [shared.ids(n).tolist() for n in numbers] == [original.ids(n).tolist() for n in numbers]

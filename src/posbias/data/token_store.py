@@ -17,10 +17,17 @@ documents by id, whatever the order of the collection file.
 Tokens are counted without special tokens (a ranker adds its own [CLS]/[SEP]). Reading holds the
 small index arrays memory-mapped and reads a document's ids from the file when asked, so a job's
 memory grows with its batch, not with the collection or its candidates.
+
+Models whose tokenizers give the same ids share the disk of one store: a new store whose id files are byte for
+byte those of a finished store of the same collection (a sibling directory: ELECTRA, E5 and MOSAIC read BERT's
+WordPiece ids under other names) becomes hard links to that store's files, and its meta.json says so and how many
+bytes were not stored twice. The ids themselves are compared, not tokenizer names or vocabularies, so a tokenizer
+that differs anywhere (a vocabulary, lower-casing, accents) keeps a store of its own.
 """
 
 from __future__ import annotations
 
+import filecmp
 import hashlib
 import json
 import logging
@@ -42,6 +49,7 @@ FORMAT = 1
 TOKENS, KEYS, STARTS, COUNTS, LENGTHS, META = ("tokens.bin", "keys.npy", "starts.npy", "counts.npy", "lengths.npy",
                                               "meta.json")
 FILES = (TOKENS, KEYS, STARTS, COUNTS, LENGTHS, META)
+ID_FILES = (TOKENS, KEYS, STARTS, COUNTS, LENGTHS)  # what two stores of the same ids share
 ID_BYTES = np.dtype(np.int32).itemsize
 
 
@@ -100,11 +108,43 @@ def build_token_store(docs: str | os.PathLike, out_dir: str | os.PathLike, token
         _save_array(staging / LENGTHS, np.frombuffer(lengths, dtype=np.int32)[order])
         meta = {"format": FORMAT, "tokenizer": tokenizer_name, "vocabulary": vocabulary_fingerprint(tokenizer),
                 "cap": cap, "documents": len(keys), "stored_tokens": int(offsets[-1]),
-                "full_tokens": int(np.frombuffer(lengths, dtype=np.int32).sum(dtype=np.int64)), "source": str(docs)}
+                "full_tokens": int(np.frombuffer(lengths, dtype=np.int32).sum(dtype=np.int64)), "source": str(docs),
+                **share_identical_ids(staging, Path(out_dir))}
         (staging / META).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     log.info("tokenised %d documents of %s with %s (cap %s): %d ids stored", meta["documents"], docs,
              tokenizer_name, cap, meta["stored_tokens"])
     return meta
+
+
+def share_identical_ids(staging: Path, out_dir: Path) -> dict:
+    """Hard-link the id files of a store being written (`staging`, to become `out_dir`) to those of a finished
+    sibling store holding the same bytes, so the disk holds them once. Returns what meta.json records of it:
+    the sibling and the bytes not stored again, or nothing when no sibling matches (or the file system refuses
+    hard links, and the copy stays)."""
+    sizes = {name: (staging / name).stat().st_size for name in ID_FILES}
+    siblings = sorted(p for p in out_dir.parent.iterdir() if p.is_dir() and not p.name.startswith(".")
+                      and p.name != out_dir.name) if out_dir.parent.is_dir() else []
+    for sibling in siblings:
+        if not all((sibling / name).is_file() for name in FILES):
+            continue
+        if any((sibling / name).stat().st_size != size for name, size in sizes.items()):
+            continue  # the cheap test first: stores of other ids almost always differ in size
+        if not all(filecmp.cmp(sibling / name, staging / name, shallow=False) for name in ID_FILES):
+            continue
+        try:
+            for name in ID_FILES:
+                link = staging / f".{name}.link"
+                os.link(sibling / name, link)
+                os.replace(link, staging / name)
+        except OSError as err:  # a file system without hard links (or at its limit): keep the copy
+            log.warning("%s holds the same ids as %s but cannot share its files (%s); keeping a copy", out_dir,
+                        sibling, err.strerror)
+            return {}
+        shared = sum(sizes.values())
+        log.info("%s holds the same ids as %s: its files are shared, %.1f MB not stored again", out_dir, sibling,
+                 shared / 1e6)
+        return {"shares_ids_with": sibling.name, "bytes_not_stored_again": shared}
+    return {}
 
 
 def _save_array(path: Path, array: np.ndarray) -> None:

@@ -27,6 +27,7 @@ that differs anywhere (a vocabulary, lower-casing, accents) keeps a store of its
 
 from __future__ import annotations
 
+import contextlib
 import filecmp
 import hashlib
 import json
@@ -41,7 +42,7 @@ from tqdm import tqdm
 
 from posbias.backbones import load_tokenizer
 from posbias.errors import InputError
-from posbias.io import atomic_directory, batched, iter_documents, read_json
+from posbias.io import atomic_directory, atomic_write, batched, iter_documents, read_json
 
 log = logging.getLogger(__name__)
 
@@ -108,40 +109,47 @@ def build_token_store(docs: str | os.PathLike, out_dir: str | os.PathLike, token
         _save_array(staging / LENGTHS, np.frombuffer(lengths, dtype=np.int32)[order])
         meta = {"format": FORMAT, "tokenizer": tokenizer_name, "vocabulary": vocabulary_fingerprint(tokenizer),
                 "cap": cap, "documents": len(keys), "stored_tokens": int(offsets[-1]),
-                "full_tokens": int(np.frombuffer(lengths, dtype=np.int32).sum(dtype=np.int64)), "source": str(docs),
-                **share_identical_ids(staging, Path(out_dir))}
+                "full_tokens": int(np.frombuffer(lengths, dtype=np.int32).sum(dtype=np.int64)), "source": str(docs)}
         (staging / META).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    # After the store is in place, so that of two jobs writing stores of the same ids at once the second to finish
+    # finds the first's (the files it replaces hold the same bytes, so a reader sees no change)
+    sharing = share_identical_ids(Path(out_dir))
+    if sharing:
+        meta.update(sharing)
+        with atomic_write(Path(out_dir) / META) as out:
+            out.write(json.dumps(meta, indent=2) + "\n")
     log.info("tokenised %d documents of %s with %s (cap %s): %d ids stored", meta["documents"], docs,
              tokenizer_name, cap, meta["stored_tokens"])
     return meta
 
 
-def share_identical_ids(staging: Path, out_dir: Path) -> dict:
-    """Hard-link the id files of a store being written (`staging`, to become `out_dir`) to those of a finished
-    sibling store holding the same bytes, so the disk holds them once. Returns what meta.json records of it:
-    the sibling and the bytes not stored again, or nothing when no sibling matches (or the file system refuses
-    hard links, and the copy stays)."""
-    sizes = {name: (staging / name).stat().st_size for name in ID_FILES}
-    siblings = sorted(p for p in out_dir.parent.iterdir() if p.is_dir() and not p.name.startswith(".")
-                      and p.name != out_dir.name) if out_dir.parent.is_dir() else []
+def share_identical_ids(store: Path) -> dict:
+    """Hard-link the id files of a finished `store` to those of a finished sibling store holding the same bytes,
+    so the disk holds them once. Returns what meta.json records of it: the sibling and the bytes not stored again,
+    or nothing when no sibling matches (or the file system refuses hard links, and the copy stays)."""
+    sizes = {name: (store / name).stat().st_size for name in ID_FILES}
+    siblings = sorted(p for p in store.parent.iterdir() if p.is_dir() and not p.name.startswith(".")
+                      and p.name != store.name)
     for sibling in siblings:
         if not all((sibling / name).is_file() for name in FILES):
             continue
         if any((sibling / name).stat().st_size != size for name, size in sizes.items()):
             continue  # the cheap test first: stores of other ids almost always differ in size
-        if not all(filecmp.cmp(sibling / name, staging / name, shallow=False) for name in ID_FILES):
+        if not all(filecmp.cmp(sibling / name, store / name, shallow=False) for name in ID_FILES):
             continue
         try:
             for name in ID_FILES:
-                link = staging / f".{name}.link"
+                link = store / f".{name}.link"
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(link)  # left by a job killed here
                 os.link(sibling / name, link)
-                os.replace(link, staging / name)
+                os.replace(link, store / name)
         except OSError as err:  # a file system without hard links (or at its limit): keep the copy
-            log.warning("%s holds the same ids as %s but cannot share its files (%s); keeping a copy", out_dir,
+            log.warning("%s holds the same ids as %s but cannot share its files (%s); keeping a copy", store,
                         sibling, err.strerror)
             return {}
         shared = sum(sizes.values())
-        log.info("%s holds the same ids as %s: its files are shared, %.1f MB not stored again", out_dir, sibling,
+        log.info("%s holds the same ids as %s: its files are shared, %.1f MB not stored again", store, sibling,
                  shared / 1e6)
         return {"shares_ids_with": sibling.name, "bytes_not_stored_again": shared}
     return {}

@@ -5,7 +5,7 @@
     domain         data, retrieval, rankers, training, llm, stats, evaluation
     reporting      reporting
     analyses       each stage's folder (litm, probes, positions, sweep: a folder with a config.py), regression
-    orchestration  config, provenance, steps, workflow_lock, and each stage's config, paths and steps (litm.config,
+    orchestration  config, provenance, steps, workflow_lock, planning, and each stage's config, paths and steps (litm.config,
                    ...)
     interface      cli, command_flags, commands (the core stages' commands) and each stage's cli (litm.cli, ...)
                    (and scripts/ and rules/, outside the package)
@@ -31,7 +31,7 @@ LAYERS = (  # the top-level units of each layer; the stages' folders and role mo
     ("domain", {"data", "retrieval", "rankers", "training", "llm", "stats", "evaluation"}),
     ("reporting", {"reporting"}),
     ("analyses", {"regression"}),
-    ("orchestration", {"config", "provenance", "steps", "workflow_lock"}),
+    ("orchestration", {"config", "provenance", "steps", "workflow_lock", "planning"}),
     ("interface", {"cli", "command_flags", "commands"}),
 )
 ROOT = "posbias"  # the package's own __init__ (its version): importable from every layer

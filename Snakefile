@@ -24,6 +24,7 @@ from posbias.config import ConfigError, load_config
 from posbias.config.registry import stages
 from posbias.errors import InputError
 from posbias.gpu_pool import LOCAL_RUN_VARIABLE, check_request, machine_gpus
+from posbias.staging.offline import job_environment
 
 min_version("9.0")
 
@@ -41,6 +42,11 @@ for _warning in CFG.warnings:
     logger.warning(_warning)
 config.clear()
 config.update(CFG.data)
+
+# What every job inherits (posbias.staging.offline): the config files and pinned hub revisions, and with
+# POSBIAS_OFFLINE=1 (a cluster whose nodes have no internet) the Hugging Face libraries' offline switches, so that a
+# job reads only what `posbias stage` fetched and names anything missing at once.
+os.environ.update(job_environment(workflow.config_settings.configfiles or ["config.yaml"], CFG.revisions))
 
 
 report: "report/workflow.rst"

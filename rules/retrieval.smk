@@ -17,6 +17,7 @@ rule bm25_index:
         index=directory("results/index/{collection}/lucene"),
     params:
         expansions=lambda wc: COLLECTIONS.get(wc.collection, {}).get("expansions"),
+        expansions_sha256=lambda wc: COLLECTIONS.get(wc.collection, {}).get("expansions_sha256"),
     threads: 1
     conda:
         "../envs/posbias.yaml"

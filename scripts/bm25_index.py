@@ -3,4 +3,5 @@ from posbias.logs import job_log
 from posbias.steps.retrieval import index
 
 with job_log(snakemake.log[0]):
-    index(snakemake.input.docs, snakemake.output.index, snakemake.threads, snakemake.params.expansions)
+    index(snakemake.input.docs, snakemake.output.index, snakemake.threads, snakemake.params.expansions,
+          snakemake.params.expansions_sha256)

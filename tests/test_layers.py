@@ -1,7 +1,8 @@
 """The package's layers, read from its source: a module imports only from its own layer or the layers below it
 (function-level imports included), and the top-level packages import one another without a cycle.
 
-    foundation     errors, disk_space, io, logs, device, gpu_pool, settings, names, backbones, loaded_weights, remote_code, outputs
+    foundation     errors, disk_space, io, logs, device, gpu_pool, settings, names, backbones, loaded_weights, remote_code, outputs,
+                   staging
     domain         data, retrieval, rankers, training, llm, stats, evaluation
     reporting      reporting
     analyses       each stage's folder (litm, probes, positions, sweep: a folder with a config.py), regression
@@ -27,7 +28,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "posbias"
 
 STAGE_ROLES = {"config": "orchestration", "paths": "orchestration", "steps": "orchestration", "cli": "interface"}
 LAYERS = (  # the top-level units of each layer; the stages' folders and role modules are added by `layers`
-    ("foundation", {"errors", "disk_space", "io", "logs", "device", "gpu_pool", "settings", "names", "backbones", "loaded_weights", "remote_code", "outputs"}),
+    ("foundation", {"errors", "disk_space", "io", "logs", "device", "gpu_pool", "settings", "names", "backbones", "loaded_weights", "remote_code", "outputs", "staging"}),
     ("domain", {"data", "retrieval", "rankers", "training", "llm", "stats", "evaluation"}),
     ("reporting", {"reporting"}),
     ("analyses", {"regression"}),

@@ -102,20 +102,33 @@ def offline_weights(name: str) -> Path:
     raise InputError(f"unknown offline backbone {name!r}; known: {', '.join(OFFLINE_BACKBONES)}")
 
 
-def resolve(name: str) -> str:
-    """Turn a backbone name from the config into something `from_pretrained` accepts."""
+def locate(name: str, revision: str | None = None) -> tuple[str, str | None]:
+    """What `from_pretrained` loads for a backbone name of the config, and the revision to ask it for: an
+    `offline:` package's directory; for a hub id, the snapshot `posbias stage` fetched at its pinned or locked
+    revision (offline, nothing else: a `NotStagedError` naming it; posbias.staging.hub.load_target); any other
+    name (a directory) as it is."""
     if name in OFFLINE_BACKBONES:
-        return OFFLINE_BACKBONES[name]()
+        return OFFLINE_BACKBONES[name](), None
     if name.startswith(OFFLINE_PREFIX):
         raise InputError(f"unknown offline backbone {name!r}; known: {', '.join(OFFLINE_BACKBONES)}")
-    return name
+    from posbias.staging.hub import is_hub_id, load_target
+
+    return load_target(name, "model", revision) if is_hub_id(name) else (name, revision)
+
+
+def resolve(name: str) -> str:
+    """Turn a backbone name from the config into something `from_pretrained` accepts (`locate`)."""
+    return locate(name)[0]
 
 
 def from_pretrained(loader, name: str, what: str, **options):
-    """`loader.from_pretrained` (a class of transformers, or of a model's own code) of the backbone `name`; a
-    directory that is missing or incomplete, or a hub name that cannot be fetched, is an `InputError` naming
-    `what` it is. Models load through `load_model`, which checks their weights."""
-    path = resolve(name)
+    """`loader.from_pretrained` (a class of transformers, or of a model's own code) of the backbone `name`, at the
+    revision `options` name or the config pins (`locate`); a directory that is missing or incomplete, or a hub name
+    that cannot be fetched, is an `InputError` naming `what` it is. Models load through `load_model`, which checks
+    their weights."""
+    path, revision = locate(name, options.pop("revision", None))
+    if revision:
+        options["revision"] = revision
     try:
         return loader.from_pretrained(path, **options)
     except (OSError, ValueError) as err:  # transformers' errors for both, often several lines long

@@ -4,7 +4,8 @@
   sha256, the Python, package, Java and CUDA versions of the process that calls it;
 - `config_hash(data)`: sha256 of the canonical JSON of a validated config (key order and number spelling do
   not change it; any value does);
-- `weights_identity(name)`: a backbone's (or any pretrained model's) revision or content hash;
+- `weights_identity(name)`: a backbone's (or any pretrained model's) revision (for a hub id, the commit
+  `posbias stage` locked, and the config's pin) or content hash;
 - `language_model(spec)`: a language model's id, backend, revision, SDK and API version;
 - `checkpoint_provenance(...)`: the `provenance.json` sidecar training writes into each checkpoint (with the
   device and precision it trained at, and the hash of the model's own config slice);
@@ -35,6 +36,7 @@ from urllib.parse import urlsplit, urlunsplit
 from posbias.io import atomic_write
 from posbias.llm.spec import LOCAL_BACKENDS
 from posbias.rankers.checkpoint_files import SIDECAR
+from posbias.staging.checksums import hashed_files, sha256_file, tree_sha256  # a directory's hash, as stage's
 
 log = logging.getLogger(__name__)
 
@@ -55,14 +57,6 @@ DIRTY_PATHS_SHOWN = 20
 
 def now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-
-
-def sha256_file(path: str | os.PathLike) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def code_root() -> Path | None:
@@ -216,13 +210,6 @@ def pretrained_names(data: Mapping) -> dict[str, list[str]]:
 # --- pretrained weights ----------------------------------------------------------------------------------
 
 
-def _files(path: Path) -> list[Path]:
-    if path.is_file():
-        return [path]
-    return sorted(p for p in path.rglob("*") if p.is_file()
-                  and not {"__pycache__", ".cache"} & set(p.relative_to(path).parts[:-1]))
-
-
 def _hash_cache_file() -> Path:
     from posbias.backbones import cache_dir
 
@@ -244,7 +231,7 @@ def content_hash(path: str | os.PathLike) -> dict:
     times, so a backbone is read once, not by every job. A directory over `CONTENT_HASH_MAX_BYTES` gets a
     `fingerprint` instead (config.json and its files' names and sizes), and says so in `method`."""
     path = Path(path).resolve()
-    files = _files(path)
+    files = hashed_files(path)
     stats = [(str(f.relative_to(path)) if f != path else f.name, f.stat()) for f in files]
     signature = hashlib.sha256(json.dumps([(name, s.st_size, s.st_mtime_ns) for name, s in stats]).encode()).hexdigest()
     cache = _read_hash_cache()
@@ -261,11 +248,7 @@ def content_hash(path: str | os.PathLike) -> dict:
     elif path.is_file():
         method, value = "sha256", sha256_file(path)
     else:
-        method = "sha256"
-        digest = hashlib.sha256()
-        for (name, _), file in zip(stats, files):
-            digest.update(f"{name}\t{sha256_file(file)}\n".encode("utf-8"))
-        value = digest.hexdigest()
+        method, value = "sha256", tree_sha256(path)
     cache = _read_hash_cache()  # again: another job may have added entries meanwhile
     cache[str(path)] = {"signature": signature, "method": method, "sha256": value}
     try:
@@ -306,8 +289,11 @@ def weights_identity(name: str) -> dict:
             identity.update(kind="local", **content_hash(path))
         elif name.startswith(("/", ".", "~")) or name.count("/") > 1:
             identity.update(kind="local", sha256=None, error="no such file or directory")
-        else:
-            identity.update(kind="hub", revision=hub_revision(name))
+        else:  # the commit `posbias stage` locked and jobs load, else the cache's (posbias.staging.hub)
+            from posbias.staging.hub import pinned, staged_commit
+
+            identity.update(kind="hub", revision=staged_commit(name) or hub_revision(name))
+            identity.update({"pinned": pinned(name)} if pinned(name) else {})
     except Exception as err:  # noqa: BLE001 - provenance reports what it cannot identify; it never fails a job
         identity.update(error=f"{type(err).__name__}: {err}")
     return identity

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from snakemake_runs import TARGETS, run_snakemake, tiny_config, write_config
+from no_network import offline_environment
+from snakemake_runs import TARGETS, run_snakemake, stage, tiny_config, write_config
 
 
 SIMULATED_GPUS = "0,1"
@@ -30,7 +31,9 @@ def finished_run(tmp_path_factory, request) -> Path:
     it (their changed configs written elsewhere); one that runs jobs works in a `copy_of_run`.
 
     It runs as on a machine with two GPUs (`SIMULATED_GPUS`): every GPU job claims one from the pool
-    (posbias.gpu_pool) and computes on the CPU all the same; tests/workflow/test_gpu_jobs.py reads its logs."""
+    (posbias.gpu_pool) and computes on the CPU all the same; tests/workflow/test_gpu_jobs.py reads its logs. And as
+    on a cluster's compute node without internet: `posbias stage` first (its table in stage.txt), then every process
+    with the network blocked and POSBIAS_OFFLINE=1 (no_network.py; tests/workflow/test_offline_run.py)."""
     shared = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = shared.parent
@@ -42,8 +45,9 @@ def finished_run(tmp_path_factory, request) -> Path:
             work.mkdir()
             write_config(work, tiny_config(request.getfixturevalue("tiny_backbone")))
             try:
-                run_snakemake(work, *TARGETS, "-j", "2", "--resources", "gpu=2",
-                              env=simulated_gpus(shared / "gpu-pool"))
+                offline = offline_environment(simulated_gpus(shared / "gpu-pool"), shared / "no-network")
+                (work / "stage.txt").write_text(stage(work, "--config", "config.yaml", env=offline).stdout)
+                run_snakemake(work, *TARGETS, "-j", "2", "--resources", "gpu=2", env=offline)
             except Exception as error:
                 failed.write_text(f"the tiny run in {work} failed: {error}")
                 raise

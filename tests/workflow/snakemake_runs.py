@@ -48,6 +48,16 @@ def run_snakemake(workdir: Path, *args: str, check: bool = True, repository: Pat
     return result
 
 
+def stage(workdir: Path, *args: str, check: bool = True,
+          env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """`posbias stage` in `workdir` (the run directory, where it keeps results/staging.lock.yaml)."""
+    result = subprocess.run([sys.executable, "-m", "posbias.cli", "stage", *args], cwd=workdir, capture_output=True,
+                            text=True, timeout=300, env=env)
+    if check and result.returncode != 0:
+        raise AssertionError(f"posbias stage {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    return result
+
+
 def write_config(workdir: Path, config: dict) -> Path:
     path = workdir / "config.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))

@@ -71,7 +71,8 @@ METRICS = {"sweep": "MRR", "probes": "score", "reader": "accuracy", "order": "MR
            "reader_grid": "accuracy"}
 
 
-# What a `source` names, per battery (`pool_size` is optional); the grid also reads LongEmbed's needle and passkey
+# What a `source` names, per battery (`pool_size` is optional, and `<key>_sha256` the sha256 of a file placed by
+# hand: the reader's `qa_sha256`, which the battery checks); the grid also reads LongEmbed's needle and passkey
 # sets, `{longembed: needle|passkey, ...}` (`posbias.audit.longembed.SOURCE_OPTIONS`)
 SOURCE_KEYS = {"sweep": ("queries", "qrels", "passages"), "grid": ("queries", "qrels", "passages"),
                "order": ("queries", "qrels", "passages"), "probes": ("redocred",), "reader": ("qa",),
@@ -86,7 +87,7 @@ def source_files(source: Mapping | None) -> list[str]:
     if not source:
         return []
     return source_inputs(source) if is_longembed(source) else [path for key, path in source.items()
-                                                                if key != "pool_size"]
+                                                                if key != "pool_size" and not key.endswith("_sha256")]
 CHOICES = {"test": ("t", "wilcoxon", "randomisation", "mcnemar"),
            "correction": ("none", "bonferroni", "holm", "fdr_bh"), "needles": ("lexical", "paraphrased"),
            "rest": ("paper", "authors"), "aggregate": ("max", "first"), "arrange": ("retrieval", "ends"),
@@ -476,7 +477,11 @@ def _reader_records(settings: Mapping, k: int) -> list[dict]:
     from posbias.litm.synthetic_qa import synthetic_qa_records
 
     if settings["source"]:
-        return read_qa_records(settings["source"]["qa"], require_gold=True, limit=settings["n_questions"])
+        from posbias.staging.checksums import verify
+
+        source = settings["source"]
+        verify(source["qa"], source.get("qa_sha256"), "the reader source's qa_sha256")
+        return read_qa_records(source["qa"], require_gold=True, limit=settings["n_questions"])
     return synthetic_qa_records(WORLD, settings["n_questions"], depth=max(50, 2 * k))
 
 

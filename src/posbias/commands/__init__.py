@@ -7,4 +7,4 @@ use, so a command by hand writes what the workflow's job writes.
 """
 
 # In the order `posbias --help` lists them.
-CORE_STAGES = ("data", "retrieval", "training", "evaluation", "study", "records", "plan")
+CORE_STAGES = ("stage", "data", "retrieval", "training", "evaluation", "study", "records", "plan")

@@ -21,6 +21,8 @@ def register(commands) -> None:
     idx.add_argument("--index", required=True)
     idx.add_argument("--threads", type=POSITIVE, default=1)
     reads(idx, "--expansions", help="doc2query file joined to the documents before indexing")
+    idx.add_argument("--expansions-sha256", help="refuse --expansions unless its sha256 is this (the config's "
+                                                 "collections.<name>.expansions_sha256)")
 
     dense = add_command(commands, "dense-index", dense_index,
                         help="encode documents into a FAISS index (a hybrid retriever's); the vectors stay in "
@@ -77,7 +79,7 @@ def _hybrid_retriever(config: dict, name: str, path: str) -> dict:
 def index(args) -> None:
     from posbias.steps.retrieval import index as build_index
 
-    build_index(args.docs, args.index, args.threads, args.expansions)
+    build_index(args.docs, args.index, args.threads, args.expansions, args.expansions_sha256)
 
 
 def dense_index(args) -> None:

@@ -35,6 +35,7 @@ SECTION_MODULES = (
     "posbias.sweep.config",
     "posbias.positions.config",
     "posbias.audit.config",
+    "posbias.config.sections.revisions",  # after every section whose keys name a model
     "posbias.config.sections.reproduction",
 )
 

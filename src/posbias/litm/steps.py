@@ -48,8 +48,11 @@ def build_qa(section: dict, retrieval: str | None, outputs: dict[str, str]) -> N
     """Write the QA data files (`outputs`: setting name -> path) from retrieval records (the authors'
     retrieval file or our synthetic one), or copy them out of the authors' built files (source kind `files`)."""
     from posbias.litm import qa_builder
+    from posbias.staging.checksums import verify
 
     source, limit = section["source"], section.get("limit")
+    if source["kind"] != "synthetic":
+        verify(source["path"], source.get("sha256"), "litm.qa.source.sha256")
     for name, size, gold_index in settings("qa", section):
         if name == CLOSED_BOOK:
             continue
@@ -101,8 +104,11 @@ def build_kv(section: dict, outputs: dict[str, str]) -> None:
     """Write one key-value file per (size, gold position): generated with a seed, or the authors' files."""
     from posbias.litm import kv
     from posbias.litm.files import write_jsonl
+    from posbias.staging.checksums import verify
 
     source, limit = section["source"], section.get("limit")
+    if source["kind"] == "files":
+        verify(source["path"], source.get("sha256"), "litm.kv.source.sha256")
     for name, size, gold_index in settings("kv", section):
         if source["kind"] == "files":
             original = Path(source["path"]) / f"kv-retrieval-{size}_keys.jsonl.gz"

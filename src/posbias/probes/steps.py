@@ -85,13 +85,16 @@ def redocred_files(section: Mapping, synthetic_path: str) -> dict[str, list[dict
 
 
 def read_corpus(files: Sequence[Mapping]) -> list:
-    """The documents of every `{path, split}` entry, in the order given."""
+    """The documents of every `{path, split}` entry, in the order given; an entry's file must have its `sha256`, when
+    the entry gives one."""
     from posbias.probes.redocred import read_redocred
+    from posbias.staging.checksums import verify
 
     documents = []
     for entry in files:
         if not Path(entry["path"]).exists():
             raise InputError(f"probes.redocred: {entry['path']} does not exist (a Re-DocRED *_revised.json file)")
+        verify(entry["path"], entry.get("sha256"), f"probes.redocred's sha256 of {entry['path']}")
         documents += read_redocred(entry["path"], entry["split"])
     return documents
 

@@ -44,13 +44,15 @@ class Argument:
     `schema` holds its JSON-schema constraints (type, enum, bounds); `description` joins them in the config's
     schema. `default` is the constructor's; the schema writes it into the loaded config only where
     `schema_default` is set (RankGPT's settings are read from the config; a torch ranker records its defaults
-    in its checkpoint instead, so its config stays as written)."""
+    in its checkpoint instead, so its config stays as written). `pretrained`: its value names a pretrained model
+    or tokenizer (a hub id, a directory), which `posbias stage` fetches before jobs run offline."""
 
     name: str
     schema: dict[str, Any]
     description: str = ""
     default: Any = REQUIRED
     schema_default: bool = False
+    pretrained: bool = False
 
     @property
     def required(self) -> bool:

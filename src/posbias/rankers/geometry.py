@@ -102,8 +102,12 @@ def geometry_limit(backbone: str, trust_remote_code: bool = False) -> int | None
     """`position_limit` of a backbone, from its config alone (local files only, never the network);
     None when the config cannot be read here (a hub name not in the local cache)."""
     from posbias.backbones import resolve
+    from posbias.staging.offline import NotStagedError
 
-    path = resolve(backbone)  # an unknown offline: name is an error, not an unreadable config
+    try:
+        path = resolve(backbone)  # an unknown offline: name is an error, not an unreadable config
+    except NotStagedError:  # offline and not staged yet: the job that loads it says so
+        return None
     found = config_file(path)
     if found is None:
         return None

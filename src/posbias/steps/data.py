@@ -112,6 +112,10 @@ def _read(source: dict, what: str):
 
     kind = source["kind"]
     if kind == "ir_datasets":
+        if what == "documents":
+            from posbias.staging.irds import verify_manual
+
+            verify_manual(source["id"], source.get("manual_sha256"), f"the source's manual_sha256 ({source['id']})")
         return getattr(irds, what)(source["id"], *([] if what == "qrels" else [source.get("fields")]))
     if kind == "hf":
         options = {k: source[k] for k in ("name", "context_lengths", "revision", "cache_dir", "data_files")

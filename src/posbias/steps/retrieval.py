@@ -15,12 +15,17 @@ from posbias.retrieval import bm25
 log = logging.getLogger(__name__)
 
 
-def index(docs: str, index_dir: str, threads: int, expansions: str | None = None) -> None:
-    """Build a Lucene index; doc2query expansions (a file) are joined to the documents first."""
+def index(docs: str, index_dir: str, threads: int, expansions: str | None = None,
+          expansions_sha256: str | None = None) -> None:
+    """Build a Lucene index; doc2query expansions (a file, checked against its sha256 when one is given) are
+    joined to the documents first."""
     from posbias.data.sources.expansions import read_expansions
+    from posbias.staging.checksums import verify
 
     if expansions and not Path(expansions).exists():
         raise InputError(f"doc2query expansions {expansions} (collections.<name>.expansions) do not exist")
+    if expansions:
+        verify(expansions, expansions_sha256, "collections.<name>.expansions_sha256")
     bm25.build_index(docs, index_dir, threads, read_expansions(expansions) if expansions else None)
 
 

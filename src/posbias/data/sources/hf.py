@@ -55,8 +55,12 @@ def load_split(path: str, name: str, split: str, context_lengths: ContextLengths
     """
     import datasets
 
+    from posbias.staging.hub import is_hub_id, load_target
+
     wanted = _wanted(context_lengths)
     where = f"{path} (config {name!r}, split {split!r})"
+    if is_hub_id(path, "dataset"):  # the snapshot `posbias stage` fetched; offline, nothing else
+        path, revision = load_target(path, "dataset", revision)
     if data_files is None:
         files = f"{name}/{split}.jsonl"  # where LongEmbed keeps every config's splits
     elif split in data_files:

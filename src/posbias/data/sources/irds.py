@@ -2,7 +2,9 @@
 
 ir_datasets downloads into `IR_DATASETS_HOME` (default `~/.ir_datasets`) on
 first use and reads from there afterwards; the tests place small files in each
-dataset's own on-disk format there, so this code runs offline unchanged.
+dataset's own on-disk format there, so this code runs offline unchanged. With
+POSBIAS_OFFLINE=1 a part whose files are not all there is refused at once,
+naming the file and `posbias stage` (posbias.staging.irds).
 
 Text comes from the record's `default_text()` (for example title and body for
 MS MARCO documents, title for Robust04 topics) unless the config names the
@@ -18,6 +20,7 @@ from typing import Any, Iterable, Iterator, Sequence
 from tqdm import tqdm
 
 from posbias.data.sources import SourceError
+from posbias.staging.irds import require_staged  # offline, a part not staged is refused before ir_datasets waits
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +98,7 @@ def _iterate_docs(dataset: Any) -> Iterator:
 
 def documents(dataset_id: str, fields: Sequence[str] | None = None, progress: bool = True) -> Iterator[dict]:
     """Yield `{"id", "text"}` for every document of the dataset."""
+    require_staged(dataset_id, "docs")
     dataset = load(dataset_id)
     if not dataset.has_docs():
         raise SourceError(f"ir_datasets {dataset_id!r} has no documents")
@@ -112,6 +116,7 @@ def documents(dataset_id: str, fields: Sequence[str] | None = None, progress: bo
 
 def queries(dataset_id: str, fields: Sequence[str] | None = None) -> dict[str, str]:
     """`{qid: text}`; queries whose text is empty after joining the fields are dropped with a warning."""
+    require_staged(dataset_id, "queries")
     dataset = load(dataset_id)
     if not dataset.has_queries():
         raise SourceError(f"ir_datasets {dataset_id!r} has no queries")
@@ -130,6 +135,7 @@ def queries(dataset_id: str, fields: Sequence[str] | None = None) -> dict[str, s
 
 def qrels(dataset_id: str) -> dict[str, dict[str, int]]:
     """`{qid: {doc_id: grade}}` from the dataset's judgments."""
+    require_staged(dataset_id, "qrels")
     dataset = load(dataset_id)
     if not dataset.has_qrels():
         raise SourceError(f"ir_datasets {dataset_id!r} has no relevance judgments")
@@ -143,6 +149,7 @@ def folds(fold_ids: Sequence[str]) -> dict[str, int]:
     """`{qid: fold number}` (1-based, in the order given) from one ir_datasets subset per fold."""
     assignment: dict[str, int] = {}
     for number, fold_id in enumerate(fold_ids, start=1):
+        require_staged(fold_id, "queries")
         dataset = load(fold_id)
         for query in _guarded(dataset.queries_iter(), fold_id, "queries", dataset.queries_handler()):
             if query.query_id in assignment:

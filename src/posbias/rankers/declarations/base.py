@@ -8,7 +8,8 @@ from posbias.rankers.declaration import Argument
 POSITIVE = {"type": "integer", "minimum": 1}
 SHARE = {"type": "number", "minimum": 0, "maximum": 1}
 
-BACKBONE = Argument("backbone", {"type": "string"}, "HF model directory or name, or offline:all-MiniLM-L6-v2")
+BACKBONE = Argument("backbone", {"type": "string"}, "HF model directory or name, or offline:all-MiniLM-L6-v2",
+                    pretrained=True)
 MAX_QUERY_TOKENS = Argument("max_query_tokens", POSITIVE)
 CHUNK_TOKENS = Argument("chunk_tokens", POSITIVE)
 STRIDE = Argument("stride", POSITIVE, "cedr_* and neural_model1 read greedy disjoint chunks: stride must equal "
@@ -43,7 +44,7 @@ CHUNK_ARGUMENTS = (BACKBONE, MAX_QUERY_TOKENS, CHUNK_TOKENS, STRIDE, MAX_DOC_TOK
 PIPELINE_ARGUMENTS = (Argument(
     "tokenizer", {"type": "string"},
     "the tokenizer to read with when the backbone's own is not the one (MOSAIC BERT: bert-base-uncased)",
-    default=None),)
+    default=None, pretrained=True),)
 
 
 def with_chunk_arguments(*own: Argument) -> tuple[Argument, ...]:

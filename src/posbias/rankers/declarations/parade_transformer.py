@@ -27,13 +27,13 @@ AGGREGATOR = Argument(
     "(default cross-encoder/ms-marco-MiniLM-L-6-v2, the paper's PRETR-L6); loaded with its position and "
     "token-type embeddings and LayerNorm, its word-embedding table cut to pad_token_id + 1 frozen rows (never "
     "read; ours); saved in checkpoints under auxiliary/aggregator. Its parameters train at aggregator_lr",
-    default=PAPER_AGGREGATOR)
+    default=PAPER_AGGREGATOR, pretrained=True)
 INTERACTION_MODEL = Argument(
     "interaction_model", {"type": "string"},
     "parade_transf_pretr_lateir: the pretrained interaction Transformer run per window on [C, S, query tokens, S, "
     "window tokens, S], HF name or directory (default cross-encoder/ms-marco-MiniLM-L-2-v2, FlexNeuART's default, "
     "which the authors kept); word embeddings shrunk as for aggregator; trains at aggregator_lr (ours); saved "
-    "under auxiliary/interaction_model", default=FLEXNEUART_INTERACTION)
+    "under auxiliary/interaction_model", default=FLEXNEUART_INTERACTION, pretrained=True)
 
 
 def _parade(name: str, cls: str, *own: Argument) -> RankerDeclaration:

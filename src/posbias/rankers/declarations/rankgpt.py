@@ -9,8 +9,8 @@ from posbias.rankers.declaration import Argument, Chunking, RankerDeclaration
 POSITIVE_OR_NULL = {"type": ["integer", "null"], "minimum": 1}
 
 
-def _setting(name: str, schema: dict, description: str = "", default=None) -> Argument:
-    return Argument(name, schema, description, default, schema_default=True)
+def _setting(name: str, schema: dict, description: str = "", default=None, pretrained: bool = False) -> Argument:
+    return Argument(name, schema, description, default, schema_default=True, pretrained=pretrained)
 
 
 RANKERS = (RankerDeclaration("rankgpt", "listwise language model", Chunking.LISTWISE, (
@@ -25,7 +25,7 @@ RANKERS = (RankerDeclaration("rankgpt", "listwise language model", Chunking.LIST
     _setting("first_tokens", POSITIVE_OR_NULL,
              "the FirstP variant: each document cut to its longest sentence prefix within this many tokens of "
              "first_tokenizer (the study: 512 bert-base-uncased tokens); null reads whole documents (LongP)"),
-    _setting("first_tokenizer", {"type": ["string", "null"]}),
+    _setting("first_tokenizer", {"type": ["string", "null"]}, pretrained=True),
     # no schema default: null means enough tokens for `window` ids (`RankGPTSettings`)
     Argument("max_new_tokens", {"type": "integer", "minimum": 1},
              "the permutation's token budget (default: enough for `window` ids)", default=None),

@@ -4,7 +4,9 @@
 #               config/regression/demo.yaml (posbias regress: one pass/fail table)
 #   make test   run the test suite
 #   make test-slurm   (root) install and start a one-node SLURM cluster, run the tiny workflow
-#               through profiles/slurm, stop the cluster again (tests/slurm/run_cluster_test.sh)
+#               through profiles/slurm, stop the cluster again (tests/slurm/run_cluster_test.sh); then, on a
+#               fresh cluster, a training job warned before its time limit as the profile asks, resubmitted
+#               and resumed to a checkpoint bit-identical to an uninterrupted run's (run_preemption_test.sh)
 # Each takes TORCH=cpu (the default), cu126 or cu130: the torch build the environment gets (below); once
 # .venv holds a build, the commands use it without TORCH.
 
@@ -99,6 +101,7 @@ test: $(STAMP)
 
 test-slurm: $(STAMP)
 	bash tests/slurm/run_cluster_test.sh
+	bash tests/slurm/run_preemption_test.sh
 
 clean:
 	rm -rf results logs .snakemake

@@ -9,8 +9,10 @@ scoring head in fp32.
 An epoch visits every training query `query_repeats` times, or `queries_per_epoch` of them.
 Document token ids come from a token store, a batch at a time.
 A training job saves its state every `save_minutes` (or `save_every` steps), and when SLURM warns of the end of
-its time (SIGUSR1, with `--signal=B:USR1@...`) or it is asked to stop (SIGTERM): then it saves at the end of the
-step and stops (`Preempted`), and the same job resumes from the state (`resume.py`). A non-finite loss stops it.
+its time (SIGUSR1: profiles/slurm asks for `--signal=USR1@600`, without `B:`, which would signal only the batch
+shell) or it is asked to stop (SIGTERM): then it saves at the end of the step and stops (`Preempted`), and the same
+job resumes from the state (`resume.py`). Whether SLURM's signal reaches this process under the Snakemake executor
+depends on the cluster (docs/running.md, "Pre-emption on SLURM"). A non-finite loss stops it.
 """
 
 from __future__ import annotations
@@ -58,10 +60,10 @@ class Preempted(RuntimeError):
 
 
 class StopSignals:
-    """SIGUSR1 (SLURM's warning before the time limit) and SIGTERM (scancel, a pre-empting job) while training: the
-    handler only notes the signal; the loop saves at the end of the step and stops. Outside the main thread (where
-    Python cannot install handlers), or when there is no state to save (`enabled` false), nothing is caught: the
-    signals keep their default, which ends the process."""
+    """SIGUSR1 (SLURM's warning before the time limit, `--signal=USR1@...`) and SIGTERM (scancel, a pre-empting job,
+    the time limit itself) while training: the handler only notes the signal; the loop saves at the end of the step
+    and stops. Outside the main thread (where Python cannot install handlers), or when there is no state to save
+    (`enabled` false), nothing is caught: the signals keep their default, which ends the process."""
 
     SIGNALS = (signal.SIGUSR1, signal.SIGTERM)
 

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# Pre-emption on a real SLURM (make test-slurm, after run_cluster_test.sh): one training job of the tiny
+# config, submitted through profiles/slurm and the executor plugin with the profile's own train resources,
+# gets SLURM's warning before its time limit the way the profile asks for it (the train rule's slurm_extra,
+# --signal=SIG@SECONDS, unchanged), saves its state at the end of its step and stops; Snakemake resubmits it
+# (the profile's `retries`), and the second attempt resumes from the state and finishes. Its checkpoint must
+# be bit-identical, tensor by tensor, to that of the same job run locally without interruption.
+#
+# The time limit is what is scaled down: once the first attempt is training (its log shows a step done), its
+# limit is cut (scontrol update TimeLimit, whole minutes) to leave less than SECONDS + 30 s. slurmctld checks
+# time limits every 30 s and sends the warning at the first check that finds less than SECONDS + 30 s left
+# (SLURM 22.05, measured), so it comes 0 to 30 s later, about 10 minutes before the new limit. The training is
+# made long enough for that from a calibration run (PREEMPT_TRAIN_SECONDS of training, 90 by default: the tiny
+# config's 6 steps an epoch, with more epochs), which leaves room for a machine 2.5 times faster during the
+# run than during the calibration. The uninterrupted reference runs beside the SLURM run, on the other core.
+#
+# Environment: SLURM_TEST_KEEP=1 keeps the work directory and the daemon logs; PREEMPT_SIGNAL=B:USR1 (or TERM
+# ...) sends another signal form than the profile's, to measure what reaches the training process;
+# SLURM_TEST_PROCTRACK=cgroup (cluster.sh) tracks the job's processes in cgroups, as most clusters do.
+set -euo pipefail
+
+SAY_PREFIX=test-slurm-preempt
+source "$(dirname "${BASH_SOURCE[0]}")/cluster.sh"
+HELPER=$REPO/tests/slurm/preemption.py
+BASE_CONFIG=$REPO/config/test/tiny.yaml
+MODEL=firstp
+SEED=1
+TARGET=results/models/$MODEL/seed$SEED
+TRAIN_LOG=logs/train/$MODEL/seed$SEED.log
+TRAIN_SECONDS=${PREEMPT_TRAIN_SECONDS:-90}
+CALIBRATION_EPOCHS=15
+
+test_start=$(date +%s)
+cluster_up
+job_environment
+python=$VENV/bin/python
+
+# --- the signal the profile asks for -----------------------------------------------------------------------
+read -r PROFILE_FORM WARN < <("$python" "$HELPER" signal "$PROFILE/profile.yaml")
+FORM=${PREEMPT_SIGNAL:-$PROFILE_FORM}
+SIGNAL=SIG${FORM#*:}   # the signal the training process should see: B:USR1 -> SIGUSR1
+say "profile: train gets --signal=$PROFILE_FORM@$WARN; here --signal=$FORM@$WARN, expecting $SIGNAL in the" \
+    "training process"
+
+# --- inputs of the training job, a calibration, the reference ------------------------------------------------
+WORK=$(mktemp -d /tmp/posbias-slurm-preempt.XXXXXX)
+WORK_DIRS+=("$WORK")
+RUN=$WORK/run            # the SLURM run
+REF=$WORK/reference      # the same job, run locally without interruption
+CAL=$WORK/calibration    # a short training: steps per second on this machine
+mkdir -p "$RUN"
+write_config() {  # write_config DIR EPOCHS: the tiny config, with only the signal saving the training state
+    cat >"$1/preempt.yaml" <<EOF
+base: $BASE_CONFIG
+training:
+  epochs: $2
+  save_every: 0
+  save_minutes: 0
+EOF
+}
+local_snakemake() {  # local_snakemake DIR LOG ARGS...: the workflow on this machine, not through SLURM
+    local dir=$1 log=$2
+    shift 2
+    "$VENV/bin/snakemake" -s "$REPO/Snakefile" -d "$dir" "$@" --configfile "$dir/preempt.yaml" >"$log" 2>&1 \
+        || { tail -n 40 "$log"; die "local snakemake in $dir failed; log: $log"; }
+}
+
+write_config "$RUN" 1
+say "inputs of $TARGET (local run: data, BM25, token store)"
+local_snakemake "$RUN" "$WORK/inputs.log" -j "$CPUS" "$TARGET" --omit-from train
+cp -a "$RUN" "$CAL"
+cp -a "$RUN" "$REF"
+
+write_config "$CAL" "$CALIBRATION_EPOCHS"
+say "calibration: $CALIBRATION_EPOCHS epochs, one thread"
+local_snakemake "$CAL" "$WORK/calibration.log" -j 1 "$TARGET"
+read -r cal_steps cal_seconds < <("$python" "$HELPER" rate "$CAL/$TRAIN_LOG")
+EPOCHS=$("$python" -c "import math, sys; steps, seconds, epochs, target = map(float, sys.argv[1:]);
+print(max(int(epochs), math.ceil(target * steps / seconds / (steps / epochs))))" \
+    "$cal_steps" "$cal_seconds" "$CALIBRATION_EPOCHS" "$TRAIN_SECONDS")
+STEPS=$((EPOCHS * cal_steps / CALIBRATION_EPOCHS))
+say "calibration: $cal_steps steps in ${cal_seconds} s; $EPOCHS epochs ($STEPS steps) for about $TRAIN_SECONDS s of training"
+write_config "$RUN" "$EPOCHS"
+write_config "$REF" "$EPOCHS"
+
+# The reference in the background, in its own process group (killed by the exit trap if the test fails). One
+# thread, as the SLURM job gets (--max-threads 1): the same thread count, the same sums.
+setsid "$VENV/bin/snakemake" -s "$REPO/Snakefile" -d "$REF" -j 1 "$TARGET" --configfile "$REF/preempt.yaml" \
+    >"$WORK/reference.log" 2>&1 &
+REF_PID=$!
+BACKGROUND_GROUPS+=("$REF_PID")
+say "reference: uninterrupted local run (pid $REF_PID) beside the SLURM run"
+
+# --- the training job through profiles/slurm ------------------------------------------------------------------
+LOG=$WORK/snakemake.log
+mapfile -t OVERRIDES < <(profile_overrides $((MEMORY / 2)) ${PREEMPT_SIGNAL:+"train:slurm_extra='--signal=$FORM@$WARN'"})
+[[ ${#OVERRIDES[@]} -gt 2 ]] || die "could not read the resources of $PROFILE/profile.yaml"
+CMD=("$VENV/bin/snakemake" -s "$REPO/Snakefile" -d "$RUN" "$TARGET"
+     --profile "$PROFILE"
+     --jobs 1 --max-threads 1 --slurm-init-seconds-before-status-checks 2
+     --slurm-keep-successful-logs --show-failed-logs
+     "${OVERRIDES[@]}"
+     --configfile "$RUN/preempt.yaml")   # last: --configfile takes every word that follows
+say "running: ${CMD[*]}"
+start=$(date +%s)
+setsid "${CMD[@]}" >"$LOG" 2>&1 &
+RUN_PID=$!
+BACKGROUND_GROUPS+=("$RUN_PID")
+
+# Once the first attempt has done a step (StopSignals is in place), its time limit is cut to leave less than the
+# warning's SECONDS + 30 s, in whole minutes: the next time check, within 30 s, sends the warning.
+first_job="" cut_at="" cut_step=""
+while kill -0 "$RUN_PID" 2>/dev/null && [[ -z $cut_at ]]; do
+    sleep 1
+    [[ -n $first_job ]] || first_job=$(sed -n 's/.*has been submitted with SLURM jobid \([0-9]*\).*/\1/p' "$LOG" | head -n 1)
+    [[ -n $first_job && -s $RUN/$TRAIN_LOG ]] || continue
+    # the progress bar's last frame, "| 12/834 [": the steps done
+    step=$(grep -ao '| *[0-9]*/[0-9]* \[' "$RUN/$TRAIN_LOG" | tail -n 1 | sed 's/[^0-9]*\([0-9]*\)\/.*/\1/' || true)
+    [[ ${step:-0} -ge 1 ]] || continue
+    job_start=$(date -d "$(squeue -h -j "$first_job" -o %S)" +%s)
+    now=$(date +%s)
+    limit=$(((now - job_start + WARN + 29) / 60))   # whole minutes: at most SECONDS + 29 s left
+    scontrol update JobId="$first_job" TimeLimit="$limit"
+    cut_at=$((now - job_start)) cut_step=$step
+    say "job $first_job at step $step, $cut_at s in: time limit cut to $limit min" \
+        "($((limit * 60 - cut_at)) s left, warning at <$((WARN + 30)) s left)"
+done
+set +e
+wait "$RUN_PID"
+status=$?
+set -e
+BACKGROUND_GROUPS=("$REF_PID")
+elapsed=$(($(date +%s) - start))
+if [[ $status -ne 0 ]]; then
+    tail -n 80 "$LOG"
+    die "snakemake failed (exit $status) after ${elapsed}s; log: $LOG"
+fi
+[[ -n $cut_at ]] || die "the first attempt ended before its time limit could be cut (no training step in its log?)"
+say "SLURM run done in ${elapsed}s; waiting for the reference"
+wait "$REF_PID" || { tail -n 40 "$WORK/reference.log"; die "the reference run failed; log: $WORK/reference.log"; }
+BACKGROUND_GROUPS=()
+
+# --- checks ------------------------------------------------------------------------------------------------
+mapfile -t SUBMITTED < <(sed -n 's/.*has been submitted with SLURM jobid \([0-9_]*\).*/\1/p' "$LOG")
+[[ ${#SUBMITTED[@]} -eq 2 ]] || die "expected 2 SLURM jobs (the warned one and its retry), got ${#SUBMITTED[@]}: ${SUBMITTED[*]:-none} (log: $LOG)"
+states=()
+for id in "${SUBMITTED[@]}"; do
+    states+=("$(squeue --states=all -h -j "$id" -o %T)")
+done
+[[ ${states[0]} == FAILED && ${states[1]} == COMPLETED ]] \
+    || die "SLURM states ${states[*]} of jobs ${SUBMITTED[*]}: expected FAILED (stopped after the warning) then COMPLETED"
+grep -q "Trying to restart job" "$LOG" || die "Snakemake did not restart the job (log: $LOG)"
+{ read -r attempts; read -r saved_at; } < <("$python" "$HELPER" attempts "$LOG" "$RUN/$TRAIN_LOG" "$SIGNAL" \
+    || echo FAILED)
+[[ $attempts != FAILED ]] || die "the attempts' logs do not show the pre-emption (see above; log: $LOG)"
+[[ ! -e $RUN/$TARGET.resume ]] || die "the training state $RUN/$TARGET.resume is still there after the checkpoint"
+comparison=$("$python" "$HELPER" compare "$REF/$TARGET" "$RUN/$TARGET")
+
+job_times() {  # job_times ID: start and end (from squeue), seconds run
+    local start_end
+    start_end=$(squeue --states=all -h -j "$1" -o '%S %e')
+    printf '%s .. %s (%s s)' "${start_end% *}" "${start_end#* }" \
+        $(($(date -d "${start_end#* }" +%s) - $(date -d "${start_end% *}" +%s)))
+}
+say "summary"
+printf '  cluster    : %s, ProctrackType proctrack/%s; %s, %s\n' "$(sinfo -V)" "${SLURM_TEST_PROCTRACK:-linuxproc}" \
+    "$("$VENV/bin/pip" show snakemake-executor-plugin-slurm 2>/dev/null | sed -n 's/^Version: /snakemake-executor-plugin-slurm /p')" \
+    "$("$VENV/bin/pip" show snakemake-executor-plugin-slurm-jobstep 2>/dev/null | sed -n 's/^Version: /jobstep /p')"
+printf '  signal     : --signal=%s@%s (the profile: %s@%s)\n' "$FORM" "$WARN" "$PROFILE_FORM" "$WARN"
+printf '  job %-6s : %s, %s\n' "${SUBMITTED[0]}" "${states[0]}" "$(job_times "${SUBMITTED[0]}")"
+printf '  job %-6s : %s, %s\n' "${SUBMITTED[1]}" "${states[1]}" "$(job_times "${SUBMITTED[1]}")"
+first_start=$(squeue --states=all -h -j "${SUBMITTED[0]}" -o %S)
+printf '  attempts   : %s\n' "$attempts"
+printf '  warning    : job %s: limit cut %s s in (step %s), state saved %s s in\n' "${SUBMITTED[0]}" "$cut_at" \
+    "$cut_step" $(($(date -d "$saved_at" +%s) - $(date -d "$first_start" +%s)))
+printf '  checkpoint : %s\n' "$comparison"
+printf '  time       : SLURM run %d s; whole test %d s\n' "$elapsed" $(($(date +%s) - test_start))
+say "passed"

@@ -8,6 +8,8 @@ import anthropic
 import openai
 import pytest
 
+from posbias.errors import InputError
+
 from posbias.llm.backends import make_backend
 from posbias.llm.cache import ResponseCache
 from posbias.llm.generate import LanguageModel
@@ -53,8 +55,9 @@ def test_keys_appear_in_no_file(tmp_path, monkeypatch, fake_api, debug_log):
         model.generate([Request(prompt="What is the capital of France?")], Decoding(), progress=False)
         assert len(api.requests) == 2
         assert key in str(api.requests[0]["headers"])  # the key was really sent: its absence below means something
-        refused = fake_api(sdk, [(401, fake_api.error_body("invalid key"))])  # a failed job logs its traceback
-        with pytest.raises(sdk.AuthenticationError) as caught:
+        # a refused key is one line of input to fix; the job's log gets the whole chain, the SDK's error included
+        refused = fake_api(sdk, [(401, fake_api.error_body("invalid key"))])
+        with pytest.raises(InputError, match="refused the request: AuthenticationError") as caught:
             LanguageModel(spec, cache, backend=make_backend(spec, http_client=refused.client)).generate(
                 [Request(prompt="other")], Decoding(), progress=False)
         logging.getLogger("posbias").error("job failed", exc_info=caught.value)

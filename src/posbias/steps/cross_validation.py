@@ -70,12 +70,12 @@ def cross_validate_checkpoint(init_checkpoint: str, model: dict, training: dict,
     resume_dir = Path(state_dir_of(querysets[0]["run"]))
     for number, files in enumerate(querysets):
         folds = sorted(set(read_folds(files["folds"]).values()))
+        inputs = {"init": _stamp(init_checkpoint), **{k: _stamp(v) for k, v in files.items() if k != "run"}}
         fold_runs = []
         for fold in folds:
             fold_run = resume_dir / f"queryset{number}" / f"fold{fold}.run"
-            made_of = fingerprint(init=_stamp(init_checkpoint), files={k: _stamp(v) for k, v in files.items()
-                                                                     if k != "run"},
-                                  model=model, training=training, seed=seed, fold=fold, tag=tag, scoring=scoring)
+            made_of = fingerprint(inputs=inputs, model=model, training=training, seed=seed, fold=fold, tag=tag,
+                                  scoring=scoring)
             if _finished(fold_run, made_of):
                 log.info("%s fold %d: kept from an earlier attempt of this job", files["run"], fold)
             else:
@@ -95,8 +95,12 @@ def _stamp(path: str) -> list:
     rewrites an input it reruns, so a changed input has a new stamp)."""
     root = Path(path)
     files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
-    return [(str(f.relative_to(root)) if root.is_dir() else f.name, os.stat(f).st_size, os.stat(f).st_mtime_ns)
-            for f in files]
+    return [(str(f.relative_to(root)) if root.is_dir() else f.name, *_size_and_time(f)) for f in files]
+
+
+def _size_and_time(path: Path) -> tuple[int, int]:
+    stat = os.stat(path)
+    return stat.st_size, stat.st_mtime_ns
 
 
 def _made_of_path(fold_run: Path) -> Path:

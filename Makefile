@@ -5,8 +5,9 @@
 #   make test   run the test suite
 #   make test-slurm   (root) install and start a one-node SLURM cluster, run the tiny workflow
 #               through profiles/slurm, stop the cluster again (tests/slurm/run_cluster_test.sh); then, on a
-#               fresh cluster, a training job warned before its time limit as the profile asks, resubmitted
-#               and resumed to a checkpoint bit-identical to an uninterrupted run's (run_preemption_test.sh)
+#               fresh cluster, a training job that stops itself before its time limit, is resubmitted and
+#               resumes to a checkpoint bit-identical to an uninterrupted run's (run_preemption_test.sh), once
+#               with each process tracking (proctrack/linuxproc, proctrack/cgroup)
 # Each takes TORCH=cpu (the default), cu126 or cu130: the torch build the environment gets (below); once
 # .venv holds a build, the commands use it without TORCH.
 
@@ -101,7 +102,8 @@ test: $(STAMP)
 
 test-slurm: $(STAMP)
 	bash tests/slurm/run_cluster_test.sh
-	bash tests/slurm/run_preemption_test.sh
+	SLURM_TEST_PROCTRACK=linuxproc bash tests/slurm/run_preemption_test.sh
+	SLURM_TEST_PROCTRACK=cgroup bash tests/slurm/run_preemption_test.sh
 
 clean:
 	rm -rf results logs .snakemake

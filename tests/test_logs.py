@@ -9,6 +9,7 @@ import pytest
 
 from posbias.errors import DiskFullError, InputError, ServiceError
 from posbias.logs import job_log
+from posbias.training.loop import Preempted
 
 
 def test_a_job_logs_its_cpu_seconds_and_threads_at_its_end(tmp_path):
@@ -32,16 +33,19 @@ def test_the_tokenizers_threads_follow_the_jobs(tmp_path, monkeypatch):
         assert os.environ["RAYON_NUM_THREADS"] == "1"
 
 
-@pytest.mark.parametrize("error, status", [(InputError("q.tsv:3: no tab\nbetween id and text"), 2),
-                                           (DiskFullError("results/ckpt: no space left (needs 1.3 GB)"), 4),
-                                           (ServiceError("model m at http://127.0.0.1:1/v1: HTTP 500"), 5)])
-def test_a_job_ends_in_one_line_with_its_exit_status_for_input_or_a_fault(tmp_path, error, status):
+@pytest.mark.parametrize("error, status, says", [
+    (InputError("q.tsv:3: no tab\nbetween id and text"), 2, "job failed"),
+    (DiskFullError("results/ckpt: no space left (needs 1.3 GB)"), 4, "job failed"),
+    (ServiceError("model m at http://127.0.0.1:1/v1: HTTP 500"), 5, "job failed"),
+    (Preempted("training m (seed 1): signal SIGTERM at optimizer step 4 of 6; the state is saved in m.resume"), 6,
+     "job stopped")])
+def test_a_job_ends_in_one_line_with_its_exit_status_for_input_or_a_fault(tmp_path, error, status, says):
     log = tmp_path / "job.log"
     with pytest.raises(SystemExit) as stopped:
         with job_log(str(log)):
             raise error
     assert stopped.value.code == status
-    failed = [line for line in log.read_text().splitlines() if "job failed" in line]
+    failed = [line for line in log.read_text().splitlines() if says in line]
     assert len(failed) == 1 and failed[0].endswith(" ".join(str(error).split("\n")))
     assert "Traceback" not in log.read_text()
 

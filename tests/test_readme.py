@@ -6,7 +6,9 @@ Blocks are marked in a page by an HTML comment on the line before their ```bash 
 - `<!-- paper_dry_runs -->`: the reproduction page's dry runs of the paper configs, run as written by
   tests/workflow/test_paper_configs.py, whose tests read their output (so they run once per suite);
 - `<!-- runnable -->`: a block that runs on its own from a copy of the repository (dry runs, the config
-  example).
+  example);
+- `<!-- cluster -->`: the steps of docs/cluster.md, which need a SLURM cluster: `make test-slurm` runs them in
+  order (tests/slurm/run_cluster_test.sh).
 Unmarked blocks need a GPU, the network, licensed data or much more time; their Snakemake commands are still
 checked for the argument order Snakemake 9 needs.
 
@@ -34,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 PAGES = {path: path.read_text(encoding="utf-8")
          for path in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]}
 WALKTHROUGH_PAGE = REPO / "docs" / "getting-started.md"
-MARKERS = ("walkthrough", "runnable", "paper_dry_runs")
+MARKERS = ("walkthrough", "runnable", "paper_dry_runs", "cluster")
 # What a copy of the repository leaves out: version control, environments and what runs write at the top
 # (a run directory of the pages' commands included, and a built site), and caches anywhere.
 NOT_COPIED_AT_TOP = {".git", ".venv", "results", "logs", ".snakemake", ".pytest_cache", "build", "paper", "cache",
@@ -87,12 +89,13 @@ def commands(script: str) -> list[list[str]]:
 
 def misplaced_config_words(words: list[str]) -> list[str]:
     """Words Snakemake 9 would take as config files (after `--configfile`) or config items (after `--config`)
-    that are neither: a target or another argument placed after them."""
+    that are neither: a target or another argument placed after them. A shell variable (`$CONFIG`) passes as a
+    file: its value is set in the page (docs/cluster.md's commands run in make test-slurm)."""
     wrong, expecting = [], None
     for word in words[1:]:
         if word.startswith("-"):
             expecting = {"--configfile": "file", "--configfiles": "file", "--config": "item"}.get(word)
-        elif expecting == "file" and not word.endswith((".yaml", ".yml")):
+        elif expecting == "file" and not (word.endswith((".yaml", ".yml")) or re.fullmatch(r"\$\{?\w+\}?", word)):
             wrong.append(word)
         elif expecting == "item" and "=" not in word:
             wrong.append(word)
@@ -203,3 +206,15 @@ def test_walkthrough_runs(tmp_path):
 def test_runnable_block_runs(block, tmp_path):
     clone = copy_of_repository(tmp_path / "clone")
     run_bash(block, cwd=clone, env=environment(), timeout=300)
+
+
+def test_the_cluster_page_has_its_seven_steps_for_make_test_slurm():
+    """tests/slurm/run_cluster_test.sh runs docs/cluster.md's marked blocks as set up, stage, plan, submit, watch,
+    resume and collect, in that order: a block added or dropped there must be added to that script too."""
+    page = REPO / "docs" / "cluster.md"
+    blocks = marked_blocks("cluster", [page])
+    assert len(blocks) == 7 and len(marked_blocks("cluster")) == 7
+    script = (REPO / "tests" / "slurm" / "run_cluster_test.sh").read_text()
+    assert "STEPS=(setup stage plan submit watch resume collect)" in script
+    assert "posbias stage" in blocks[1] and "posbias plan" in blocks[2] and "snakemake --profile" in blocks[3]
+    assert "unlock-stale" in blocks[5] and "--rerun-incomplete" in blocks[5]

@@ -9,7 +9,8 @@ It is a `ValueError`, so code that catches bad values keeps working. Readers rai
 for a malformed line and collection sources `posbias.data.sources.SourceError`; both are `InputError`s.
 
 An `InfrastructureError` is a fault of what a run stands on, not of its input: a disk that fills, a language-model
-server that keeps failing. It is one line too, naming the path or the server, with an exit status of its own
+server that keeps failing, a job stopped before its time limit. It is one line too, naming the path or the server
+(or where the stopped work saved its state), with an exit status of its own
 (`exit_status`) so that a script or a scheduler can tell it from bad input; rerunning the same command after the
 fault is mended goes on from what was kept.
 """
@@ -49,6 +50,13 @@ class ServiceError(InfrastructureError):
     silent, after every retry its settings allow; the message names the model, the server and the last status."""
 
     exit_status = 5
+
+
+class Stopped(InfrastructureError):
+    """Work that saved its state and stopped before the end of its time (its SLURM job's limit near, a warning
+    signal, scancel or a pre-empting job); the same command, or the scheduler's retry, resumes from the state."""
+
+    exit_status = 6
 
 
 def exit_status(err: BaseException) -> int:

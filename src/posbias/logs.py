@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from posbias.errors import InfrastructureError, InputError, exit_status, one_line
+from posbias.errors import InfrastructureError, InputError, Stopped, exit_status, one_line
 
 
 @contextlib.contextmanager
@@ -38,7 +38,8 @@ def job_log(path: str | None):
             yield
         except (InputError, InfrastructureError) as err:
             # input to fix or a fault to mend: one line, no traceback, and the command line's exit status
-            logging.getLogger("posbias").error("job failed: %s", one_line(str(err)))
+            logging.getLogger("posbias").error("job %s: %s", "stopped" if isinstance(err, Stopped) else "failed",
+                                               one_line(str(err)))
             raise SystemExit(exit_status(err)) from None
         except BaseException:
             logging.getLogger("posbias").exception("job failed")

@@ -1,9 +1,12 @@
-"""Helpers of run_preemption_test.sh (not a pytest module): the profile's warning signal, the training speed of a
-calibration run, what the two attempts' logs say, and the two checkpoints compared tensor by tensor.
+"""Helpers of run_preemption_test.sh (not a pytest module): the profile's warning signal (if any) and the config's
+stop margin, the training speed of a calibration run, what the two attempts' logs say, and the two checkpoints
+compared tensor by tensor.
 
-    python preemption.py signal PROFILE                  -> "FORM SECONDS" of the train rule's --signal=FORM@SECONDS
-    python preemption.py rate TRAIN_LOG                  -> "STEPS SECONDS": optimizer steps and seconds of training
-    python preemption.py attempts SNAKEMAKE_LOG TRAIN_LOG SIGNAL  -> checks both attempts, prints what they did
+    python preemption.py signal PROFILE     -> "FORM SECONDS" of the train rule's --signal=FORM@SECONDS, or "none 0"
+    python preemption.py margin CONFIG      -> training.stop_before_limit_minutes of the config, in seconds
+    python preemption.py rate TRAIN_LOG     -> "STEPS SECONDS": optimizer steps and seconds of training
+    python preemption.py attempts SNAKEMAKE_LOG TRAIN_LOG STOP  -> checks both attempts, prints what they did; STOP
+                                               is the signal expected (SIGUSR1) or "time-limit"
     python preemption.py compare REFERENCE_CHECKPOINT CHECKPOINT  -> every tensor bit-identical, or exit status 1
 """
 
@@ -21,7 +24,8 @@ SIGNAL = re.compile(r"--signal=((?:[BR]+:)?[A-Z0-9]+)@(\d+)")
 STAMP = r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),\d+ INFO \S+: "
 DEVICE = re.compile(STAMP + r"device: ")
 SAVED = re.compile(STAMP + r"saved training state after step (\d+) to (\S+)")
-PREEMPTED = re.compile(r"Preempted: training (\S+) \(seed (\d+)\): signal (SIG\w+) at optimizer step (\d+) of (\d+)")
+PREEMPTED = re.compile(r"job stopped: training (\S+) \(seed (\d+)\): (signal SIG\w+|\d+ s left of SLURM job \d+ "
+                       r"\(training.stop_before_limit_minutes: [\d.]+\)) at optimizer step (\d+) of (\d+)")
 RESUMED = re.compile(STAMP + r"resuming from (\S+) after step (\d+)")
 TRAINED = re.compile(STAMP + r"trained (\S+) for (\d+) steps on")
 
@@ -36,9 +40,13 @@ def profile_signal(profile: str) -> None:
 
     extra = yaml.safe_load(Path(profile).read_text())["set-resources"]["train"].get("slurm_extra", "")
     match = SIGNAL.search(extra)
-    if not match:
-        fail(f"{profile}: the train rule's slurm_extra ({extra!r}) asks for no --signal=SIG@SECONDS")
-    print(match.group(1), match.group(2))
+    print(*(match.groups() if match else ("none", 0)))
+
+
+def stop_margin(config: str) -> None:
+    from posbias.config import load_config
+
+    print(round(60 * load_config(config).data["training"]["stop_before_limit_minutes"]))
 
 
 def when(match: re.Match | None) -> datetime | None:
@@ -55,24 +63,25 @@ def training_rate(log: str) -> None:
     print(trained.group(3), max((when(trained) - when(start)).total_seconds(), 1.0))
 
 
-def attempts(snakemake_log: str, train_log: str, expected_signal: str) -> None:
-    """The first attempt (its log, printed by Snakemake's --show-failed-logs when the job failed) received the
-    signal, saved its state and stopped; the second resumed from that state and finished."""
+def attempts(snakemake_log: str, train_log: str, expected_stop: str) -> None:
+    """The first attempt (its log, printed by Snakemake's --show-failed-logs when the job failed) saw its time limit
+    near (or received the signal), saved its state and stopped; the second resumed from that state and finished."""
     first = Path(snakemake_log).read_text()
     saved = SAVED.findall(first)
     preempted = PREEMPTED.search(first)
     if not preempted:
         signals = re.findall(r"signal (SIG\w+)", first)
-        fail(f"the first attempt did not stop on a signal (no 'Preempted: ... signal SIG...' in {snakemake_log}"
+        fail(f"the first attempt was not stopped by its time limit or a signal (no 'job stopped: training ...' in {snakemake_log}"
              + (f"; it mentions {sorted(set(signals))}" if signals else "") + ")")
-    name, seed, signal, step, total = preempted.groups()
+    name, seed, stop, step, total = preempted.groups()
     step, total = int(step), int(total)
-    if signal != expected_signal:
-        fail(f"the first attempt stopped on {signal}, not on the {expected_signal} the profile asks SLURM for")
+    stopped_by = stop.removeprefix("signal ") if stop.startswith("signal ") else "time-limit"
+    if stopped_by != expected_stop:
+        fail(f"the first attempt stopped on {stop!r}, not on {expected_stop}")
     if not saved or int(saved[-1][1]) != step:
         fail(f"the first attempt stopped at step {step} but its log has no 'saved training state after step {step}'")
     if not 0 < step < total:
-        fail(f"the signal came at step {step} of {total}: not during training")
+        fail(f"training stopped at step {step} of {total}: not during training")
     second = Path(train_log).read_text()
     resumed = RESUMED.search(second)
     if not resumed or int(resumed.group(3)) != step:
@@ -82,7 +91,7 @@ def attempts(snakemake_log: str, train_log: str, expected_signal: str) -> None:
     if not trained or int(trained.group(3)) != total:
         fail(f"the second attempt did not finish the {total} steps ({train_log})")
     started, saved_at = when(DEVICE.search(first)), when(SAVED.search(first))
-    print(f"{signal} at step {step} of {total} (training from {started:%H:%M:%S}, state saved {saved_at:%H:%M:%S}), "
+    print(f"{stop} at step {step} of {total} (training from {started:%H:%M:%S}, state saved {saved_at:%H:%M:%S}), "
           f"resumed after step {int(resumed.group(3))} ({when(resumed):%H:%M:%S}), {total} steps done "
           f"({when(trained):%H:%M:%S})")
     print(f"{saved_at:%Y-%m-%dT%H:%M:%S}")
@@ -128,4 +137,4 @@ def compare(reference: str, checkpoint: str) -> None:
 
 if __name__ == "__main__":
     command, *args = sys.argv[1:]
-    {"signal": profile_signal, "rate": training_rate, "attempts": attempts, "compare": compare}[command](*args)
+    {"signal": profile_signal, "margin": stop_margin, "rate": training_rate, "attempts": attempts, "compare": compare}[command](*args)

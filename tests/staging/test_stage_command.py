@@ -210,3 +210,22 @@ def test_a_dry_run_of_every_paper_config_lists_what_is_missing_without_the_netwo
     assert rows and all(line.startswith(("present ", "to fetch ", "missing ")) for line in rows), out
     assert re.search(r"^to fetch +hub model +bert-base-uncased ", out, flags=re.M)  # every one reads BERT
     assert re.fullmatch(r"\d+ inputs: .*", out.splitlines()[-1])
+
+
+def test_directory_stages_for_that_run_directory_from_anywhere(fake_hub, run_dir, capsys):
+    """`--directory RUN` (snakemake's -d): the lock file goes to RUN/results/, as the jobs of that run read it, a
+    relative path in the config is read from RUN, as the jobs read it, and the config is named from where the
+    command runs; a dry run does not make a missing directory."""
+    fake_hub({TOKENIZER: {"main": (COMMIT, FILES)}})
+    config = staged_config(run_dir)
+    status, _, err = stage(capsys, "--dry-run", "--config", config.name, "--directory", "nowhere")
+    assert status == 2 and err.strip() == "posbias stage: error: --directory nowhere: not a directory (a dry run makes none)"
+    assert not (run_dir / "nowhere").exists()
+    status, out, _ = stage(capsys, "--config", config.name, "--directory", "paper")
+    assert status == 2 and row(out, "docs.jsonl").startswith("missing ")  # relative paths: from the run directory
+    (run_dir / "docs.jsonl").rename(run_dir / "paper" / "docs.jsonl")
+    status, out, err = stage(capsys, "--config", config.name, "--directory", "paper")
+    assert status == 0, err
+    assert row(out, TOKENIZER).startswith("present ")  # fetched by the stage before
+    assert (run_dir / "paper" / "results" / "staging.lock.yaml").is_file()
+    assert not (run_dir / "results").exists()

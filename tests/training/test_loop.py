@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from posbias.rankers.registry import build_ranker
-from posbias.training import loop
+from posbias.training import loop, time_limit
 from posbias.training.loop import optimizer_step, seed_everything, train
 from posbias.training.recipe import TrainingSettings
 from posbias.training.resume import TrainingState
@@ -235,29 +235,45 @@ def test_training_packing_packs_the_steps_chunks_and_trains_to_the_padded_weight
     assert worst <= LR / 10
 
 
-@pytest.mark.parametrize("signal_number", [signal.SIGUSR1, signal.SIGTERM])
-def test_a_warning_signal_saves_a_state_that_resumes_to_the_same_bits(trainer, tmp_path, monkeypatch,
-                                                                      signal_number):
-    """SLURM's warning before the time limit (or scancel's SIGTERM) in the middle of training: the step finishes,
-    the state is saved, the job stops; run again, it ends where an uninterrupted run ends, bit for bit (CPU)."""
+@pytest.mark.parametrize("stop", [signal.SIGUSR1, signal.SIGTERM, "time limit"])
+def test_a_warning_signal_or_the_time_limit_saves_a_state_that_resumes_to_the_same_bits(trainer, tmp_path,
+                                                                                        monkeypatch, stop):
+    """SLURM's warning before the time limit, scancel's SIGTERM, or the SLURM job's time left (a fake `squeue` on
+    PATH, asked at every step here) falling under `stop_before_limit_minutes` in the middle of training: the step
+    finishes, the state is saved, the job stops; run again, it ends where an uninterrupted run ends, bit for bit."""
     whole, _, rates = trainer()
     original, steps = loop.optimizer_step, []
+    time_left = tmp_path / "time_left"  # what the fake squeue answers
+    time_left.write_text("15:00")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "squeue").write_text(f'#!/bin/sh\ncat "{time_left}"\n')
+    (tmp_path / "bin" / "squeue").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("SLURM_JOB_ID", "4242")
+    monkeypatch.setattr(time_limit, "POLL_SECONDS", 0)
 
-    def signalled(*args):
+    def stopped(*args):
         steps.append(1)
         if len(steps) == 4:  # in epoch 2 (3 steps an epoch)
-            os.kill(os.getpid(), signal_number)  # the handler only notes it: this step still completes
+            if stop == "time limit":
+                time_left.write_text("4:59")  # under the 5 minutes: due at the end of this step
+            else:
+                os.kill(os.getpid(), stop)  # the handler only notes it: this step still completes
         return original(*args)
 
-    monkeypatch.setattr(loop, "optimizer_step", signalled)
+    monkeypatch.setattr(loop, "optimizer_step", stopped)
     state = tmp_path / "state"
-    with pytest.raises(loop.Preempted, match=rf"signal {signal_number.name} at optimizer step 4 of 6; the state is "):
-        trainer(state_dir=str(state))  # save_every 0, save_minutes 0: only the signal saves
+    why = (r"29\d s left of SLURM job 4242 \(training.stop_before_limit_minutes: 5\)" if stop == "time limit"
+           else f"signal {stop.name}")
+    with pytest.raises(loop.Preempted, match=rf"{why} at optimizer step 4 of 6; the state is "):
+        trainer(state_dir=str(state), stop_before_limit_minutes=5)  # save_every 0, save_minutes 0: only the stop
     assert (state / "state.pt").is_file()
     assert not [thread for thread in threading.enumerate() if thread.name == "posbias-prefetch"]  # stopped too
-    assert signal.getsignal(signal_number) is not None and signal.getsignal(signal_number) != loop.StopSignals._note
+    for number in loop.StopSignals.SIGNALS:
+        assert signal.getsignal(number) is not None and signal.getsignal(number) != loop.StopSignals._note
     monkeypatch.setattr(loop, "optimizer_step", original)
-    resumed, _, resumed_rates = trainer(state_dir=str(state))
+    time_left.write_text("15:00")  # the retry: a new job, its whole time ahead
+    resumed, _, resumed_rates = trainer(state_dir=str(state), stop_before_limit_minutes=5)
     assert resumed_rates == rates[4:]
     assert all(torch.equal(a, b) for a, b in zip(whole.state_dict().values(), resumed.state_dict().values()))
 

@@ -25,6 +25,9 @@ def register(commands) -> None:
                              "(default: every input the config names)")
     stage_.add_argument("--dry-run", action="store_true",
                         help="only look at what is on disk: no network, nothing written")
+    stage_.add_argument("--directory", metavar="RUN",
+                        help="the run directory (snakemake -d): the lock file goes to its results/, and relative "
+                             "paths in the config are read from there, as the jobs read them (default: here)")
     stage_.add_argument("--snakefile", help="with targets: the workflow's Snakefile (default: ./Snakefile, else "
                                             "the one of the checkout posbias runs from)")
 
@@ -42,6 +45,13 @@ def _snakefile(given: str | None) -> str:
 
 
 def stage(args) -> None:
+    if args.directory:
+        with run_directory(args):
+            return stage_here(args)
+    return stage_here(args)
+
+
+def stage_here(args) -> None:
     from posbias.config import inputs as needs
     from posbias.steps import staging
 
@@ -56,3 +66,22 @@ def stage(args) -> None:
     locked = not args.dry_run and any(row.need.kind in (needs.HUB_MODEL, needs.HUB_DATASET) for row in rows)
     print(staging.summary(rows) + (f"; hub revisions locked in {staging.lock_shown()}" if locked else ""))
     staging.outcome(rows, args.dry_run)
+
+
+def run_directory(args):
+    """Work from the run directory, as its jobs do, with the config and the Snakefile as named from here. Without
+    --dry-run a missing directory is made (the lock file goes there); with it nothing is written."""
+    import contextlib
+    import os
+
+    from posbias.errors import InputError
+
+    args.config = os.path.abspath(args.config)
+    args.snakefile = os.path.abspath(_snakefile(args.snakefile)) if args.targets else args.snakefile
+    run = Path(args.directory)
+    if not run.is_dir():
+        if run.exists() or args.dry_run:
+            raise InputError(f"--directory {args.directory}: not a directory" + (
+                "" if run.exists() else " (a dry run makes none)"))
+        run.mkdir(parents=True)
+    return contextlib.chdir(run)

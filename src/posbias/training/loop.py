@@ -8,11 +8,12 @@ steps, then a constant rate, optionally decayed after each epoch; gradient clipp
 scoring head in fp32.
 An epoch visits every training query `query_repeats` times, or `queries_per_epoch` of them.
 Document token ids come from a token store, a batch at a time.
-A training job saves its state every `save_minutes` (or `save_every` steps), and when SLURM warns of the end of
-its time (SIGUSR1: profiles/slurm asks for `--signal=USR1@600`, without `B:`, which would signal only the batch
-shell) or it is asked to stop (SIGTERM): then it saves at the end of the step and stops (`Preempted`), and the same
-job resumes from the state (`resume.py`). Whether SLURM's signal reaches this process under the Snakemake executor
-depends on the cluster (docs/running.md, "Pre-emption on SLURM"). A non-finite loss stops it.
+A training job saves its state every `save_minutes` (or `save_every` steps), and when its SLURM job has less than
+`stop_before_limit_minutes` left (`time_limit.py`: training asks squeue itself, since SLURM's warning signal does not
+reach it under the Snakemake executor on most clusters), when a warning signal does reach it (SIGUSR1, from
+`sbatch --signal=USR1@...`) or when it is asked to stop (SIGTERM: scancel, a pre-empting job): then it saves at the
+end of the step and stops (`Preempted`), and the same job resumes from the state (`resume.py`; docs/running.md,
+"Pre-emption on SLURM"). A non-finite loss stops it.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from tqdm import tqdm
 
 from posbias.data.token_store import TokenStore
 from posbias.device import autocast, autocast_dtype, dtype_name, fp32_matmuls, pick_device
-from posbias.errors import InputError
+from posbias.errors import InputError, Stopped
 from posbias.rankers.base import ChunkRanker
 from posbias.rankers.chunking import ChunkBatch
 from posbias.rankers.compilation import compiled_backbone
@@ -42,6 +43,7 @@ from posbias.training.loss import pairwise_margin_loss
 from posbias.training.prefetch import prepared_ahead
 from posbias.training.recipe import TrainingSettings
 from posbias.training.resume import Position, TrainingState, fingerprint
+from posbias.training.time_limit import JobTimeLimit
 from posbias.training.sampler import PairSampler
 
 log = logging.getLogger(__name__)
@@ -51,12 +53,13 @@ PINNABLE = ChunkBatch
 # Steps whose batches the background thread prepares ahead of the one the device computes (`training.prefetch`).
 PREFETCH_DEPTH = 2
 # Settings that choose how a step is computed, not what: a saved state resumes under other values of them.
-EXECUTION_SETTINGS = ("save_every", "save_minutes", "device", "gradient_checkpointing", "one_pass", "pass_pairs",
+EXECUTION_SETTINGS = ("save_every", "save_minutes", "stop_before_limit_minutes", "device", "gradient_checkpointing", "one_pass", "pass_pairs",
                       "tf32", "prefetch", "compile", "packing")
 
 
-class Preempted(RuntimeError):
-    """A warning signal stopped training after it saved its state; the same job resumes from there."""
+class Preempted(Stopped):
+    """A signal, or the job's time limit drawing near, stopped training after it saved its state; the same job
+    resumes from there. A job's log has it as one line, and the job ends with exit status 6."""
 
 
 class StopSignals:
@@ -248,6 +251,8 @@ def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenS
     bar = tqdm(total=total_steps, initial=position.global_step, desc=f"training {name}", unit="step",
                disable=not progress, mininterval=5)
     saved_at = monotonic()
+    # only with a state to save: stopping early without one would throw the training away
+    time_limit = JobTimeLimit(settings.stop_before_limit_minutes) if state is not None else None
     with StopSignals(enabled=state is not None) as signals, compiled_backbone(ranker, settings.compile):
         for epoch in range(position.epoch, settings.epochs):
             if epoch == position.epoch:
@@ -275,13 +280,16 @@ def train(ranker: ChunkRanker, tokenizer, queries: dict[str, str], store: TokenS
                         continue
                     due = (settings.save_every and position.global_step % settings.save_every == 0) or (
                         settings.save_minutes and monotonic() - saved_at >= 60 * settings.save_minutes)
-                    if due or signals.received:
+                    out_of_time = time_limit.due()
+                    if due or signals.received or out_of_time:
                         position.epoch, position.step, position.epoch_rng = epoch, step + 1, epoch_rng
                         state.save(position, ranker, optimizer, scheduler, scaler)
                         saved_at = monotonic()
-                    if signals.received:
-                        raise Preempted(f"training {name} (seed {seed}): signal "
-                                        f"{signal.Signals(signals.received).name} at optimizer step "
+                    if signals.received or out_of_time:
+                        why = (f"signal {signal.Signals(signals.received).name}" if signals.received else
+                               f"{time_limit.seconds_left():.0f} s left of SLURM job {time_limit.job_id} "
+                               f"(training.stop_before_limit_minutes: {settings.stop_before_limit_minutes:g})")
+                        raise Preempted(f"training {name} (seed {seed}): {why} at optimizer step "
                                         f"{position.global_step} of {total_steps}; the state is saved in "
                                         f"{state.directory}, and the same job resumes from it")
             if settings.epoch_lr_decay != 1.0:

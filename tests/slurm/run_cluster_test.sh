@@ -76,8 +76,10 @@ for step, block in zip(steps, blocks):
 PY
 grep -q "snakemake --profile profiles/slurm" "$BLOCKS/submit.sh" || die "$PAGE: the submit block runs no snakemake --profile"
 
-# page_step STEP...: the steps' blocks after the set-up block, as one bash script in the copy (as a user's shell:
-# -e and pipefail, no -u: venv's activate script reads unset variables), output to $WORK/STEP.log
+# page_script STEP...: the set-up block, then the steps' blocks, as one bash script (as a user's shell: -e and
+# pipefail, no -u: venv's activate script reads unset variables). page_step STEP...: that script run in the copy,
+# its output in $WORK/STEP.log (the first step's name).
+export TORCH=cpu   # the page's `make env TORCH=${TORCH:-cu126}`: the build this .venv holds
 page_script() {
     local step
     printf 'set -eo pipefail\n'
@@ -92,7 +94,7 @@ page_step() {
     started=$(date +%s)
     say "page: ${*} ($(page_script "$@" | grep -cv '^\s*\(#\|$\)') lines)"
     set +e
-    (cd "$COPY" && bash -c "$(page_script "$@")") >"$log" 2>&1
+    bash -c 'cd "$0" && eval "$1"' "$COPY" "$(page_script "$@")" >"$log" 2>&1
     status=$?
     set -e
     [[ $status -eq 0 ]] || { tail -n 60 "$log"; die "the page's $* failed (exit $status); log: $log"; }
@@ -106,30 +108,32 @@ grep -q "present" "$WORK/stage.log" || die "the stage step printed no 'present' 
 grep -q "GPU-hours" "$WORK/stage.log" || die "the plan step printed no GPU-hours ($WORK/stage.log)"
 [[ -d $RUN ]] || die "posbias stage --directory $RUN_DIR made no run directory"
 
-# --- 4: submit; killed once a training job is under way ----------------------------------------------------------
+# --- 4: submit; killed once a training job runs -------------------------------------------------------------------
 say "page: submit, in the background"
 start=$(date +%s)
-(cd "$COPY" && setsid bash -c "$(page_script submit)") >"$WORK/submit.log" 2>&1 &
+# setsid: the script leads its own process group, which the kill below ends whole (Snakemake and its children)
+setsid bash -c 'cd "$0" && eval "$1"' "$COPY" "$(page_script submit)" >"$WORK/submit.log" 2>&1 &
 SUBMIT_PID=$!
 BACKGROUND_GROUPS+=("$SUBMIT_PID")
 while :; do
-    sleep 2
+    sleep 1
     kill -0 "$SUBMIT_PID" 2>/dev/null || { tail -n 40 "$WORK/submit.log";
-        die "the submitting Snakemake ended before a training job was under way (log: $WORK/submit.log)"; }
-    (($(date +%s) - start < SUBMIT_WAIT_S)) || die "no training step within ${SUBMIT_WAIT_S}s (log: $WORK/submit.log)"
-    # a training job's progress bar has shown a step: "| 3/12 ["
-    grep -aqs '| *[1-9][0-9]*/[0-9]* \[' "$RUN"/logs/train/*/seed*.log && break
+        die "the submitting Snakemake ended before a training job ran (log: $WORK/submit.log)"; }
+    (($(date +%s) - start < SUBMIT_WAIT_S)) || die "no training job ran within ${SUBMIT_WAIT_S}s (log: $WORK/submit.log)"
+    # a train job RUNNING in SLURM (the plugin puts the rule's name in the job's comment)
+    squeue -h -t R -o %k | grep -q '^rule_train_' && break
 done
 kill -KILL -- "-$SUBMIT_PID"
 wait "$SUBMIT_PID" 2>/dev/null || true
 BACKGROUND_GROUPS=()
 mapfile -t LEFT_RUNNING < <(squeue -h -o %i)
-[[ ${#LEFT_RUNNING[@]} -gt 0 ]] || die "no SLURM job was left running when Snakemake was killed"
-say "killed the submitting Snakemake after $(($(date +%s) - start)) s; SLURM jobs left running: ${LEFT_RUNNING[*]}"
+say "killed the submitting Snakemake after $(($(date +%s) - start)) s, with a training job running; SLURM jobs" \
+    "left running: ${LEFT_RUNNING[*]:-none (they ended meanwhile)}"
 
 # --- 5: watch, while the killed run's jobs run on --------------------------------------------------------------
 page_step watch
-grep -q "RUNNING\|PENDING\|COMPLETING" "$WORK/watch.log" || die "squeue listed no job in the watch step ($WORK/watch.log)"
+grep -q "TIME_LEFT" "$WORK/watch.log" || die "the watch step's squeue printed nothing ($WORK/watch.log)"
+grep -q "^total " "$WORK/watch.log" || die "the watch step's dry run printed no job counts ($WORK/watch.log)"
 
 waited=$(date +%s)
 while [[ -n $(squeue -h -o %i) ]]; do

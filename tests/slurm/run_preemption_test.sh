@@ -41,7 +41,8 @@ job_environment
 python=$VENV/bin/python
 
 # --- what should stop the first attempt ----------------------------------------------------------------------
-read -r PROFILE_FORM PROFILE_WARN < <("$python" "$HELPER" signal "$PROFILE/profile.yaml")
+read -r PROFILE_FORM PROFILE_WARN < <("$python" "$HELPER" signal "$PROFILE/profile.yaml" || true)
+[[ -n ${PROFILE_FORM:-} ]] || die "could not read the train rule's resources in $PROFILE/profile.yaml"
 [[ $PROFILE_FORM == none ]] || die "the profile's train rule asks SLURM for --signal=$PROFILE_FORM@$PROFILE_WARN:" \
     "under proctrack/cgroup it kills training before its own time watch saves it (docs/running.md)"
 FORM=${PREEMPT_SIGNAL:-}
@@ -78,7 +79,7 @@ local_snakemake() {  # local_snakemake DIR LOG ARGS...: the workflow on this mac
 
 write_config "$RUN" 1
 if [[ -z $FORM ]]; then
-    MARGIN=$("$python" "$HELPER" margin "$RUN/preempt.yaml")
+    MARGIN=$("$python" "$HELPER" margin "$RUN/preempt.yaml") || die "could not read the config $RUN/preempt.yaml"
     [[ $MARGIN -ge 120 ]] || die "training.stop_before_limit_minutes is $((MARGIN / 60)) min: the test needs 2 or more"
     say "training stops when less than $MARGIN s of its job's time is left (training.stop_before_limit_minutes)"
 fi
@@ -90,7 +91,8 @@ cp -a "$RUN" "$REF"
 write_config "$CAL" "$CALIBRATION_EPOCHS"
 say "calibration: $CALIBRATION_EPOCHS epochs, one thread"
 local_snakemake "$CAL" "$WORK/calibration.log" -j 1 "$TARGET"
-read -r cal_steps cal_seconds < <("$python" "$HELPER" rate "$CAL/$TRAIN_LOG")
+read -r cal_steps cal_seconds < <("$python" "$HELPER" rate "$CAL/$TRAIN_LOG" || true)
+[[ -n ${cal_seconds:-} ]] || die "no training rate in the calibration's log $CAL/$TRAIN_LOG"
 EPOCHS=$("$python" -c "import math, sys; steps, seconds, epochs, target = map(float, sys.argv[1:]);
 print(max(int(epochs), math.ceil(target * steps / seconds / (steps / epochs))))" \
     "$cal_steps" "$cal_seconds" "$CALIBRATION_EPOCHS" "$TRAIN_SECONDS")
@@ -175,7 +177,8 @@ grep -q "Trying to restart job" "$LOG" || die "Snakemake did not restart the job
     || echo FAILED)
 [[ $attempts != FAILED ]] || die "the attempts' logs do not show the pre-emption (see above; log: $LOG)"
 [[ ! -e $RUN/$TARGET.resume ]] || die "the training state $RUN/$TARGET.resume is still there after the checkpoint"
-comparison=$("$python" "$HELPER" compare "$REF/$TARGET" "$RUN/$TARGET")
+comparison=$("$python" "$HELPER" compare "$REF/$TARGET" "$RUN/$TARGET") \
+    || die "the resumed checkpoint is not the uninterrupted run's (above)"
 
 job_times() {  # job_times ID: start and end (from squeue), seconds run
     local start_end

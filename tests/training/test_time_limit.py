@@ -1,18 +1,20 @@
 """The SLURM job's time left, read from a real `squeue` command line (a fake `squeue` on PATH answering as SLURM
 22.05's does) or injected, and when training should save and stop."""
 
+import math
 import os
 import stat
 
 import pytest
 
+from posbias.errors import InputError
 from posbias.training import time_limit
 from posbias.training.time_limit import JobTimeLimit, parse_time_left, squeue_time_left
 
 
 @pytest.mark.parametrize("text, seconds", [
     ("9:41", 581), ("1:00:00", 3600), ("14:59:59", 53999), ("2-03:04:05", 2 * 86400 + 3 * 3600 + 4 * 60 + 5),
-    ("0:00", 0), (" 10:00\n", 600), ("UNLIMITED", None), ("NOT_SET", None), ("INVALID", None), ("", None)])
+    ("0:00", 0), (" 10:00\n", 600), ("UNLIMITED", math.inf), ("NOT_SET", math.inf), ("", None)])
 def test_squeue_time_left_formats(text, seconds):
     assert parse_time_left(text) == seconds
 
@@ -71,19 +73,38 @@ def test_a_limit_cut_while_running_is_seen_at_the_next_reading():
     assert limit.due() and limit.seconds_left() == 9 * 60
 
 
-def test_nothing_to_watch_outside_slurm_with_no_limit_or_no_margin(monkeypatch):
+def test_a_reading_without_an_answer_keeps_the_last_one():
+    """A busy slurmctld (squeue fails or times out) near the end: the end time read before still holds."""
+    clock, answers = Clock(), iter([20 * 60.0, None, None])
+    limit = JobTimeLimit(10, job_id="7", read=lambda job_id: next(answers), clock=clock, poll_seconds=60)
+    clock.now += 9 * 60
+    assert not limit.due()  # read again: no answer; 11 minutes left by the clock
+    clock.now += 2 * 60
+    assert limit.due() and limit.seconds_left() == 9 * 60
+
+
+def test_nothing_to_watch_outside_slurm_with_no_limit_no_margin_or_no_squeue(monkeypatch, caplog):
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
     never = lambda job_id: pytest.fail("squeue asked outside a SLURM job")  # noqa: E731
     assert not JobTimeLimit(10, read=never).due()
     assert not JobTimeLimit(0, job_id="7", read=never).due()
     clock = Clock()
-    unlimited = JobTimeLimit(10, job_id="7", read=lambda job_id: None, clock=clock, poll_seconds=60)
+    unlimited = JobTimeLimit(10, job_id="7", read=lambda job_id: math.inf, clock=clock, poll_seconds=60)
     clock.now += 10 ** 6
     assert not unlimited.due() and unlimited.seconds_left() is None
+    monkeypatch.setenv("PATH", "/nowhere")  # a container without SLURM's commands: one warning, not one a minute
+    assert not JobTimeLimit(10, job_id="7").watching
+    assert caplog.text.count("no squeue on PATH") == 1
+
+
+def test_a_job_with_less_than_the_margin_left_at_the_start_is_refused_in_one_line():
+    with pytest.raises(InputError, match=r"^training.stop_before_limit_minutes: 10 min is more than SLURM job 7 has "
+                                         r"left \(4.0 min\): training would stop after its first step"):
+        JobTimeLimit(10, job_id="7", read=lambda job_id: 240.0)
 
 
 def test_the_job_id_comes_from_slurm(monkeypatch):
     monkeypatch.setenv("SLURM_JOB_ID", "31337")
     seen = []
-    JobTimeLimit(10, read=lambda job_id: seen.append(job_id))
+    JobTimeLimit(10, read=lambda job_id: seen.append(job_id) or math.inf)
     assert seen == ["31337"] and time_limit.POLL_SECONDS == 60

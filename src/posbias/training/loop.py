@@ -53,8 +53,8 @@ PINNABLE = ChunkBatch
 # Steps whose batches the background thread prepares ahead of the one the device computes (`training.prefetch`).
 PREFETCH_DEPTH = 2
 # Settings that choose how a step is computed, not what: a saved state resumes under other values of them.
-EXECUTION_SETTINGS = ("save_every", "save_minutes", "stop_before_limit_minutes", "device", "gradient_checkpointing", "one_pass", "pass_pairs",
-                      "tf32", "prefetch", "compile", "packing")
+EXECUTION_SETTINGS = ("save_every", "save_minutes", "stop_before_limit_minutes", "device", "gradient_checkpointing",
+                      "one_pass", "pass_pairs", "tf32", "prefetch", "compile", "packing")
 
 
 class Preempted(Stopped):

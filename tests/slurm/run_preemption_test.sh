@@ -133,8 +133,10 @@ while kill -0 "$RUN_PID" 2>/dev/null && [[ -z $cut_at ]]; do
     sleep 1
     [[ -n $first_job ]] || first_job=$(sed -n 's/.*has been submitted with SLURM jobid \([0-9]*\).*/\1/p' "$LOG" | head -n 1)
     [[ -n $first_job && -s $RUN/$TRAIN_LOG ]] || continue
-    # the progress bar's last frame, "| 12/834 [": the steps done
-    step=$(grep -ao '| *[0-9]*/[0-9]* \[' "$RUN/$TRAIN_LOG" | tail -n 1 | sed 's/[^0-9]*\([0-9]*\)\/.*/\1/' || true)
+    # the training bar's last frame, "training firstp: ...| 12/834 [": the steps done (not another bar's, such as
+    # transformers' "Loading weights: ...| 39/39 [")
+    step=$(grep -ao "training $MODEL: [^|]*|[^|]*| *[0-9]*/[0-9]* \[" "$RUN/$TRAIN_LOG" | tail -n 1 \
+        | sed 's/.*| *\([0-9]*\)\/.*/\1/' || true)
     [[ ${step:-0} -ge 1 ]] || continue
     job_start=$(date -d "$(squeue -h -j "$first_job" -o %S)" +%s)
     now=$(date +%s)
@@ -193,7 +195,8 @@ printf '  cluster    : %s, ProctrackType proctrack/%s; %s, %s\n' "$(sinfo -V)" "
 if [[ -n $FORM ]]; then
     printf '  stop       : --signal=%s@%s (not in the profile; training.stop_before_limit_minutes: 0)\n' "$FORM" "$WARN"
 else
-    printf '  stop       : training.stop_before_limit_minutes: %s s (the profile asks for no signal)\n' "$MARGIN"
+    printf '  stop       : training.stop_before_limit_minutes: %s min (the profile asks for no signal)\n' \
+        "$((MARGIN / 60))"
 fi
 printf '  job %-6s : %s, %s\n' "${SUBMITTED[0]}" "${states[0]}" "$(job_times "${SUBMITTED[0]}")"
 printf '  job %-6s : %s, %s\n' "${SUBMITTED[1]}" "${states[1]}" "$(job_times "${SUBMITTED[1]}")"

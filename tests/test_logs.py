@@ -56,3 +56,18 @@ def test_a_bug_in_a_job_keeps_its_traceback(tmp_path):
         with job_log(str(log)):
             raise KeyError("bug")
     assert "Traceback" in log.read_text()
+
+
+def test_a_job_leaves_the_root_logger_s_level_as_it_found_it(tmp_path):
+    """A job run in-process (a test, a notebook) must not leave INFO records of every library flowing afterwards."""
+    import logging
+
+    root = logging.getLogger()
+    before = root.level
+    root.setLevel(logging.WARNING)
+    try:
+        with job_log(str(tmp_path / "job.log")):
+            assert root.level == logging.INFO
+        assert root.level == logging.WARNING
+    finally:
+        root.setLevel(before)

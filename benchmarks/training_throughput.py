@@ -41,7 +41,7 @@ its shape), `bert-base` (12 layers, hidden 768, 12 heads, intermediate 3072, voc
 LongP: a Longformer of that size).
 
 Modes (`MODES`): `micro` (the recipe: 16 passes of 1 pair, padded length groups), `micro_packed` (the same packed:
-what training does on CUDA by default), `one_pass`, `one_pass_packed`, `no_prefetch` (one pass packed, the batches
+`training.packing: auto` on CUDA; the default is padded since this benchmark's H200 run), `one_pass`, `one_pass_packed`, `no_prefetch` (one pass packed, the batches
 prepared in the loop), `compiled` (one pass packed, `torch.compile`; skipped by --quick on a CPU: minutes of inductor).
 Ratios are against `micro` in the same run.
 
@@ -351,6 +351,15 @@ class Data:
         return queries, qrels, candidates
 
 
+def paper_mode(preset: str) -> str:
+    """The mode (`MODES`) the paper config trains a preset's model in: its `one_pass` and `packing` over the recipe's,
+    `packing` off where neither sets it (TrainingSettings' default); a `pass_pairs` between the two has no mode here."""
+    models, recipe = paper_config()
+    training = {**recipe, **models[PRESETS[preset].model].get("training", {})}
+    packed = training.get("packing", False) in (True, "auto")
+    return ("one_pass" if training.get("one_pass") else "micro") + ("_packed" if packed else "")
+
+
 def settings_for(recipe: dict, model: dict, args, **mode) -> "TrainingSettings":
     """The study's recipe (batch_size, grad_accum, margin, summed loss, weight decay, no clipping) and the model's
     learning rates, on this device and precision, with a mode's execution settings."""
@@ -464,6 +473,8 @@ def allocator_capped(device: torch.device, gib: float):
     if device.type != "cuda":
         yield
         return
+    # `device: auto` gives plain "cuda"; the fraction needs an index (torch 2.11 refuses "cuda" without one)
+    device = torch.device("cuda", torch.cuda.current_device() if device.index is None else device.index)
     total = torch.cuda.get_device_properties(device).total_memory / 2 ** 30
     torch.cuda.set_per_process_memory_fraction(min(1.0, gib / total), device)
     try:

@@ -327,8 +327,11 @@ def summary(out: Path, parts: dict, facts: dict, dry_run: bool) -> str:
 
 
 def gpu_md_row(out: Path, facts: dict) -> str:
-    """This run's row of gpu.md's table: the device, date, commit, bf16 matmul peak, training MFU (the default
-    micro-batches packed, and the best mode) per preset, and the rerank ratio of FirstP to the CrossEncoder."""
+    """This run's row of gpu.md's table: the device, date, commit, bf16 matmul peak, training MFU (in the mode the
+    paper config trains the preset's model in, and the best mode) per preset, and the rerank ratio of FirstP to the
+    CrossEncoder."""
+    from training_throughput import paper_mode
+
     matmul = (read_json(out / "matmul.json") or {}).get("tflops") or {}
     mfu = training_mfu(out)
 
@@ -337,9 +340,9 @@ def gpu_md_row(out: Path, facts: dict) -> str:
         if not modes:
             return "–"
         best = max(modes, key=modes.get)
-        default = modes.get("micro_packed")
-        return f"{100 * default:.1f} % / {100 * modes[best]:.1f} % ({best})" if default is not None else \
-            f"{100 * modes[best]:.1f} % ({best})"
+        paper = paper_mode(preset)
+        return f"{100 * modes[paper]:.1f} % / {100 * modes[best]:.1f} % ({best})" if paper in modes else \
+            f"– / {100 * modes[best]:.1f} % ({best})"
 
     ratios = rerank_ratios(out)
     rerank = ", ".join(f"{name} {v['firstp']['ratio']:.2f}" for name, v in ratios.items()

@@ -152,6 +152,37 @@ def test_profile_runtimes_in_minutes_or_spans(profile):
     assert hours == 1.0 and "default-resources.runtime" in source
 
 
+def test_training_benchmark_rates_match_the_pass_and_never_a_packed_mode(tmp_path, tiny, profile):
+    """benchmarks/training_throughput.py's JSON: a preset's pairs a step over its seconds a step, the one-pair passes
+    for a job of one pair a pass, one pass for a job whose pass is the step; packed modes (training runs padded by
+    default) and other presets are not taken."""
+    def result(preset, mode, seconds, packed=False):
+        return {"preset": preset, "mode": mode, "pairs_per_step": 16, "seconds_per_step": seconds, "packed": packed}
+
+    report = {"args": {"precision": "fp32"},
+              "results": [result("first", "micro_packed", 0.5, packed=True), result("first", "micro", 2.0),
+                          result("other", "one_pass", 0.1), result("first", "one_pass_packed", 0.2, packed=True),
+                          result("first", "one_pass", 0.4)]}
+    (tmp_path / "training.json").write_text(json.dumps(report))
+    spec = {"rerank_geometry": {}, "training_geometry": {"first": {"ranker": "firstp", **GEOMETRY},
+                                                        "other": {"ranker": "maxp", **GEOMETRY}},
+            "devices": {"cpu": {"label": "a test CPU", "auto_precision": "fp32",
+                                "files": [{"path": "training.json", "backbone": "A", "why": "a test"}]}}}
+    (tmp_path / "measurements.yaml").write_text(yaml.safe_dump(spec))
+    device = devices(tmp_path / "measurements.yaml", root=tmp_path)["cpu"]
+    geometry = ("firstp", *GEOMETRY.values())
+    micro, one_pass = device.train_rate(geometry, "fp32", 1), device.train_rate(geometry, "fp32", 16)
+    assert micro.pairs_per_second == pytest.approx(8.0) and "1 pair a pass x 16 a step" in micro.source
+    assert one_pass.pairs_per_second == pytest.approx(40.0) and "first one_pass" in one_pass.source
+    assert device.train_rate(geometry, "fp32", 4) is None  # a pass nobody measured
+    assert device.train_rate(geometry, "bf16", 16) is None
+    # through the estimator: a one-pass job takes an hour less than the profile's limit would say
+    estimator = Estimator(tiny, FixedSizes(tiny, {tiny.training.queryset: 7200}), device, profile, reference={})
+    job = train_job(tiny)
+    job.params["training"] = {**job.params["training"], "one_pass": True}
+    assert estimator.cost(job).hours == pytest.approx(7200 / 40.0 / 3600)
+
+
 def test_a_gpu_without_measurements_is_refused_by_name():
     with pytest.raises(InputError, match="--gpu a100: no measurements.*h200"):
         device_named("a100")

@@ -1,8 +1,9 @@
 """How fast a job runs: measured throughput from the benchmark files, else the SLURM profile's time limit.
 
-A measured rate is a number of (query, document) pairs per second, read from a benchmark JSON file
-(`benchmarks/rerank_throughput.py`'s output: `rerank.<system>.pairs_per_s` and `train[].pairs_per_s`) that
-`measurements.yaml` lists for a device. A rate applies to a job only when the benchmark ran the same ranker at the
+A measured rate is a number of (query, document) pairs per second, read from a benchmark JSON file that
+`measurements.yaml` lists for a device: `benchmarks/rerank_throughput.py`'s output (`rerank.<system>.pairs_per_s`
+and `train[].pairs_per_s`), or `benchmarks/training_throughput.py`'s (`results[]`: a preset's pairs a step over its
+seconds a step, in the modes that train padded, as training does by default). A rate applies to a job only when the benchmark ran the same ranker at the
 same geometry (query, chunk and document tokens, stride), in the same precision and, for training, with the same
 pairs per forward pass; the backbone may differ, and the plan says so (`Rate.backbone`).
 
@@ -42,13 +43,15 @@ def geometry_of(ranker: str, args: dict) -> tuple:
 class Device:
     """One device's measurements (`measurements.yaml`'s `devices.<name>`)."""
 
-    def __init__(self, name: str, spec: dict, rerank_geometry: dict, root: Path = REPOSITORY):
+    def __init__(self, name: str, spec: dict, rerank_geometry: dict, root: Path = REPOSITORY,
+                 training_geometry: dict | None = None):
         self.name = name
         self.label = spec["label"]
         self.gpu_name = spec.get("gpu_name")  # what torch calls such a card; None for the CPU
         self.auto_precision = spec["auto_precision"]
         self._files = [(root / f["path"], f) for f in spec["files"]]
         self._rerank_geometry = {system: geometry_of(g["ranker"], g) for system, g in rerank_geometry.items()}
+        self._training_geometry = {preset: geometry_of(g["ranker"], g) for preset, g in training_geometry.items()}
 
     @property
     def files(self) -> dict[str, str]:
@@ -71,6 +74,11 @@ class Device:
 
     def train_rate(self, geometry: tuple, precision: str, pass_pairs: int) -> Rate | None:
         for path, spec, result in self._results():
+            if "results" in result:  # benchmarks/training_throughput.py
+                rate = self._training_benchmark_rate(path, spec, result, geometry, precision, pass_pairs)
+                if rate:
+                    return rate
+                continue
             args = result["args"]
             if args["precision"] != precision or args.get("train_batch") != pass_pairs:
                 continue
@@ -80,6 +88,25 @@ class Device:
                                 f"{self._relative(path)}: train {measured['model']}, {measured['pairs_per_s']:.4g} "
                                 f"pairs/s ({precision}, {args['train_batch']} pair a pass x {args['train_accum']} a "
                                 f"step)", spec["backbone"])
+        return None
+
+    # the training benchmark's padded modes and the pairs a pass each takes (`one_pass`: the whole step)
+    PADDED_MODES = {"micro": lambda result: 1, "one_pass": lambda result: result["pairs_per_step"]}
+
+    def _training_benchmark_rate(self, path: Path, spec: dict, report: dict, geometry: tuple, precision: str,
+                                 pass_pairs: int) -> Rate | None:
+        if report["args"]["precision"] != precision:
+            return None
+        for measured in report["results"]:
+            mode = self.PADDED_MODES.get(measured["mode"])
+            if (mode is None or "error" in measured or not measured.get("seconds_per_step")
+                    or self._training_geometry.get(measured["preset"]) != geometry
+                    or min(pass_pairs, measured["pairs_per_step"]) != mode(measured)):
+                continue
+            rate, per_pass = measured["pairs_per_step"] / measured["seconds_per_step"], mode(measured)
+            return Rate(rate, f"{self._relative(path)}: train {measured['preset']} {measured['mode']}, {rate:.4g} "
+                              f"pairs/s ({precision}, {per_pass} pair{'s' * (per_pass > 1)} a pass x "
+                              f"{measured['pairs_per_step'] // per_pass} a step)", spec["backbone"])
         return None
 
     def _results(self):
@@ -103,7 +130,8 @@ def _read_json(path: Path) -> dict:
 
 def devices(path: Path = MEASUREMENTS, root: Path = REPOSITORY) -> dict[str, Device]:
     spec = yaml.safe_load(path.read_text(encoding="utf-8"))
-    return {name: Device(name, device, spec["rerank_geometry"], root) for name, device in spec["devices"].items()}
+    return {name: Device(name, device, spec["rerank_geometry"], root, spec.get("training_geometry", {}))
+            for name, device in spec["devices"].items()}
 
 
 def device_named(name: str | None, known: dict[str, Device] | None = None) -> tuple[Device | None, str]:

@@ -57,8 +57,10 @@ class TrainingSettings:
     # come from different config layers (`training`, `models.<name>.training`) and a silent winner would hide which
     # one a model trains with.
     pass_pairs: int | None = None
-    # the step's chunks packed into one row with variable-length attention (`posbias.rankers.packing`): auto on CUDA
-    packing: str | bool = "auto"
+    # the step's chunks packed into one row with variable-length attention (`posbias.rankers.packing`; auto: on CUDA).
+    # Off by default: with the attention dropout training keeps, packed attention runs over nested tensors, measured
+    # slower than the padded length groups on an H200 (benchmarks/gpu.md, 2026-11-28)
+    packing: str | bool = False
     # on a GPU, fp32 matrix products on TF32 tensor cores when the run is in fp32 (`posbias.device.fp32_matmuls`)
     tf32: bool = True
     # the next steps' batches prepared in a background thread (pinned on CUDA) while the device computes: the same

@@ -291,3 +291,24 @@ def test_synthetic_world_yields_pairs_for_both_probes(tmp_path):
     pairs = foil(queries, n=len(foil_candidates(queries)), seed=0)
     assert len(pairs) >= 20
     assert all(next(q for q in queries if q.qid == p.qid).tail_longest not in p.document_2 for p in pairs)
+
+
+def demonym(i: int) -> dict:
+    """`good(i)` whose fact sentence names the answer only by a demonym ('a Landish band' for Land<i>): the
+    annotators tie the mention to Land<i>, but the text never spells it."""
+    record = good(i)
+    record["title"] = f"Demonym {i}"
+    record["sents"][2] = [f"Alpha{i}", "is", "a", "Landish", "band", "."]
+    record["vertexSet"][1] = [{"name": f"Land{i}", "pos": [3, 4], "sent_id": 2, "type": "LOC"}]
+    return record
+
+
+def test_an_answer_given_only_as_a_demonym_is_no_candidate(tmp_path):
+    """The document "with the answer" must hold it: answer importance and the paper's foil leave the demonym out;
+    the authors' foil keeps it."""
+    path = tmp_path / "test_revised.json"
+    path.write_text(json.dumps([good(0), demonym(1)]), encoding="utf-8")
+    queries = build_query_table(read_redocred(path, "test"))
+    assert {q.document.title for q in answer_importance_candidates(queries)} == {"Good 0"}
+    assert {q.document.title for q in foil_candidates(queries)} == {"Good 0"}
+    assert {q.document.title for q in foil_candidates(queries, authors=True)} == {"Good 0", "Demonym 1"}

@@ -201,3 +201,14 @@ def test_synthetic_corpus_runs_and_changes_only_head_spans(tmp_path):
         assert long != short and short_query(query, short) != query.query
         assert_changes_only_head_spans(query, long)
         assert_changes_only_head_spans(query, short)
+
+
+def test_an_answer_given_only_as_a_demonym_is_no_candidate(tmp_path):
+    """Both documents must hold the answer: a fact sentence that says 'Townish' for Town<i> leaves the query out."""
+    demonym = variant_document(9)
+    demonym["sents"][0] = ["Ada9", "Lovelace9", "was", "a", "Townish", "poet", "."]
+    demonym["vertexSet"][1] = [mention("Town9", 0, 4, 5, "LOC")]
+    path = tmp_path / "test_revised.json"
+    path.write_text(json.dumps([variant_document(0), demonym]), encoding="utf-8")
+    queries = build_query_table(read_redocred(path, "test"))
+    assert [q.document.title for q in literal_candidates(queries)] == ["Variant 0"]

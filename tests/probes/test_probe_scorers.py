@@ -130,6 +130,27 @@ def test_probe_encoders_score_in_fp32_unless_asked(tiny_backbone, monkeypatch):
     assert dense.DenseEncoder(tiny_backbone, max_query_tokens=64, max_passage_tokens=64).autocast_dtype == torch.float16
 
 
+def test_a_checkpoint_scorer_scores_in_fp32_unless_asked(tiny_backbone, tokenizer, tmp_path, monkeypatch):
+    """Every probe scorer, a trained checkpoint too, defaults to fp32 (config/paper/probes.yaml's
+    encoder_precision), also on a GPU where `precision: auto` would take bf16 autocast."""
+    import posbias.device
+    from posbias.rankers.checkpoint import save_checkpoint
+    from posbias.rankers.registry import build_ranker
+
+    save_checkpoint(build_ranker("firstp", {"backbone": tiny_backbone, "max_query_tokens": 8, "chunk_tokens": 12,
+                                            "stride": 12, "max_doc_tokens": 12}), tokenizer, str(tmp_path / "ckpt"))
+    monkeypatch.setattr(posbias.device, "pick_device", lambda device: torch.device("cuda"))
+    monkeypatch.setattr(torch.nn.Module, "to", lambda self, *args, **kwargs: self)  # no GPU here: stay put
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *args, **kwargs: True)
+    assert CheckpointScorer(str(tmp_path / "ckpt")).dtype is None
+    assert CheckpointScorer(str(tmp_path / "ckpt"), precision="auto").dtype == torch.bfloat16
+    from posbias.config import load_config
+
+    cfg = load_config(Path(__file__).resolve().parents[2] / "config.yaml",
+                      overrides={"probes": {"scorers": {"x": {"kind": "checkpoint", "model": "firstp"}}}})
+    assert cfg.data["probes"]["scorers"]["x"]["precision"] == "fp32"
+
+
 def test_the_probe_precision_is_validated():
     from posbias.config import ConfigError, load_config
 

@@ -36,7 +36,8 @@ def test_build_score_and_report_each_alone(tmp_path):
     assert (report / "figures" / "sweep.png").stat().st_size > 0
     sensitivity = pd.read_csv(report / "sensitivity.csv")  # the sweep probe through the shared metric suite
     assert sensitivity["scorer"].tolist() == ["bm25"] and sensitivity["significant_drops"].tolist() == [0]
-    assert sensitivity["psi"].tolist() == [0.0]  # BM25 cannot see order: a flat curve
+    assert sensitivity["best_worst_gap"].tolist() == [0.0]  # BM25 cannot see order: a flat curve
+    assert sensitivity["psi"].isna().all()  # raw scores: no ratio
     assert main(["probes", "rag", "--config", str(config), "--pairs", str(pairs), "--out", str(tmp_path / "rag")]) == 0
     assert set(pd.read_csv(tmp_path / "rag" / "rag.csv")["condition"]) == {"poison_doc", "foil_doc", "evidence_doc",
                                                                            "no_doc"}

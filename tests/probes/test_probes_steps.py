@@ -86,7 +86,7 @@ def scored(built) -> dict[str, str]:
     return {"bm25": str(out)}
 
 
-def test_statistics_match_scipy_and_are_corrected_in_two_families(scored):
+def test_statistics_match_scipy_and_are_corrected_in_their_families(scored):
     summary = probes.statistics(scored, "bonferroni")
     scores = pd.read_parquet(scored["bm25"])
     brevity = scores[scores["probe"] == "brevity"]
@@ -99,8 +99,9 @@ def test_statistics_match_scipy_and_are_corrected_in_two_families(scored):
         ("repetition", ""), ("foil", ""), ("poison", "")}
     defined = table[table["p"].notna()]
     np.testing.assert_allclose(defined["p_adjusted"], np.minimum(defined["p"] * len(defined), 1.0))
-    other = summary[summary["family"] == probes.OTHER]
-    assert len(other) == 4 + 4  # sweep positions, the other literal conditions
+    assert len(summary[summary["family"] == probes.OTHER]) == 4  # the other literal conditions
+    assert len(summary[summary["family"] == "position_sweep bm25"]) == 4  # the scorer's sweep positions, as in
+    # the sensitivity table (`sweep_sensitivity`: one family per scorer's curve)
     # BM25 cannot see order: every position pair is tied
     position = summary[summary["probe"].str.startswith("position")]
     assert (position["ties"] == position["n"]).all()
@@ -132,3 +133,30 @@ def test_a_poison_without_usable_replacements_is_an_error_naming_the_key(built, 
         probes.build(section, {"poison": str(tmp_path / "poison.jsonl")}, str(tmp_path / "heatmap.jsonl"),
                      str(tmp_path / "query_table.json"), str(tmp_path / "replacements.jsonl"))
     assert not (tmp_path / "poison.jsonl").exists() and not (tmp_path / "replacements.jsonl").exists()
+
+
+def test_a_sweep_position_is_a_drop_in_the_probe_summary_exactly_when_the_sensitivity_table_says_so(tmp_path):
+    """The sweep's tests (k against k = 1) in one family per scorer in both outputs: with two scorers and three
+    places, the adjusted p-values agree with the sensitivity table's count of significant drops for each scorer."""
+    from posbias.probes.stats import sweep_sensitivity
+
+    rng = np.random.default_rng(3)
+    scores, frames = {}, {}
+    for scorer, drops in (("falls", (0.0, 0.05, 0.4)), ("steady", (0.0, 0.002, 0.004))):
+        rows = []
+        for q in range(12):
+            first = 1.0 + rng.normal(0, 0.05)
+            for k, drop in enumerate(drops, start=1):
+                rows.append({"probe": "position_sweep", "qid": f"q{q}", "condition": str(k),
+                             "score_1": first - drop + rng.normal(0, 0.03) * (k > 1), "score_2": first,
+                             "truncated_1": False, "truncated_2": False})
+        frames[scorer] = pd.DataFrame(rows)
+        scores[scorer] = str(tmp_path / f"{scorer}.parquet")
+        frames[scorer].to_parquet(scores[scorer])
+    summary = probes.statistics(scores, "holm")
+    suite = sweep_sensitivity(frames, "holm", 0.05).set_index("scorer")
+    for scorer in scores:
+        own = summary[(summary["scorer"] == scorer) & summary["p"].notna()]
+        assert set(own["family"]) == {f"position_sweep {scorer}"}
+        assert int(((own["p_adjusted"] < 0.05) & (own["mean_difference"] < 0)).sum()) == \
+            suite.loc[scorer, "significant_drops"]

@@ -174,3 +174,16 @@ def test_synthetic_world_has_a_candidate_in_every_document_that_repeats_its_head
     assert all(len({m.sent_id for m in q.head}) >= 3 for q in paper)  # evidence and two more head sentences
     assert titles(paper) <= titles(repetition_candidates(queries, "authors"))
     assert len(repetition(queries, n=repeating, seed=0)) == repeating
+
+
+def test_an_answer_given_only_as_a_demonym_is_no_candidate_under_the_paper(tmp_path):
+    """'H20 was a T-ish singer': the annotators tie the mention to T20, the text never spells it; the paper's
+    filter leaves it out, the authors' kept it."""
+    record = plain(20)
+    record["sents"][0] = ["H20", "was", "a", "Tish", "singer", "."]
+    record["vertexSet"][1] = [{"name": "T20", "pos": [3, 4], "sent_id": 0, "type": "LOC"}]
+    path = tmp_path / "test_revised.json"
+    path.write_text(json.dumps([plain(0), record]), encoding="utf-8")
+    queries = build_query_table(read_redocred(path, "test"))
+    assert titles(repetition_candidates(queries, "paper")) == doc_titles([0])
+    assert titles(repetition_candidates(queries, "authors")) == doc_titles([0, 20])

@@ -21,7 +21,7 @@ from collections import Counter
 
 from posbias.errors import InputError
 from posbias.probes.declarations import ANSWER_IMPORTANCE
-from posbias.probes.pairs import ProbePair, evidence_sentence_id, join, single_evidence
+from posbias.probes.pairs import ProbePair, answer_named_in_evidence, evidence_sentence_id, join, single_evidence
 from posbias.probes.queries import ProbeQuery
 from posbias.probes.sampling import last_per_group, sample
 
@@ -95,8 +95,10 @@ def tail_name_outside_evidence(query: ProbeQuery) -> bool:
 
 
 def answer_importance_candidates(queries: list[ProbeQuery]) -> list[ProbeQuery]:
+    """Steps 1 to 4, and the evidence spells the answer (the document "with the answer" must hold it: an answer
+    given only as a demonym, 'French singer' for France, would not be there)."""
     rows = [q for q in queries if passes_mention_filter(q) and head_sentence_without_tail(q) is not None
-            and not tail_name_outside_evidence(q)]
+            and not tail_name_outside_evidence(q) and answer_named_in_evidence(q)]
     return last_per_group(rows, lambda q: q.document.title, QUERIES_PER_DOCUMENT)
 
 

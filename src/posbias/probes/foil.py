@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from posbias.errors import InputError
 from posbias.probes.answer import has_similar_label_to_tail, head_sentence_without_tail, passes_mention_filter
 from posbias.probes.declarations import FOIL
-from posbias.probes.pairs import ProbePair, evidence_sentence_id, join
+from posbias.probes.pairs import ProbePair, answer_named_in_evidence, evidence_sentence_id, join
 from posbias.probes.queries import ProbeQuery
 from posbias.probes.redocred import Document
 from posbias.probes.sampling import first_per_group, last_per_group, sample
@@ -115,8 +115,10 @@ def tail_name_in_pool(query: ProbeQuery, authors: bool = False) -> bool:
 
 
 def foil_candidates(queries: list[ProbeQuery], authors: bool = False) -> list[ProbeQuery]:
+    """The answer-importance filter's queries whose pool does not name the answer; under the paper's text the
+    evidence also spells it (the document with the answer must hold it, not only a demonym)."""
     rows = [q for q in queries if passes_mention_filter(q) and head_sentence_without_tail(q) is not None
-            and not tail_name_in_pool(q, authors)]
+            and not tail_name_in_pool(q, authors) and (authors or answer_named_in_evidence(q))]
     rows = last_per_group(rows, lambda q: q.query, QUERIES_PER_QUESTION)
     return last_per_group(rows, lambda q: q.document.title, QUERIES_PER_DOCUMENT)
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from posbias.probes.declarations import LITERAL
-from posbias.probes.pairs import join, single_evidence
+from posbias.probes.pairs import answer_named_in_evidence, join, single_evidence
 from posbias.probes.queries import ProbeQuery, shortest_other_name
 from posbias.probes.redocred import Mention
 from posbias.probes.sampling import first_per_group, sample
@@ -57,8 +57,9 @@ class LiteralPair:
 
 
 def literal_candidates(queries: Sequence[ProbeQuery]) -> list[ProbeQuery]:
-    """Heads with more than one name and a fact stated in one sentence; the first such query per title."""
-    rows = [q for q in queries if len(q.head_names) > 1 and single_evidence(q)]
+    """Heads with more than one name and a fact stated in one sentence that spells the answer (both documents
+    must hold it; a demonym, 'American planter' for the United States, does not); the first such query per title."""
+    rows = [q for q in queries if len(q.head_names) > 1 and single_evidence(q) and answer_named_in_evidence(q)]
     return first_per_group(rows, lambda q: q.document.title)
 
 

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from posbias.errors import InputError
 from posbias.probes.declarations import REPETITION
-from posbias.probes.pairs import ProbePair, evidence_sentence_id, join, not_repeated_label, single_evidence
+from posbias.probes.pairs import (ProbePair, answer_named_in_evidence, evidence_sentence_id, join, not_repeated_label,
+                                  single_evidence)
 from posbias.probes.queries import ProbeQuery
 from posbias.probes.sampling import first_per_group, sample
 
@@ -76,10 +77,12 @@ def _authors_sentences(query: ProbeQuery) -> RepetitionSentences | None:
 
 
 def repetition_candidates(queries: list[ProbeQuery], variant: str = "paper") -> list[ProbeQuery]:
-    """Queries that pass §2.6's filter under `variant`, the first of each document, in row order."""
+    """Queries that pass §2.6's filter under `variant`, the first of each document, in row order; under the
+    paper's text the evidence also spells the answer (not only a demonym: 'Swedish' for Sweden)."""
     check_variant(variant)
     rows = [q for q in queries
             if single_evidence(q) and len(q.head_in_evidence) == 1 and not_repeated_label(q)
+            and (variant == "authors" or answer_named_in_evidence(q))
             and repetition_sentences(q, variant) is not None]
     return first_per_group(rows, lambda q: q.document.title)
 

@@ -407,19 +407,18 @@ def summary_figure(summary: pd.DataFrame, labels: dict[str, str], outputs: list[
 def write_sensitivity_table(table: pd.DataFrame, labels: dict[str, str], correction: str, alpha: float,
                             outputs: dict) -> None:
     """The position sweep's metric suite per scorer (`posbias.probes.stats.sweep_sensitivity`), in the four
-    formats; PSI and the relative drop are empty for a scorer whose scores go negative (a ratio means nothing)."""
+    formats: differences in the scorer's own units only, since raw scores have no true zero (no PSI or ratio)."""
     from posbias.reporting.render import number
 
-    header = ["Scorer", "score at k = 1", "PSI", "worst drop", "best − worst", "primacy", "recency",
-              "significant drops", "reach (k)"]
-    body = [[labels.get(row.scorer, row.scorer), number(row.reference_mean), number(row.psi), number(row.worst_drop),
-             number(row.best_worst_gap), number(row.primacy), number(row.recency), str(row.significant_drops),
-             str(int(row.reach) + 1)] for row in table.itertuples()]
+    header = ["Scorer", "score at k = 1", "best − worst", "primacy", "recency", "significant drops", "reach (k)"]
+    body = [[labels.get(row.scorer, row.scorer), number(row.reference_mean), number(row.best_worst_gap),
+             number(row.primacy), number(row.recency), str(row.significant_drops), str(int(row.reach) + 1)]
+            for row in table.itertuples()]
     caption = (f"Position sensitivity of each scorer's position sweep (the evidence sentence inserted at k = 1, 2, "
-               f"... of its document's other sentences; the score of the query against each): PSI = 1 - worst / best "
-               f"mean score; worst drop = (k = 1 - worst) / k = 1; primacy and recency: the first and the last k "
-               f"against the mean of those between; significant drops: places below k = 1 by a paired t-test over "
+               f"... of its document's other sentences; the score of the query against each), in the scorer's own "
+               f"units: best − worst mean score; primacy and recency: the first and the last k against the mean of "
+               f"those between; significant drops: places below k = 1 by a paired t-test over "
                f"the same queries, {describe_families(correction, (table['n_positions'] - 1).tolist(), 'scorer')}, "
-               f"adjusted $p < {alpha}$; reach: "
-               f"the last k before the first such drop. Empty: undefined for scores that go negative.")
+               f"adjusted $p < {alpha}$; reach: the last k before the first such drop. No PSI or relative drop: the "
+               f"scores are raw (dot products, BM25 scores, logits), and a constant shift would change a ratio.")
     write_tables(outputs, table, Table(header, body, caption, "tab:probes-sensitivity", wide=True))

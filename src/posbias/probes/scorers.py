@@ -121,7 +121,7 @@ class BM25Scorer(ProbeScorer):
 
 
 class CheckpointScorer(ProbeScorer):
-    def __init__(self, checkpoint: str, batch_size: int = 32, device: str = "auto", precision: str = "auto"):
+    def __init__(self, checkpoint: str, batch_size: int = 32, device: str = "auto", precision: str = "fp32"):
         from posbias.rankers.checkpoint import load_checkpoint
         from posbias.device import autocast_dtype, pick_device
 

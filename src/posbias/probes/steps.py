@@ -291,16 +291,17 @@ def _write_parquet(frame: pd.DataFrame, path: str) -> None:
 # --- report -----------------------------------------------------------------------------------------------------
 
 
-TABLE, OTHER = "table", "sweep_and_literal"  # the two families p is corrected over
+TABLE, OTHER = "table", "literal"  # families p is corrected over, besides each scorer's sweep ("sweep <scorer>")
 
 
 def statistics(scores: Mapping[str, str], correction: str) -> pd.DataFrame:
     """One row per (probe, condition, scorer) with the paired statistics of score_1 against score_2 and how many
     pairs had a document the scorer cut off.
 
-    p is corrected (`correction`) within two families: the tests the probe table shows (one per probe and scorer),
-    and the rest (every sweep position, the other literal conditions), so that the table's markers do not depend on
-    how many sweep positions were run. The `family` column names each row's.
+    p is corrected (`correction`) within families: the tests the probe table shows (one per probe and scorer), each
+    scorer's sweep positions (k against k = 1: the same tests and family as the sensitivity table's, so a place is
+    a significant drop in both or in neither), and the other literal conditions; the table's markers do not depend
+    on how many sweep positions were run. The `family` column names each row's.
     """
     from posbias.probes.report import COLUMNS
     from posbias.probes.stats import correct_together, probe_statistic
@@ -313,8 +314,11 @@ def statistics(scores: Mapping[str, str], correction: str) -> pd.DataFrame:
             keys.append((probe, condition, scorer))
             found.append(probe_statistic(group["score_1"].to_numpy(), group["score_2"].to_numpy()))
             cut.append(int((group["truncated_1"] | group["truncated_2"]).sum()))
-    families = [TABLE if (probe, condition) in shown else OTHER for probe, condition, _ in keys]
-    for family in (TABLE, OTHER):
+    from posbias.probes.declarations import SWEEP
+
+    families = [TABLE if (probe, condition) in shown else f"{SWEEP} {scorer}" if probe == SWEEP else OTHER
+                for probe, condition, scorer in keys]
+    for family in dict.fromkeys(families):
         members = [i for i, name in enumerate(families) if name == family]
         for i, corrected in zip(members, correct_together([found[i] for i in members], correction)):
             found[i] = corrected

@@ -44,6 +44,13 @@ def test_self_consistency_over_balanced_orders_leaves_a_model_that_only_follows_
     assert (row["of"], row["battery"], row["psi_before"], row["psi_after"]) == ("base", "order", pytest.approx(0.8), 0)
     assert row["cost_multiplier"] == 5.0  # five calls per list where there was one
     assert row["mean_before"] == pytest.approx(HARMONIC_5) and row["mean_after"] == pytest.approx(HARMONIC_5)
+    # no measured time in the table: a run that took other seconds writes the same bytes
+    tables = {suffix: (tmp_path / "a" / f"mitigations.{suffix}").read_bytes() for suffix in ("csv", "md", "tex")}
+    for record_file in (tmp_path / "a").glob("*/order.json"):
+        saved = json.loads(record_file.read_text())
+        record_file.write_text(json.dumps({**saved, "seconds": saved["seconds"] * 7 + 1}))
+    write_reports(tmp_path / "a")
+    assert {suffix: (tmp_path / "a" / f"mitigations.{suffix}").read_bytes() for suffix in tables} == tables
 
 
 def test_self_consistency_over_shuffles_makes_the_curve_flat_whatever_the_aggregate(tmp_path):
@@ -103,6 +110,29 @@ def test_window_aggregation_is_the_windowed_spec_and_counts_its_windows(tiny_bac
     n_pairs = base["extra"]["model_inputs"]
     assert n_pairs == 3 * (3 + 2)  # a pair each: 3 places and 2 distractors per question
     assert mitigated["extra"]["model_inputs"] > 3 * n_pairs  # documents of about 48 tokens in windows of 8
+
+
+def test_window_aggregation_is_swept_over_its_base_s_documents(tiny_backbone, tmp_path):
+    """Like for like: without a fixed `doc_tokens` the haystack is twice the model's window and the grid's lengths
+    its multiples; reading windows of 8 leaves the model's window what it is, so the mitigated audit reads the same
+    documents as its base and its reach is a fraction of the same window."""
+    from posbias.audit.export import export_checkpoint
+    from test_audit_models import firstp_checkpoint
+
+    exported = export_checkpoint(firstp_checkpoint(tiny_backbone, tmp_path / "ckpt"), str(tmp_path / "hf"))
+    settings = {"sweep": {"n_queries": 2, "n_positions": 3, "n_distractors": 2},
+                "grid": {"n_queries": 2, "depths": [0.0, 1.0], "n_distractors": 2, "window_multiples": [1, 2]}}
+    records = {}
+    for name, mitigation in (("base", None), ("maxp", {"kind": "window_aggregation", "window": 8})):
+        for battery in ("sweep", "grid"):
+            (records[name, battery],) = audit(
+                f"cross-encoder:{exported}", tmp_path / "a", [battery], settings=settings,
+                cache_dir=str(tmp_path / "cache"), cache_mode="off", name=name,
+                **({"mitigation": mitigation, "mitigates": "base"} if mitigation else {}))
+    assert records["maxp", "sweep"]["extra"]["doc_tokens"] == records["base", "sweep"]["extra"]["doc_tokens"]
+    assert records["maxp", "grid"]["extra"]["lengths"] == records["base", "grid"]["extra"]["lengths"]
+    assert records["maxp", "sweep"]["model"]["window"] == records["base", "sweep"]["model"]["window"]
+    assert records["base", "sweep"]["extra"]["doc_tokens"] > 2 * 8  # twice the model's window, not the windows'
 
 
 @pytest.mark.parametrize("mitigation, spec, message", [

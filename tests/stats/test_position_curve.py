@@ -55,6 +55,22 @@ def test_the_summary_numbers_are_exact():
     assert summary["reach"] == 100 and summary["reach_fraction"] == 0.25  # the last position before the drop
 
 
+def test_a_grid_s_middle_is_weighted_by_the_depth_each_position_stands_for():
+    """Depths 0, 0.05, 0.1, 0.5, 0.9, 0.95, 1 (denser near the ends): a dip to 0.2 at 0.5 between 0.9s. The plain
+    mean of the five interior positions is 0.76 (the four near the ends outweigh the middle); over the interior
+    depths by the trapezoid rule it is (0.05 * 0.9 + 2 * 0.4 * 0.55 + 0.05 * 0.9) / 0.9 = 0.53 / 0.9."""
+    depths = [0.0, 0.05, 0.1, 0.5, 0.9, 0.95, 1.0]
+    means = dict(enumerate([1.0, 0.9, 0.9, 0.2, 0.9, 0.9, 1.0]))
+    curve = position_curve(known_curve(means, {p: 1.0 for p in means}))
+    assert curve_summary(curve)["primacy"] == pytest.approx(1.0 - 0.76)
+    weighted = curve_summary(curve, coordinates=pd.Series(depths, index=range(7)))
+    assert weighted["primacy"] == pytest.approx(1.0 - 0.53 / 0.9)
+    assert weighted["recency"] == pytest.approx(weighted["primacy"])
+    even = curve_summary(curve, coordinates=pd.Series([i / 6 for i in range(7)], index=range(7)))
+    interior = [0.9, 0.9, 0.2, 0.9, 0.9]  # evenly spaced: the trapezoid halves the two outer interior points
+    assert even["primacy"] == pytest.approx(1.0 - (sum(interior) - (interior[0] + interior[-1]) / 2) / 4)
+
+
 def test_relative_numbers_divide_by_the_reference_position():
     summary = curve_summary(position_curve(known_curve(), reference=200))
     assert summary["reference_mean"] == 0.25

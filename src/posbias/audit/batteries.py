@@ -165,7 +165,9 @@ def summarise(result: BatteryResult, statistics: Mapping, window: int | None = N
     curve = position_curve(result.values, test=test, correction=stats["correction"], alpha=stats["alpha"],
                            confidence=stats["confidence"], n_resamples=stats["n_resamples"], seed=stats["seed"],
                            ratio_scale=result.metric in RATIO_SCALE)
-    summary = curve_summary(curve)
+    # a grid's depths are denser near the ends: its middle is weighted by the depth each stands for
+    depths = result.values.groupby("position")["depth"].first() if "depth" in result.values else None
+    summary = curve_summary(curve, coordinates=depths)
     floor = smallest_adjusted_p(test, int(curve["n"].min()), len(curve) - 1)
     summary["underpowered"] = bool(floor >= stats["alpha"])
     if "tokens" in result.values:

@@ -18,6 +18,7 @@ import base64
 import html
 import io
 import json
+import logging
 import math
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -27,6 +28,8 @@ import pandas as pd
 from posbias.errors import InputError
 from posbias.io import atomic_write
 from posbias.reporting.render import Table, html_page, html_table, number, write_tables
+
+log = logging.getLogger(__name__)
 
 CARD = "card.html"
 BATTERY_ORDER = ("sweep", "probes", "grid", "reader", "reader_grid", "order")
@@ -182,8 +185,10 @@ def _grid_section(record: Mapping, curve: pd.DataFrame) -> str:
                        for key in keys)] for length, s in lengths.items()]
     stats = record["settings"]["statistics"]
     caption = (f"The metric suite at each length ({record['test']} tests against the first depth, "
-               f"{stats['correction']} over each length's depths, alpha {stats['alpha']}); "
-               f"{record['extra'].get('needles', 'gold')} needles.")
+               f"{stats['correction']} over each length's depths, alpha {stats['alpha']}: one family per length, "
+               f"none across lengths, so with {len(lengths)} lengths a drop somewhere on the grid is more likely "
+               f"than alpha by chance); primacy and recency against the middle weighted by the depth each "
+               f"position stands for; {record['extra'].get('needles', 'gold')} needles.")
     figure = inline_png(heatmap(curve, record), f"{record['battery']} heatmap", 640)
     return "\n".join([f"<h2>{html.escape(TITLES[record['battery']])}</h2>", figure,
                       html_table(header, body, caption)])
@@ -293,8 +298,7 @@ def leaderboard_files(out: str | Path) -> dict[str, str]:
 
 
 MITIGATION_COLUMNS = ["name", "of", "mitigation", "battery", "metric", "first_before", "first_after", "psi_before",
-                      "psi_after", "mean_before", "mean_after", "drops_before", "drops_after", "cost_multiplier",
-                      "seconds_multiplier"]
+                      "psi_after", "mean_before", "mean_after", "drops_before", "drops_after", "cost_multiplier"]
 
 
 def _curve_means(out: str | Path, record: Mapping) -> dict:
@@ -307,8 +311,8 @@ def _curve_means(out: str | Path, record: Mapping) -> dict:
 
 def mitigation_frame(out: str | Path, found: Mapping[str, Sequence[Mapping]]) -> pd.DataFrame:
     """A row per mitigated audit, battery (and grid length): the base's numbers and the mitigated ones; the cost
-    multiplier is the ratio of the model inputs each battery computed, the seconds multiplier that of its seconds.
-    A battery the base did not run has no row."""
+    multiplier is the ratio of the model inputs each battery computed. A battery the base did not run has no row.
+    Seconds stay out: a measured time would make every run's table differ (each record's JSON keeps its own)."""
     from posbias.audit.mitigations import describe
 
     rows = []
@@ -323,6 +327,11 @@ def mitigation_frame(out: str | Path, found: Mapping[str, Sequence[Mapping]]) ->
             before_means, after_means = _curve_means(out, base), _curve_means(out, record)
             before_each = base["summary"].get("lengths") or {None: base["summary"]}
             after_each = record["summary"].get("lengths") or {None: record["summary"]}
+            unshared = sorted(set(after_each) ^ set(before_each), key=str)
+            if unshared:
+                log.warning("mitigation table: %s and %s (%s) do not share the grid lengths %s: no row for them "
+                            "(the two audits read different documents there)", name, mitigation["of"],
+                            record["battery"], ", ".join(map(str, unshared)))
             for length in after_each:
                 if length not in before_each:
                     continue
@@ -334,8 +343,7 @@ def mitigation_frame(out: str | Path, found: Mapping[str, Sequence[Mapping]]) ->
                     "first_after": after["reference_mean"], "psi_before": before["psi"], "psi_after": after["psi"],
                     "mean_before": before_means[length], "mean_after": after_means[length],
                     "drops_before": before["significant_drops"], "drops_after": after["significant_drops"],
-                    "cost_multiplier": _ratio(record["extra"].get("model_inputs"), base["extra"].get("model_inputs")),
-                    "seconds_multiplier": _ratio(record["seconds"], base["seconds"])})
+                    "cost_multiplier": _ratio(record["extra"].get("model_inputs"), base["extra"].get("model_inputs"))})
     return pd.DataFrame(rows, columns=MITIGATION_COLUMNS)
 
 
@@ -346,17 +354,17 @@ def _ratio(after, before) -> float:
 def write_mitigations(out: str | Path, found: Mapping[str, Sequence[Mapping]], outputs: Mapping[str, str]) -> None:
     frame = mitigation_frame(out, found)
     header = ["Model", "Mitigation", "Battery", "Metric", "First", "First (mit.)", "PSI", "PSI (mit.)", "Mean",
-              "Mean (mit.)", "Drops", "Drops (mit.)", "Cost ×", "Seconds ×"]
+              "Mean (mit.)", "Drops", "Drops (mit.)", "Cost ×"]
     body = [[r["of"], r["mitigation"], r["battery"], r["metric"], number(r["first_before"]),
              number(r["first_after"]), number(r["psi_before"]), number(r["psi_after"]), number(r["mean_before"]),
              number(r["mean_after"]), str(int(r["drops_before"])), str(int(r["drops_after"])),
-             number(r["cost_multiplier"], 2), number(r["seconds_multiplier"], 2)] for _, r in frame.iterrows()]
+             number(r["cost_multiplier"], 2)] for _, r in frame.iterrows()]
     caption = ("Mitigations measured by the battery of the model they mitigate: the metric at the first position "
                "(the reference), PSI (1 - worst/best over positions), the mean over positions and the significant "
                "drops, without and with the mitigation; the cost multiplier is the ratio of the inputs the model "
                "computed (pairs times windows, prompts, listwise calls; cached answers count, as a fresh run pays "
-               "for them), the seconds multiplier that of the battery's seconds (cached answers cost none). A grid "
-               "has a row per length.")
+               "for them). A grid has a row per length. Seconds are not in the table (a measured time differs on "
+               "every run): each audit's <name>/<battery>.json records its own.")
     write_tables(dict(outputs), frame, Table(header, body, caption, "tab:audit-mitigations", wide=True))
 
 

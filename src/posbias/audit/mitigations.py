@@ -16,7 +16,7 @@ A mitigation is `{kind: KIND, key: value, ...}` (a config's `audit.models.<name>
 
 The mitigation table (`posbias.audit.card.write_mitigations`) sets each mitigated audit beside its base's: PSI,
 the metric at the reference position, its mean over positions, and the cost multiplier (the model inputs the
-battery computed: pairs times windows, prompts, listwise calls; and the seconds).
+battery computed: pairs times windows, prompts, listwise calls; seconds stay in each audit's record).
 """
 
 from __future__ import annotations

@@ -65,7 +65,9 @@ class CrossEncoderModel(PairModel):
         if self.view and not (self.view[1] <= self.view[0] <= room):
             raise InputError(f"model spec {ref.spec!r}: windows need stride <= window <= {room} (the model's limit "
                              f"less its special tokens), got window {self.view[0]} and stride {self.view[1]}")
-        self.window = self.view[0] if self.view else room
+        # the model's own reach, windows or not: the batteries size their haystacks and grid lengths by it and the
+        # reach fraction divides by it, so a window-aggregation mitigation is swept over its base's documents
+        self.window = room
 
     def score(self, pairs, metas=None) -> np.ndarray:
         pairs = list(pairs)

@@ -14,14 +14,20 @@ position, so positions are compared pairwise on the same units. From it:
   position is best partly by chance, and testing against it would make every other one look worse.
 - `curve_summary`: one row of summary numbers, each also relative to the reference position's mean:
   - `psi`: the worst-case relative drop across positions, 1 - min / max (0: flat; 1: some position scores
-    nothing). The "Myopic Trap" study's position sensitivity is of this worst-case form; this is our definition.
+    nothing): the Position Sensitivity Index of Zeng et al., "Benchmarking the Myopic Trap: Positional Bias in
+    Information Retrieval" (2025, arXiv 2505.13950), as they define it. On a bounded metric with a chance floor (MRR over k
+    candidates, a reader's accuracy) it is capped by that floor, so PSI compares across curves of the same
+    metric and candidate count only.
     It and every relative number are NaN for a curve without a true zero (`position_curve(ratio_scale=False)`:
     raw model scores) or with a negative mean.
   - `worst_drop`: how far the worst position falls below the reference, (reference - min) / reference.
   - `best_worst_gap`: max - min, Lost in the Middle's robustness criterion, in the metric's own units.
   - `primacy` and `recency`: the first and the last position's mean minus the mean of the positions between
     them (positive: the ends beat the middle, the U of Lost in the Middle), absolute and relative to the
-    reference. Undefined (NaN) for a curve of fewer than three positions.
+    reference. Undefined (NaN) for a curve of fewer than three positions. Where the positions stand for points
+    of a continuous axis spaced unevenly (a grid's depths, denser near the ends), `coordinates` gives them, and
+    the middle is the curve's mean over the interior of that axis by the trapezoid rule, so that four depths
+    within 0.1 of the ends do not outweigh the one at 0.5.
   - `reach`: the effective reach, the last position before the first significant drop below the reference
     (scanning positions in order from the reference; a drop is a corrected p below alpha with a lower mean),
     or the last position when none drops (`reach_censored`: the model may read further than the positions go);
@@ -103,14 +109,26 @@ def position_curve(values: pd.DataFrame, reference=None, test: str = "t", correc
     return curve[CURVE_COLUMNS]
 
 
+def _middle(interior: pd.Series, coordinates: "pd.Series | None") -> float:
+    """The mean of the interior positions: plain, or over their span of a continuous axis (trapezoid rule)."""
+    if coordinates is None or len(interior) < 2:
+        return float(interior.mean())
+    x = np.asarray(coordinates.loc[interior.index], dtype=float)
+    if np.ptp(x) == 0:
+        return float(interior.mean())
+    return float(np.trapezoid(interior.to_numpy(dtype=float), x) / np.ptp(x))
+
+
 def _ratio(value: float, reference: float) -> float:
     """`value` as a share of a positive reference; NaN otherwise (a share of a negative score means nothing)."""
     return value / reference if reference > 0 else math.nan
 
 
-def curve_summary(curve: pd.DataFrame, window: float | None = None) -> dict:
+def curve_summary(curve: pd.DataFrame, window: float | None = None,
+                  coordinates: "pd.Series | None" = None) -> dict:
     """The curve's summary numbers (see the module docstring) from `position_curve`'s table; `window` is the
-    model's input length in the positions' unit (tokens), for `reach_fraction`."""
+    model's input length in the positions' unit (tokens), for `reach_fraction`; `coordinates` (position -> its
+    place on a continuous axis, such as a depth) weights the middle for primacy and recency."""
     reference = curve.attrs.get("reference", curve["position"].iloc[0])
     means = curve.set_index("position")["mean"]
     ref, best, worst = float(means[reference]), float(means.max()), float(means.min())
@@ -121,7 +139,7 @@ def curve_summary(curve: pd.DataFrame, window: float | None = None) -> dict:
         return _ratio(value, ref) if ratios else math.nan
 
     interior = means.iloc[1:-1]
-    middle = float(interior.mean()) if len(interior) else math.nan
+    middle = _middle(interior, coordinates) if len(interior) else math.nan
     primacy = float(means.iloc[0]) - middle if len(interior) else math.nan
     recency = float(means.iloc[-1]) - middle if len(interior) else math.nan
     after = curve[curve["position"] >= reference].reset_index(drop=True)

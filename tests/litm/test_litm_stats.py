@@ -163,7 +163,11 @@ def test_each_curve_s_sensitivity_is_the_shared_metric_suite_with_exact_mcnemar_
     assert row["psi"] == pytest.approx(0.8) and row["worst_drop"] == pytest.approx(0.8)
     assert row["primacy"] == pytest.approx(0.8) and row["recency"] == pytest.approx(0.4)
     # exact McNemar: 8 and 4 questions right only at index 0, so p = 2 / 2^8 and 2 / 2^4; Holm: 2 / 2^7 and 1 / 8
-    assert row["significant_drops"] == 1 and row["reach"] == 0 and row["reach_fraction"] == 0.0
+    # the first document of three is read: a third of the context (a 0-based index over the size would say 0)
+    assert row["significant_drops"] == 1 and row["reach"] == 0 and row["reach_fraction"] == pytest.approx(1 / 3)
+    flat = sensitivity_table(pd.DataFrame(_rows(3, 0, range(10), n=10) + _rows(3, 1, range(10), n=10)
+                                          + _rows(3, 2, range(10), n=10)))
+    assert flat.iloc[0]["reach"] == 2 and flat.iloc[0]["reach_fraction"] == 1.0  # no drop: the whole context
     outputs = {fmt: str(tmp_path / f"sensitivity.{fmt}") for fmt in ("tex", "csv", "md", "html")}
     sensitivity_table_outputs(table, {"m": "Model"}, outputs, "holm")
     assert "| Model | qa | 3 | 100.0 | 0.800 | 0.800 | 80.0 | 80.0 | 40.0 | 1 | 1 |" in open(outputs["md"]).read()

@@ -129,7 +129,7 @@ def test_a_position_that_ties_with_the_first_is_no_test_outside_the_family(sweep
     _, body = sweep_cells(curves)
     assert body[0][3].after.endswith("(no test)") and "no test" not in body[0][1].after + body[0][2].after
     caption = sweep_caption(curves, STATISTICS, 512, 0.3, 4.0, 2, [])
-    assert "Holm correction over the 1 test of this table" in caption
+    assert "Holm correction over the 1 test of each ranker (one family each)" in caption
     assert "(no test): nothing to test against position 1" in caption and "1 position, left out" in caption
 
 
@@ -142,3 +142,26 @@ def test_the_caption_ends_with_the_configured_note(sweep):
     noted = sweep_caption(curves, STATISTICS, 512, 0.3, 4.0, 2, [], note=" The dip at token 0 is the world's. ")
     assert noted == plain + " The dip at token 0 is the world's."
     assert sweep_caption(curves, STATISTICS, 512, 0.3, 4.0, 2, [], note="  ") == plain
+
+
+def test_each_ranker_s_curve_is_one_family_in_the_sweep_table_as_in_the_sensitivity_table():
+    """The same test in the same family in both outputs: a position is a significant drop in the sweep table exactly
+    when the sensitivity table counts it (Holm over a ranker's own positions, not over every ranker's)."""
+    from posbias.sweep.stats import sweep_sensitivity
+
+    rng = np.random.default_rng(1)
+    bases, n_positions = [f"b{i}" for i in range(8)], 4
+    ranks = {}
+    for model, late in (("m", (3, 11)), ("n", (1, 4))):  # m loses the passage later on; n barely does
+        for seed in (1, 2):
+            ranks[(model, seed)] = {f"{b}@p{p}": int(rng.integers(1, 3) if p == 0 else rng.integers(*late))
+                                    for b in bases for p in range(n_positions)}
+    averaged = with_ranks(per_seed_frame(ranks), "RR")
+    positions = positions_frame(bases, n_positions)
+    models = {"m": "M", "n": "N"}
+    curves = sweep_curves(averaged, positions, models, "RR", STATISTICS, 0.05)
+    suite = sweep_sensitivity(averaged, positions, models, "RR", STATISTICS, 0.05).set_index("model")
+    for model in models:
+        own = curves[(curves["model"] == model) & (curves["position"] > 0)]
+        assert own["p_adjusted"].tolist() == pytest.approx(list(multipletests(own["p"], method="holm")[1]))
+        assert int(own["significant"].sum()) == suite.loc[model, "significant_drops"]

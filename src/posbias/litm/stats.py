@@ -141,13 +141,15 @@ def sensitivity_table(scored: pd.DataFrame, correction: str = "holm", alpha: flo
     """One row per (model, task, variant, size) curve: the position-curve metric suite
     (`posbias.stats.position_curve`) of its accuracy by gold index, the questions paired across positions, the
     first index the reference, exact McNemar tests corrected over the curve (`correction`); `reach` is a gold
-    index, `reach_fraction` it over the curve's size."""
+    index (0-based), `reach_fraction` the share of the context's documents up to and including it, (reach + 1) /
+    size: 1 for a curve with no drop, 1 / size when the second document already drops."""
     placed = scored[scored["gold_index"].notna() & (scored["size"] >= 2)]
     rows = []
     for keys, group in placed.groupby(GROUP, sort=True):
         values = pd.DataFrame({"unit": group["example_id"].astype(str), "position": group["gold_index"].astype(int),
                                "value": group["correct"].astype(float)})
         curve = position_curve(values, test="mcnemar", correction=correction, alpha=alpha, seed=seed)
-        summary = curve_summary(curve, window=keys[-1])
+        summary = curve_summary(curve)
+        summary["reach_fraction"] = (summary["reach"] + 1) / keys[-1]
         rows.append({**dict(zip(GROUP, keys)), "n_positions": len(curve), "n": int(curve["n"].min()), **summary})
     return pd.DataFrame(rows)

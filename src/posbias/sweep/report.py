@@ -12,7 +12,7 @@ import pandas as pd
 
 from posbias.reporting.figure_files import plt, save_figure
 from posbias.reporting.render import NO_TEST, Cell, number
-from posbias.stats.corrections import describe
+from posbias.stats.corrections import describe, describe_families
 
 TEST_NAMES = {"t": "two-sided paired t-test", "wilcoxon": "two-sided Wilcoxon signed-rank test",
               "randomisation": "two-sided paired randomisation test"}
@@ -47,7 +47,7 @@ def sweep_caption(curves: pd.DataFrame, statistics: dict, first_window: int, ran
     """The table's caption; `note` (the config's `sweep.note`: what the collection explains about the curves,
     e.g. the embedded world's dip at token 0) ends it."""
     n_queries = int(curves["n_queries"].max())
-    n_tests = int(curves["p"].notna().sum())
+    per_model = curves.groupby("model", sort=False)["p"].apply(lambda p: int(p.notna().sum())).tolist()
     untested = int((curves["p"].isna() & (curves["position"] != 0)).sum())
     no_test = (f" ({NO_TEST}): nothing to test against position 1, as every query ties with it (or, for the t-test, "
                f"the differences do not vary); {untested} position{'s' * (untested != 1)}, left out of the count of "
@@ -58,7 +58,8 @@ def sweep_caption(curves: pd.DataFrame, statistics: dict, first_window: int, ran
             f"first; column headers give the mean start token of the passage (first "
             f"window: {first_window} tokens). Random order: MRR {random_mrr:.3f}, mean rank {random_rank:.1f}. "
             f"Superscript a: differs from position 1 ({TEST_NAMES[statistics['test']]} over the queries, "
-            f"{describe(statistics['correction'], n_tests, 'this table')}, adjusted $p < {curves['alpha'].iloc[0]}$"
+            f"{describe_families(statistics['correction'], per_model, 'ranker')}, adjusted "
+            f"$p < {curves['alpha'].iloc[0]}$"
             f").{no_test} 95% intervals are in the CSV." + (f" {note.strip()}" if note.strip() else ""))
 
 

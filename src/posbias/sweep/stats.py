@@ -3,9 +3,10 @@
 The sweep's curves: per model and position, MRR and the mean rank of the relevant document over the base
 queries, with 95% t-intervals, and a paired test of each position against the first (the same base queries at
 both). Per-query values are averaged over seeds first (`posbias.evaluation.seeds`); the rank of a run is 1/RR,
-exact because RR has no cut-off and the variant is always a candidate. All tests of the report form one family
-for the multiple-comparison correction; a position whose queries all tie with the first has no test (p NaN) and
-is left out of it.
+exact because RR has no cut-off and the variant is always a candidate. Each model's tests form one family for the
+multiple-comparison correction, in the sweep table as in the sensitivity table (`sweep_sensitivity`), so a
+position is a significant drop in both or in neither; a position whose queries all tie with the first has no test
+(p NaN) and is left out of it.
 
 Effectiveness by answer position: a query set's metric per system and position bin, each later bin tested
 against the first with Welch's t-test (different queries in each bin, so unpaired). Per-query values are the
@@ -85,7 +86,9 @@ def sweep_curves(averaged: pd.DataFrame, positions: pd.DataFrame, models: Mappin
                 "mean_rank": rank, "rank_ci_low": rank_low, "rank_ci_high": rank_high,
                 "mrr_difference": mrr - float(first[metric].mean()), "p": p})
     table = pd.DataFrame.from_records(records)
-    table["p_adjusted"] = adjust(table["p"].to_numpy(), statistics["correction"])
+    # one family per model's curve, as sweep_sensitivity's position_curve corrects it
+    table["p_adjusted"] = table.groupby("model", sort=False)["p"].transform(
+        lambda p: pd.Series(adjust(p.to_numpy(), statistics["correction"]), index=p.index))
     table["alpha"] = alpha
     table["significant"] = table["p_adjusted"] < alpha  # nan (the first position, untestable) is never below
     return table

@@ -3,6 +3,8 @@ exact expected value, and bootstrap intervals reproduce by seed."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -126,6 +128,13 @@ def test_a_listwise_reranker_s_order_curve_is_exact(tmp_path, mock, expected):
     assert few.summary["significant_drops"] == 0  # 4 questions: no sign-flip p below 2 / 2^4, too few to tell
     assert few.summary["underpowered"] and few.summary["reach_censored"]
     assert not result.summary["underpowered"]
+    # what the units could detect: nothing with 4 (no p can be significant); with 12, the t-test's 80%-power drop
+    # at alpha / 4 for the spread of the paired differences (posbias.stats.power)
+    from posbias.stats.power import minimum_detectable_drop
+
+    assert math.isnan(few.summary["detectable_drop"])
+    assert result.summary["detectable_drop"] == pytest.approx(
+        minimum_detectable_drop(result.values, 0, STATS["alpha"])) and result.summary["detectable_drop"] > 0
 
 
 def test_the_sweep_reads_a_real_passage_collection(tmp_path):

@@ -46,9 +46,11 @@ def test_audit_a_local_cross_encoder_offline(tiny_backbone, scratch, monkeypatch
     card = (audited / "card.html").read_text()
     assert "ElectraForSequenceClassification" not in card and "BertForSequenceClassification" in card
     assert card.count('src="data:image/png;base64,') == 2 and "Provenance" in card
+    assert "smallest drop found with 80% power" in card
     board = pd.read_csv(scratch / "audits" / "leaderboard.csv")
     assert board[["name", "battery"]].values.tolist() == [["cross-encoder-my-ce", "sweep"],
                                                           ["cross-encoder-my-ce", "probes"]]
+    assert "detectable_drop" in board and "Detectable" in (scratch / "audits" / "leaderboard.md").read_text()
     written = {path.name for path in (scratch / "audits").iterdir()}
     assert {f"leaderboard.{fmt}" for fmt in ("csv", "md", "tex", "html")} <= written
     # a second model joins the same leaderboard; --report-only rewrites it from the files

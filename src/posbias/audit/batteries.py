@@ -159,8 +159,10 @@ def summarise(result: BatteryResult, statistics: Mapping, window: int | None = N
     the model's tokens), the reach is also given in tokens (the mean start at the reach position) and as a
     fraction of the model's `window`: where the needle ends at the reach position (none when nothing dropped in
     documents shorter than the window: the reach is then only where the document ends). `underpowered`: too few
-    units for any drop to reach significance."""
+    units for any drop to reach significance; `detectable_drop`: the drop below the first position, in the
+    metric's units, that the curve's tests find with 80% power (`posbias.stats.power`; NaN when underpowered)."""
     from posbias.stats.position_curve import curve_summary, position_curve
+    from posbias.stats.power import minimum_detectable_drop
     stats, test = dict(statistics), test or statistics["test"]
     curve = position_curve(result.values, test=test, correction=stats["correction"], alpha=stats["alpha"],
                            confidence=stats["confidence"], n_resamples=stats["n_resamples"], seed=stats["seed"],
@@ -170,6 +172,8 @@ def summarise(result: BatteryResult, statistics: Mapping, window: int | None = N
     summary = curve_summary(curve, coordinates=depths)
     floor = smallest_adjusted_p(test, int(curve["n"].min()), len(curve) - 1)
     summary["underpowered"] = bool(floor >= stats["alpha"])
+    summary["detectable_drop"] = minimum_detectable_drop(result.values, curve.attrs["reference"], stats["alpha"],
+                                                         floor_p=floor)
     if "tokens" in result.values:
         tokens = result.values.groupby("position")["tokens"].mean()
         curve["tokens"] = curve["position"].map(tokens)

@@ -44,7 +44,8 @@ SUMMARY_FIELDS = [("reference_mean", "at the first position"), ("best", "best"),
                   ("best_worst_gap", "best-worst gap"), ("best_worst_gap_relative", "best-worst gap (relative)"),
                   ("primacy", "primacy (first - middle)"), ("primacy_relative", "primacy (relative)"),
                   ("recency", "recency (last - middle)"), ("recency_relative", "recency (relative)"),
-                  ("significant_drops", "significant drops"), ("reach", "reach (position, 1 = first)"),
+                  ("significant_drops", "significant drops"),
+                  ("detectable_drop", "smallest drop found with 80% power"), ("reach", "reach (position, 1 = first)"),
                   ("reach_tokens", "reach (tokens)"), ("reach_fraction", "reach / window"),
                   ("reach_censored", "nothing dropped"), ("underpowered", "too few units")]
 TOKEN_FIELDS = ("tokens", "reach_tokens")  # shown in whole tokens
@@ -204,6 +205,13 @@ def _battery_section(record: Mapping, curve: pd.DataFrame) -> str:
         parts.append(f"<p><b>Too few units for a significant drop:</b> with {int(curve['n'].min())} units and "
                      f"{len(curve) - 1} corrected tests no p-value can fall below alpha; read the curve, not the "
                      f"drops and the reach.</p>")
+    elif summary.get("significant_drops") == 0:
+        detectable = summary.get("detectable_drop")
+        parts.append(f"<p><b>No significant drop</b>, and no drop larger than {number(detectable, 3)} in "
+                     f"{html.escape(record['metric'])} at 80% power: with {int(curve['n'].min())} units, a smaller "
+                     f"drop may be there unseen.</p>" if isinstance(detectable, float) and math.isfinite(detectable)
+                     else "<p><b>No significant drop</b>; the values do not vary, so no detectable drop size can be "
+                          "stated.</p>")
     shown = {**summary, "reach": _reach(summary)}
     rows = [[label, _value(shown.get(key), 0 if key in TOKEN_FIELDS else 3)] for key, label in SUMMARY_FIELDS
             if key in summary]
@@ -273,15 +281,17 @@ def leaderboard_frame(found: Mapping[str, Sequence[Mapping]]) -> pd.DataFrame:
 def write_leaderboard(found: Mapping[str, Sequence[Mapping]], outputs: Mapping[str, str]) -> None:
     frame = leaderboard_frame(found)
     header = ["Model", "Kind", "Battery", "Metric", "First", "PSI", "Worst drop", "Best-worst", "Primacy", "Recency",
-              "Drops", "Reach (pos.)", "Reach (tokens)", "Reach / window"]
+              "Drops", "Detectable", "Reach (pos.)", "Reach (tokens)", "Reach / window"]
     body = [[r["name"], r["kind"], r["battery"], r["metric"], number(r["reference_mean"]), number(r["psi"]),
              number(r["worst_drop"]), number(r["best_worst_gap"]), number(r["primacy"]), number(r["recency"]),
-             str(int(r["significant_drops"])) + ("*" if r["underpowered"] else ""), _reach(r),
-             number(r["reach_tokens"], 0), number(r["reach_fraction"], 2)] for _, r in frame.iterrows()]
+             str(int(r["significant_drops"])) + ("*" if r["underpowered"] else ""), number(r["detectable_drop"]),
+             _reach(r), number(r["reach_tokens"], 0), number(r["reach_fraction"], 2)] for _, r in frame.iterrows()]
     caption = ("Position sensitivity of every audited model: per battery, the metric at the first position, PSI "
                "(1 - worst/best over positions), the worst drop from the first position (relative), the best-worst "
                "gap, primacy and recency (first and last position minus the middle's mean), the number of positions "
-               "significantly below the first (corrected paired tests; *: too few units for any to be), and the reach: "
+               "significantly below the first (corrected paired tests; *: too few units for any to be), the smallest "
+               "drop below the first those tests find with 80% power (in the metric's units: a curve without "
+               "significant drops has none larger; empty: none is detectable), and the reach: "
                "the last position before the first significant drop (counted from 1; ≥: none dropped), and where the "
                "needle ends there, in the model's tokens and as a fraction of its window.")
     write_tables(dict(outputs), frame, Table(header, body, caption, "tab:audit-leaderboard", wide=True))

@@ -1,0 +1,61 @@
+"""What a position curve could have found: the smallest drop its tests detect with a given power.
+
+A curve compares each of its m positions with the reference over the same n units and corrects the m tests
+together (Holm). "No significant drop" then means little unless it says how large a drop the units could have
+shown. `minimum_detectable_drop` answers in the metric's own units: the drop at one position that the paired
+test finds with probability `power` (80%), at the two-sided level alpha / m (Bonferroni, the level of Holm's first
+step: Holm rejects at least what Bonferroni does, so the real power is at least this), from the noncentral t
+distribution of a paired t-test (statsmodels' `TTestPower`) and the spread of the paired differences observed on
+the curve: the square root of their mean variance over the tested positions, the usual plug-in of a sensitivity
+analysis. Where every difference is zero (a model that ignores position) the spread of the reference position's
+values stands in, times sqrt(2) (the differences of two independent draws: no credit for a correlation never
+seen). The sign-flip and the exact McNemar tests are treated as the t-test they approach with more units; where
+too few units let no corrected p fall below alpha (`floor_p`), no drop is detectable (NaN).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+POWER = 0.8
+
+
+def detectable_effect_size(n_units: int, alpha: float, power: float = POWER) -> float:
+    """The standardised drop (mean difference over the differences' standard deviation) a two-sided paired
+    t-test at level `alpha` finds with probability `power` over `n_units` pairs; NaN under two units."""
+    if n_units < 2:
+        return math.nan
+    from statsmodels.stats.power import TTestPower
+
+    return float(TTestPower().solve_power(nobs=n_units, alpha=alpha, power=power, alternative="two-sided"))
+
+
+def difference_spread(values: pd.DataFrame, reference) -> float:
+    """The standard deviation of the paired differences (position - reference) over units, pooled over the tested
+    positions as the root of their mean variance; the reference's spread times sqrt(2) when no difference varies.
+    `values`: one row per (unit, position) with `value`."""
+    wide = values.pivot_table(index="unit", columns="position", values="value", aggfunc="first")
+    differences = wide.drop(columns=[reference]).sub(wide[reference], axis=0)
+    variances = differences.var(ddof=1).dropna()
+    pooled = float(np.sqrt(variances.mean())) if len(variances) else math.nan
+    if pooled > 0:
+        return pooled
+    return float(np.sqrt(2) * wide[reference].std(ddof=1))
+
+
+def minimum_detectable_drop(values: pd.DataFrame, reference, alpha: float, power: float = POWER,
+                            floor_p: float = 0.0) -> float:
+    """The drop below the reference, in the metric's units, that one of the curve's corrected tests finds with
+    probability `power` (module docstring); NaN where no drop can be significant (`floor_p` >= alpha: the exact
+    tests' smallest corrected p) or the values do not vary at all."""
+    positions = values["position"].nunique()
+    n_units = int(values.groupby("position")["unit"].nunique().min())
+    if positions < 2 or floor_p >= alpha:
+        return math.nan
+    spread = difference_spread(values, reference)
+    if not spread > 0:
+        return math.nan
+    return detectable_effect_size(n_units, alpha / (positions - 1), power) * spread

@@ -128,13 +128,23 @@ def test_a_listwise_reranker_s_order_curve_is_exact(tmp_path, mock, expected):
     assert few.summary["significant_drops"] == 0  # 4 questions: no sign-flip p below 2 / 2^4, too few to tell
     assert few.summary["underpowered"] and few.summary["reach_censored"]
     assert not result.summary["underpowered"]
-    # what the units could detect: nothing with 4 (no p can be significant); with 12, the t-test's 80%-power drop
-    # at alpha / 4 for the spread of the paired differences (posbias.stats.power)
+    # what the units could detect: nothing with 4 (no p can be significant), nor a size for the mock's curve, the
+    # same for every question (its differences do not vary)
+    assert math.isnan(few.summary["detectable_drop"]) and math.isnan(result.summary["detectable_drop"])
+
+
+def test_a_curve_states_the_drop_its_units_could_detect():
+    """With varying units: the t-test's 80%-power drop at alpha over the tested positions, for the spread of the
+    curve's paired differences (`posbias.stats.power`), on the card's summary and in the metric's units."""
+    from posbias.audit.batteries import BatteryResult
     from posbias.stats.power import minimum_detectable_drop
 
-    assert math.isnan(few.summary["detectable_drop"])
-    assert result.summary["detectable_drop"] == pytest.approx(
-        minimum_detectable_drop(result.values, 0, STATS["alpha"])) and result.summary["detectable_drop"] > 0
+    rng = np.random.default_rng(0)
+    values = pd.DataFrame([{"unit": f"q{u}", "position": p, "value": float(rng.uniform(0.5, 1) - 0.1 * p)}
+                           for u in range(12) for p in range(4)])
+    summary = summarise(BatteryResult("sweep", "MRR", values), STATS).summary
+    assert summary["detectable_drop"] == pytest.approx(minimum_detectable_drop(values, 0, STATS["alpha"]))
+    assert 0 < summary["detectable_drop"] < 1
 
 
 def test_the_sweep_reads_a_real_passage_collection(tmp_path):

@@ -65,6 +65,10 @@ def test_no_drop_is_detectable_where_no_p_can_fall_below_alpha_or_nothing_varies
     assert math.isnan(minimum_detectable_drop(values, 0, alpha=0.05, floor_p=2 * 2.0 ** (1 - 5)))
     flat = pd.DataFrame({"unit": [0, 1, 0, 1], "position": [0, 0, 1, 1], "value": [0.5] * 4})
     assert math.isnan(minimum_detectable_drop(flat, 0, alpha=0.05))
+    # a deterministic curve (every unit alike: 1, 1/2, 1/3) has differences equal up to rounding: no spread
+    same = pd.DataFrame({"unit": [u for u in range(12) for _ in range(3)], "position": [0, 1, 2] * 12,
+                         "value": [1.0, 1 / 2, 1 / 3] * 12})
+    assert difference_spread(same, 0) == 0.0 and math.isnan(minimum_detectable_drop(same, 0, alpha=0.05))
 
 
 def test_a_model_that_ignores_position_is_judged_by_its_reference_s_spread():

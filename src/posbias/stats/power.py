@@ -41,9 +41,16 @@ def difference_spread(values: pd.DataFrame, reference) -> float:
     differences = wide.drop(columns=[reference]).sub(wide[reference], axis=0)
     variances = differences.var(ddof=1).dropna()
     pooled = float(np.sqrt(variances.mean())) if len(variances) else math.nan
-    if pooled > 0:
+    if pooled > _rounding(wide):
         return pooled
-    return float(np.sqrt(2) * wide[reference].std(ddof=1))
+    spread = float(np.sqrt(2) * wide[reference].std(ddof=1))
+    return spread if spread > _rounding(wide) else 0.0
+
+
+def _rounding(wide: pd.DataFrame) -> float:
+    """A spread below this is floating-point rounding of equal values (a deterministic model's differences), not
+    a spread: 1e-12 of the values' scale."""
+    return 1e-12 * max(1.0, float(np.nanmax(np.abs(wide.to_numpy(dtype=float)))))
 
 
 def minimum_detectable_drop(values: pd.DataFrame, reference, alpha: float, power: float = POWER,

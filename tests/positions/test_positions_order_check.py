@@ -166,6 +166,16 @@ def test_the_tables_show_each_judges_consistency_beside_its_verdicts(files):
     assert "| Test | mock oracle judge | 4 of 4 | 100.0% [51, 100] of 4 | 2 / 2 | no test |" in text
     assert "mock oracle judge: a mock that answers from the generator's truth" in text
     assert "consistency is 1 by construction" in text
+    # no measured time in the table: counts that took other seconds give the same bytes
+    written = {fmt: open(path, "rb").read() for fmt, path in judges.items()}
+    counts = json.loads((out / "test.json").read_text())
+    for judged in counts["consistency"].values():
+        judged["seconds"] = judged["seconds"] * 7 + 1
+    (out / "test.json").write_text(json.dumps(counts))
+    steps.report({"test": str(out / "test.tsv")}, {"test": str(out / "test.json")}, SETTINGS, {"test": "Test"},
+                 {"g": {"label": "G", "sets": ["test"]}}, ["g"], tables, figures, {}, agreement, judges,
+                 {"oracle": "mock oracle judge", "biased": "order-biased mock"}, ["oracle"])
+    assert {fmt: open(path, "rb").read() for fmt, path in judges.items()} == written
 
 
 def config_with(**consistency) -> dict:

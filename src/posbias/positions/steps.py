@@ -349,7 +349,8 @@ def report(rows: Mapping[str, str], summaries: Mapping[str, str], settings: Mapp
 JUDGE_COLUMNS = ("set", "label", "judge", "judge_label", "eligible", "sampled", "n", "agree", "agreement", "ci_low",
                  "ci_high", "positive_original", "positive_reordered", "only_original", "only_reordered", "mcnemar_p",
                  "graded", "same_grade", "grade_agreement", "same_answer", "answer_agreement", "unparseable",
-                 "no_grade", "calls", "cache_hits", "seconds")
+                 "no_grade", "calls", "cache_hits")  # no seconds: a measured time would make every run's table differ
+                                                    # (the log line and the set's counts JSON keep them)
 
 
 def _judges_table(counts: Mapping[str, Mapping], labels: Mapping[str, str], judge_labels: Mapping[str, str],

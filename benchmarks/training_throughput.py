@@ -354,9 +354,11 @@ class Data:
 def paper_mode(preset: str) -> str:
     """The mode (`MODES`) the paper config trains a preset's model in: its `one_pass` and `packing` over the recipe's,
     `packing` off where neither sets it (TrainingSettings' default); a `pass_pairs` between the two has no mode here."""
+    from posbias.training.recipe import TrainingSettings
+
     models, recipe = paper_config()
     training = {**recipe, **models[PRESETS[preset].model].get("training", {})}
-    packed = training.get("packing", False) in (True, "auto")
+    packed = training.get("packing", TrainingSettings.packing) in (True, "auto")
     return ("one_pass" if training.get("one_pass") else "micro") + ("_packed" if packed else "")
 
 

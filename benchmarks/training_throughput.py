@@ -42,8 +42,8 @@ LongP: a Longformer of that size).
 
 Modes (`MODES`): `micro` (the recipe: 16 passes of 1 pair, padded length groups), `micro_packed` (the same packed:
 `training.packing: auto` on CUDA; the default is padded since this benchmark's H200 run), `one_pass`,
-`one_pass_packed`, `no_prefetch` (one pass packed, the batches prepared in the loop), `compiled` (one pass packed, `torch.compile`; skipped by --quick on a CPU: minutes of inductor).
-Ratios are against `micro` in the same run.
+`one_pass_packed`, `no_prefetch` (one pass packed, the batches prepared in the loop), `compiled` (one pass packed,
+`torch.compile`; skipped by --quick on a CPU: minutes of inductor). Ratios are against `micro` in the same run.
 
 Reported per preset and mode: seconds a step, real tokens/s (tokens that are neither a row's padding nor a padded
 query's masked slots), the real-token share of the slots computed, host syncs a step, peak memory, model TFLOP/s on

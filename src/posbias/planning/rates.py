@@ -3,9 +3,10 @@
 A measured rate is a number of (query, document) pairs per second, read from a benchmark JSON file that
 `measurements.yaml` lists for a device: `benchmarks/rerank_throughput.py`'s output (`rerank.<system>.pairs_per_s`
 and `train[].pairs_per_s`), or `benchmarks/training_throughput.py`'s (`results[]`: a preset's pairs a step over its
-seconds a step, in the modes that train padded, as training does by default). A rate applies to a job only when
-the benchmark ran the same ranker at the same geometry (query, chunk and document tokens, stride), in the same
-precision and, for training, with the same pairs per forward pass; the backbone may differ, and the plan says so (`Rate.backbone`).
+seconds a step, in the modes that train padded, as training does by default). A rate applies to a job only when the
+benchmark ran the same ranker at the same geometry (query, chunk and document tokens, stride), in the same precision
+and, for training, with the same pairs per forward pass; the backbone may differ, and the plan says so
+(`Rate.backbone`).
 
 Where no measurement fits, a job's time is the profile's `runtime` for its rule (`set-resources`, else
 `default-resources`): the limit SLURM would give the job, an upper bound, not a measurement.

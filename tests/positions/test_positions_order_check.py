@@ -96,9 +96,22 @@ def test_the_figures_of_scripted_answers_are_exact():
     # unparseable: not) as written T T F F T, reversed T F F T F: 2 alike, 2 lost, 1 gained
     assert (found["sampled"], found["n"], found["eligible"], found["no_grade"]) == (6, 5, 9, 1)
     assert (found["agree"], found["only_original"], found["only_reordered"]) == (2, 2, 1)
-    assert found["mcnemar_p"] == pytest.approx(1.0)  # 2 against 1: two-sided binomial 2 * 4 / 8
+    assert found["mcnemar_p"] == pytest.approx(1.0)  # 2 against 1 in one document's chunks: its net +1 alone
+    assert found["clusters"] == 1 and found["test"] == "clustered sign-flip over 1 cluster"
     assert (found["graded"], found["same_grade"], found["grade_agreement"]) == (3, 2, pytest.approx(2 / 3))
     assert (found["same_answer"], found["answer_agreement"], found["unparseable"]) == (2, pytest.approx(2 / 6), 3)
+
+
+def test_the_chunks_of_one_document_and_query_are_one_cluster():
+    # 4 chunks of document d for query q lose their relevance reversed, 2 of d2 for q too, 1 of d for q2: the exact
+    # McNemar test would count 7 independent flips (2 / 2**7); they are 3 (document, query) clusters: 2 / 2**3.
+    judged = [order_check.Chunk(q, d, i, "query", f"{A1} {F1}", {}) for i, (q, d) in enumerate(
+        [("q", "d")] * 4 + [("q", "d2")] * 2 + [("q2", "d")])]
+    sample, _ = order_check.draw(judged, 7, seed=0)
+    found = order_check.summary(order_check.pairs("biased", sample, ["##final score: 2"] * 7, ["##final score: 0"] * 7),
+                                eligible=7)
+    assert (found["n"], found["only_original"], found["only_reordered"], found["clusters"]) == (7, 7, 0, 3)
+    assert found["mcnemar_p"] == pytest.approx(2 / 2 ** 3)
 
 
 def test_a_judge_that_never_grades_has_no_decision_to_compare():
@@ -117,7 +130,8 @@ def test_the_oracle_is_consistent_and_order_biased_flips_exactly_the_relevant_ch
     assert oracle["calls"] == 4  # the set's judge keeps its verdicts as written: only the reversed are asked
     # order_biased: the oracle as written, grade 0 reversed: the 2 relevant chunks flip, the 2 others stay 0
     assert (biased["agree"], biased["only_original"], biased["only_reordered"]) == (2, 2, 0)
-    assert biased["mcnemar_p"] == pytest.approx(2 / 2 ** 2) and biased["calls"] == 8
+    assert biased["mcnemar_p"] == pytest.approx(2 / 2 ** 2) and biased["calls"] == 8  # 2 of 3 documents flip
+    assert biased["clusters"] == 3  # (q1, d1) with 2 chunks, (q2, d2), (q2, d3)
     assert (biased["same_grade"], biased["graded"], biased["same_answer"]) == (2, 4, 0)  # "0" is not "##final ..."
     by_chunk = pairs[pairs["judge"] == "biased"].set_index(["qid", "doc_id", "chunk"])
     assert {k: v >= 1 for k, v in by_chunk["grade_original"].items()} == ELIGIBLE
@@ -161,7 +175,7 @@ def test_the_tables_show_each_judges_consistency_beside_its_verdicts(files):
     assert rows.loc["biased", ["n", "agree", "only_original", "only_reordered"]].tolist() == [4, 2, 2, 0]
     assert rows.loc["biased", "mcnemar_p"] == pytest.approx(0.5) and pd.isna(rows.loc["oracle", "mcnemar_p"])
     text = open(judges["md"]).read()
-    assert ("| Test | order-biased mock | 4 of 4 | 50.0% [15, 85] of 4 | 2 / 0 | 0.5 | 50.0% of 4 | 0.0% "
+    assert ("| Test | order-biased mock | 4 of 4 | 50.0% [15, 85] of 4 | 2 / 0 | 0.5 (3) | 50.0% of 4 | 0.0% "
             "| 0 (0 in both) |") in text
     assert "| Test | mock oracle judge | 4 of 4 | 100.0% [51, 100] of 4 | 2 / 2 | no test |" in text
     assert "mock oracle judge: a mock that answers from the generator's truth" in text

@@ -50,9 +50,22 @@ def test_a_scripted_judge_that_flips_a_known_subset_gives_exact_figures():
     assert pairs["yes_swapped"].tolist() == [False, False, True, True, False, True]
     found = judge_swap.summary(pairs, eligible=6)
     assert (found["n"], found["agree"], found["only_original"], found["only_reordered"]) == (6, 3, 2, 1)
-    assert found["mcnemar_p"] == pytest.approx(1.0)  # 2 against 1
+    assert found["mcnemar_p"] == pytest.approx(1.0) and found["clusters"] == 6  # 2 against 1, six questions
     # q4 and q5 abstain: the study's rule says NO whatever the judge says, so the judge's own YES is compared
     assert found["abstentions"] == 2 and found["same_answer"] == 3
+
+
+def test_the_verdicts_on_one_question_are_one_cluster():
+    # five sampled verdicts turn NO when swapped: four on q0 (two readers, two conditions), one on q1. The exact
+    # McNemar test would count 5 independent flips (p = 2 / 2**5); they are 2 questions all one way: 2 / 2**2.
+    qids = ["q0"] * 4 + ["q1", "q2"]
+    pairs = pd.DataFrame({"reader": ["r", "r", "s", "s", "r", "r"], "condition": ["no_doc", "poison_doc"] * 3,
+                          "qid": qids, "answer": "Town0", "judge_original": "YES", "yes_original": True,
+                          "judge_swapped": ["NO"] * 5 + ["YES"], "yes_swapped": [False] * 5 + [True],
+                          "abstention": False}, columns=list(judge_swap.PAIR_COLUMNS))
+    found = judge_swap.summary(pairs, eligible=24)
+    assert (found["n"], found["only_original"], found["only_reordered"], found["clusters"]) == (6, 5, 0, 3)
+    assert found["mcnemar_p"] == pytest.approx(2 / 2 ** 2) and found["test"] == "clustered sign-flip over 3 clusters"
 
 
 def test_the_sample_is_seeded_and_in_the_tables_order():
@@ -74,7 +87,7 @@ def test_the_rag_caption_tells_the_judges_consistency_beside_its_verdicts():
     caption = rag_table(table, {}, consistency=figures)[2]
     assert ("The judge (Judge J) decides alike with the model answer placed before the evidence and gold answer for "
             "0.0% [0, 49] of 4 sampled answers (95% Wilson interval); YES only in the study's layout 4, only swapped "
-            "0 (exact McNemar p 0.125).") in caption
+            "0 (clustered sign-flip over 4 clusters, one per question: two-sided p 0.125).") in caption
     assert "swap check is off" in rag_table(table, {}, consistency={"n": 0})[2]
 
 
@@ -102,5 +115,8 @@ def test_the_order_biased_mock_judge_through_the_command_line(tmp_path):
     flipped = sum(expected)
     assert pairs["yes_original"].tolist() == expected and not pairs["yes_swapped"].any() and flipped > 0
     assert (figures["only_original"], figures["only_reordered"], figures["agree"]) == (flipped, 0, 12 - flipped)
-    assert figures["mcnemar_p"] == pytest.approx(min(1.0, 2 / 2 ** flipped))
+    # the sampled verdicts share questions (4 conditions each): the test counts the questions, all one way
+    questions = pairs.loc[pairs["yes_original"], "qid"].nunique()
+    assert figures["clusters"] == pairs["qid"].nunique()
+    assert figures["mcnemar_p"] == pytest.approx(min(1.0, 2 / 2 ** questions))
     assert "The judge (biased) decides alike" in (out / "rag.md").read_text()

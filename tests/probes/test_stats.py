@@ -111,18 +111,20 @@ def test_position_invariant_scorer_ties_every_pair():
     assert math.isnan(statistic.t) and math.isnan(statistic.p)
 
 
-def test_constant_non_zero_difference_is_undefined():
+def test_constant_non_zero_difference_takes_the_sign_test():
     second = np.linspace(0.1, 0.9, 10)
     statistic = probe_statistic(second + 0.25, second)  # scipy would say t = inf, p = 0
-    for value in (statistic.t, statistic.p, statistic.p_adjusted, statistic.d_z, statistic.ci_low,
-                  statistic.ci_high):
-        assert math.isnan(value)
+    # no spread: t and d_z infinite, p the exact sign test of 10 pairs one way, no t interval
+    assert (statistic.t, statistic.d_z) == (math.inf, math.inf)
+    assert statistic.p == statistic.p_adjusted == pytest.approx(2 * 0.5 ** 10)
+    assert math.isnan(statistic.ci_low) and math.isnan(statistic.ci_high)
     # What is still defined is reported: every pair moved by the same amount, the first document always won.
     assert statistic.mean_difference == pytest.approx(0.25)
     assert statistic.sd_difference == pytest.approx(0.0, abs=1e-12)
     assert statistic.win_rate == 1.0 and statistic.ties == 0
     record = statistic.to_dict()
-    assert record["t"] is None and record["p"] is None and record["d_z"] is None and record["ci_low"] is None
+    assert record["t"] is None and record["d_z"] is None and record["ci_low"] is None  # inf, nan: no JSON numbers
+    assert record["p"] == pytest.approx(2 * 0.5 ** 10)
     json.dumps(record, allow_nan=False)
 
 
@@ -143,7 +145,7 @@ def test_holm_over_three_probes_equals_adjust_on_their_p():
 def test_an_undefined_test_stays_nan_and_is_left_out_of_the_family():
     defined = [probe_statistic(*_scores(seed, n=60, shift=0.03)) for seed in (20, 21)]
     second = np.linspace(0.1, 0.9, 10)
-    undefined = probe_statistic(second + 0.25, second)
+    undefined = probe_statistic(second, second.copy())  # every pair ties
     corrected = correct_together([defined[0], undefined, defined[1]], "bonferroni")
     assert math.isnan(corrected[1].p_adjusted)
     # Bonferroni over the two defined tests only: a family of three would triple p instead of doubling it.

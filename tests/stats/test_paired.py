@@ -7,8 +7,8 @@ import pytest
 from scipy import stats
 from statsmodels.stats.weightstats import DescrStatsW
 
-from posbias.stats.paired import (TESTS, PairedComparison, align, compare_paired, paired_p_value,
-                                  randomisation_test, t_test, wilcoxon_signed_rank)
+from posbias.stats.paired import (TESTS, PairedComparison, align, clustered_mcnemar, compare_paired, exact_mcnemar,
+                                  paired_p_value, randomisation_test, t_test, wilcoxon_signed_rank)
 
 
 def test_t_test_matches_scipy_and_is_no_test_for_identical_systems():
@@ -38,11 +38,27 @@ def test_a_small_shift_at_a_dense_retrievers_score_scale_is_tested():
     assert paired_p_value("t", a, b) == pytest.approx(expected.pvalue, rel=1e-6)
 
 
-def test_t_test_is_undefined_without_spread_in_the_differences():
-    # Two queries, both ranked 5th by one run and 1st by the other: scipy's answer would be p = 0.
-    assert all(np.isnan(v) for v in t_test(np.array([1 / 5, 1 / 5]), np.array([1.0, 1.0])))
-    assert all(np.isnan(v) for v in t_test(np.array([0.3, 0.4 + 1e-15]), np.array([0.1, 0.2])))  # float noise
-    assert all(np.isnan(v) for v in t_test(np.array([0.3]), np.array([0.1])))  # one query
+@pytest.mark.filterwarnings("ignore:Precision loss:RuntimeWarning")  # scipy's CI on a constant difference
+def test_a_constant_non_zero_shift_takes_the_exact_sign_test():
+    # Two queries, both ranked 5th by one run and 1st by the other: scipy's answer would be p = 0, the old one
+    # "no test" (a certain difference printed like a tie); the sign test of 2 pairs one way says 2 * 0.5**2.
+    assert t_test(np.array([1 / 5, 1 / 5]), np.array([1.0, 1.0])) == (-np.inf, 0.5)
+    assert t_test(np.array([0.3, 0.4 + 1e-15]), np.array([0.1, 0.2])) == (np.inf, 0.5)  # float noise in the shift
+    # a deterministic model always 0.1 lower on 12 queries: 2 * 0.5**12, scipy's binomial test
+    y = np.linspace(0.2, 0.9, 12)
+    assert t_test(y - 0.1, y) == (-np.inf, pytest.approx(stats.binomtest(0, 12).pvalue))
+    assert t_test(y - 0.1, y)[1] == pytest.approx(2 * 0.5 ** 12)
+    a, b = pd.Series(y - 0.1, index=[f"q{i}" for i in range(12)]), pd.Series(y, index=[f"q{i}" for i in range(12)])
+    result = compare_paired(a, b, n_permutations=999)  # its CI: scipy's, with a precision warning
+    assert (result.t_statistic, result.t_p) == (-np.inf, pytest.approx(2 * 0.5 ** 12))
+    assert result.to_dict()["t_test"] == {"t": None, "p": pytest.approx(2 * 0.5 ** 12)}  # inf is no JSON number
+    assert paired_p_value("t", a, b) == pytest.approx(2 * 0.5 ** 12)
+
+
+def test_t_test_is_no_test_when_every_pair_ties_or_one_query():
+    assert all(np.isnan(v) for v in t_test(np.array([0.3, 0.3]), np.array([0.3, 0.3])))  # exact ties
+    assert all(np.isnan(v) for v in t_test(np.array([0.3, 0.6]), np.array([0.1 + 0.2, 0.4 + 0.2])))  # rounding
+    assert all(np.isnan(v) for v in t_test(np.array([0.3]), np.array([0.1])))  # one query: no spread to measure
 
 
 def test_align_pairs_by_query_id_and_refuses_different_queries():
@@ -113,7 +129,8 @@ def test_to_dict_is_nested_and_nan_is_null():
     out = result.to_dict()
     assert set(out) == {"n_queries", "mean_a", "mean_b", "mean_difference", "ci95", "t_test",
                         "wilcoxon_signed_rank", "randomisation", "effect_size"}
-    assert out["effect_size"] is None and out["t_test"] == {"t": None, "p": None}
+    # t = +inf (no JSON number); p: the sign test of 3 pairs one way, 2 * 0.5**3
+    assert out["effect_size"] is None and out["t_test"] == {"t": None, "p": 0.25}
     assert out["ci95"] == [pytest.approx(0.5), pytest.approx(0.5)]
     assert out["randomisation"] == {"p": result.randomisation_p, "permutations": 100, "seed": 0}
     assert out["wilcoxon_signed_rank"] == {"p": result.wilcoxon_p}
@@ -186,3 +203,44 @@ def test_exact_mcnemar_matches_statsmodels_and_is_no_test_when_every_pair_ties()
     n, only_first, only_second, p = exact_mcnemar(first.iloc[:5], first.iloc[:5].copy())
     assert (n, only_first, only_second) == (5, 0, 0) and np.isnan(p)
     assert np.isnan(exact_mcnemar(pd.Series([], dtype=object), pd.Series([], dtype=object))[3])
+
+
+# --- clustered McNemar --------------------------------------------------------
+
+
+def test_clustered_mcnemar_with_one_item_per_cluster_is_the_exact_mcnemar_test():
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        first, second = pd.Series(rng.random(12) < 0.6), pd.Series(rng.random(12) < 0.4)
+        n, only_first, only_second, p = exact_mcnemar(first, second)
+        found = clustered_mcnemar(first, second, range(12))
+        assert found[:3] == (n, only_first, only_second) and found[4] == 12
+        assert found[3] == pytest.approx(p) if only_first + only_second else np.isnan(found[3])
+    # beyond exact enumeration: a Monte Carlo estimate, never below 1 / (N + 1)
+    first, second = pd.Series([True] * 20 + [False] * 5), pd.Series([False] * 25)
+    assert clustered_mcnemar(first, second, range(25), n_permutations=999)[3] == 1 / 1000
+
+
+def test_clustered_mcnemar_counts_clusters_not_items():
+    # 20 items right only in `first`, but in 4 clusters of 5 (chunks of one document for one query): the exact
+    # McNemar test counts 20 independent pairs (p = 2 / 2**20); the evidence is 4 clusters all one way, 2 / 2**4.
+    first, second = pd.Series([True] * 20 + [False] * 4), pd.Series([False] * 24)
+    clusters = [("q1", f"d{i // 5}") for i in range(20)] + [("q2", "d9")] * 4
+    assert exact_mcnemar(first, second)[3] == pytest.approx(2 / 2 ** 20)
+    assert clustered_mcnemar(first, second, clusters) == (24, 20, 0, pytest.approx(2 / 2 ** 4), 5)
+    # a cluster whose changes cancel adds nothing; one that leans the other way weighs its net change
+    first, second = pd.Series([True, False, True, True, True]), pd.Series([False, True, False, False, False])
+    assert clustered_mcnemar(first, second, ["a", "a", "b", "c", "d"])[3] == pytest.approx(2 / 2 ** 3)
+    # d = +1, -1, +3: 6 of the 8 sign flips reach |sum| >= 3
+    assert clustered_mcnemar(first, second, ["a", "b", "c", "c", "c"])[3] == pytest.approx(6 / 8)
+
+
+def test_clustered_mcnemar_drops_unanswered_items_and_has_no_test_without_discordance():
+    first = pd.Series([True, None, False, True], index=list("abcd"))
+    second = pd.Series([False, True, False, True], index=list("abcd"))
+    clusters = pd.Series(["x", "y", "y", "z"], index=list("abcd"))
+    assert clustered_mcnemar(first, second, clusters) == (3, 1, 0, 1.0, 3)  # one discordant cluster: p = 1
+    n, only_first, only_second, p, n_clusters = clustered_mcnemar(second, second.copy(), clusters)
+    assert (n, only_first, only_second, n_clusters) == (4, 0, 0, 3) and np.isnan(p)
+    with pytest.raises(ValueError, match="3 cluster keys for 4 items"):
+        clustered_mcnemar(first, second, ["x", "y", "z"])

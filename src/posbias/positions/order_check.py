@@ -12,13 +12,14 @@ several sentences would no longer be a substring of the reversed text), so the o
 construction.
 
 Per judge: the share of the compared chunks with the same relevant / not relevant decision (grade >= `MIN_GRADE`)
-with its Wilson interval and the exact McNemar test of relevant-as-written against relevant-reversed
-(`posbias.stats.consistency`). A chunk compared is one graded in at least one order; an answer without a grade
-counts as not relevant there, as the position estimate reads it. A chunk graded in neither order is left out of
-that comparison (`no_grade`): the judge decided nothing in either order, and counting it as agreement would give a
-judge that never answers in UMBRELA's format a perfect score. Besides: the share with the identical grade among
-the chunks graded in both orders; the share of all sampled chunks with the identical answer text (it shows order
-sensitivity even in a judge whose answers hold no grade); and how many were unparseable in either order.
+with its Wilson interval and the test of relevant-as-written against relevant-reversed (`posbias.stats.consistency`),
+clustered by document and query: the sampled chunks of one document judged for one query are not independent. A
+chunk compared is one graded in at least one order; an answer without a grade counts as not relevant there, as the
+position estimate reads it. A chunk graded in neither order is left out of that comparison (`no_grade`): the judge
+decided nothing in either order, and counting it as agreement would give a judge that never answers in UMBRELA's
+format a perfect score. Besides: the share with the identical grade among the chunks graded in both orders; the share
+of all sampled chunks with the identical answer text (it shows order sensitivity even in a judge whose answers hold
+no grade); and how many were unparseable in either order.
 """
 
 from __future__ import annotations
@@ -104,7 +105,8 @@ def summary(frame: pd.DataFrame, eligible: int, min_grade: int = MIN_GRADE) -> d
     graded, compared = first.notna() & second.notna(), first.notna() | second.notna()
     same_grade = int((first[graded] == second[graded]).sum())
     decisions = order_consistency(first[compared].fillna(-1).ge(min_grade).tolist(),
-                                  second[compared].fillna(-1).ge(min_grade).tolist())
+                                  second[compared].fillna(-1).ge(min_grade).tolist(),
+                                  list(zip(frame["qid"][compared], frame["doc_id"][compared])))
     same_answer = frame["answer_original"] == frame["answer_reversed"]
     return {"eligible": eligible, "sampled": len(frame), "min_grade": min_grade, **decisions,
             "no_grade": int((~compared).sum()), "unparseable": int((~graded).sum()), "graded": int(graded.sum()),

@@ -269,10 +269,10 @@ def _order_check(check: Mapping, chunks: list, answers: list[str], model, judge_
         found = results[name]
         log.info("order check of %s: %d of %d eligible chunks (two or more sentences) judged again reversed; same "
                  "relevance decision %d of %d graded in at least one order, same grade %d of %d graded in both, "
-                 "same answer %d of %d; relevant only as written %d, only reversed %d (McNemar p %s); %d "
+                 "same answer %d of %d; relevant only as written %d, only reversed %d (%s: p %s); %d "
                  "unparseable in either order, %d in both; %d calls (%d replayed) in %.1f s", name, found["sampled"],
                  eligible, found["agree"], found["n"], found["same_grade"], found["graded"], found["same_answer"],
-                 found["sampled"], found["only_original"], found["only_reordered"],
+                 found["sampled"], found["only_original"], found["only_reordered"], found["test"],
                  "none" if found["mcnemar_p"] is None else f"{found['mcnemar_p']:.3g}", found["unparseable"],
                  found["no_grade"], len(calls), hits, seconds)
     return results, pd.concat(frames, ignore_index=True)
@@ -348,25 +348,27 @@ def report(rows: Mapping[str, str], summaries: Mapping[str, str], settings: Mapp
 
 JUDGE_COLUMNS = ("set", "label", "judge", "judge_label", "eligible", "sampled", "n", "agree", "agreement", "ci_low",
                  "ci_high", "positive_original", "positive_reordered", "only_original", "only_reordered", "mcnemar_p",
-                 "graded", "same_grade", "grade_agreement", "same_answer", "answer_agreement", "unparseable",
-                 "no_grade", "calls", "cache_hits")  # no seconds: a measured time would make every run's table differ
-                                                    # (the log line and the set's counts JSON keep them)
+                 "clusters", "graded", "same_grade", "grade_agreement", "same_answer", "answer_agreement",
+                 "unparseable", "no_grade", "calls", "cache_hits")  # no seconds: a measured time would make every
+                                                                    # run's table differ (the log line and the set's
+                                                                    # counts JSON keep them)
 
 
 def _judges_table(counts: Mapping[str, Mapping], labels: Mapping[str, str], judge_labels: Mapping[str, str],
                   oracle_judges: Sequence[str], outputs: Mapping[str, str]) -> None:
     """One row per dense set and judge of its order check (`posbias.positions.order_check`)."""
     from posbias.reporting.consistency import agreement_text, p_text
-    from posbias.reporting.render import MISSING, Table, percent, write_tables
+    from posbias.reporting.render import MISSING, Table, is_missing, percent, write_tables
 
     rows = [{"set": name, "label": labels.get(name, name), "judge": judge,
              "judge_label": judge_labels.get(judge, judge), **figures}
             for name, count in counts.items() for judge, figures in count.get("consistency", {}).items()]
     frame = pd.DataFrame(rows, columns=list(JUDGE_COLUMNS))
-    header = ["Query set", "Judge", "Chunks", "Same decision", "Relevant: as written / reversed", "McNemar p",
-              "Same grade", "Same answer", "Unparseable"]
+    header = ["Query set", "Judge", "Chunks", "Same decision", "Relevant: as written / reversed",
+              "Sign-flip p (clusters)", "Same grade", "Same answer", "Unparseable"]
     body = [[row["label"], row["judge_label"], f"{row['sampled']} of {row['eligible']}", agreement_text(row),
-             f"{row['positive_original']} / {row['positive_reordered']}", p_text(row),
+             f"{row['positive_original']} / {row['positive_reordered']}",
+             p_text(row) if is_missing(row["mcnemar_p"]) else f"{p_text(row)} ({row['clusters']})",
              f"{percent(row['grade_agreement'])}% of {row['graded']}" if row["graded"] else MISSING,
              f"{percent(row['answer_agreement'])}%", f"{row['unparseable']} ({row['no_grade']} in both)"]
             for row in rows]
@@ -380,10 +382,12 @@ def _judges_table(counts: Mapping[str, Mapping], labels: Mapping[str, str], judg
                "orders, over the chunks graded in at least one order (an unparseable answer counting as not "
                "relevant, as the position estimate reads it; a chunk graded in neither order decided nothing and is "
                "left out, so a judge that never answers in UMBRELA's format shows –); 95% Wilson interval in "
-               "brackets. McNemar p: the exact two-sided test of relevant as written against relevant reversed "
-               "(does the judge favour one order?), one test per row, uncorrected; no test where no chunk changed "
-               "its decision. Same grade: among the chunks graded in both orders. Same answer: the identical answer "
-               "text, of all sampled chunks, which shows order sensitivity even when no answer holds a grade. "
+               "brackets. Sign-flip p: the two-sided test of relevant as written against relevant reversed (does the "
+               "judge favour one order?), clustered by document and query (the sampled chunks of one document "
+               "judged for one query are one cluster; their number in parentheses): the sign-flip test of each "
+               "cluster's net change, one test per row, uncorrected; no test where no chunk changed its decision. "
+               "Same grade: among the chunks graded in both orders. Same answer: the identical answer text, of all "
+               "sampled chunks, which shows order sensitivity even when no answer holds a grade. "
                f"Unparseable: chunks without a grade in either order (in both).{oracle}")
     if not rows:
         caption += " No dense set took the order check (positions.dense.consistency.sample: 0)."

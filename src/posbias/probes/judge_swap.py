@@ -5,9 +5,10 @@ one layout more often, and the accuracy table inherits that.
 
 What is compared is the judge's own decision (`rag.says_yes`), before the study's abstention rule: that rule decides
 an abstaining reader's verdict whatever the judge says, so it would hide the judge's consistency. Per check: the
-share of sampled answers with the same decision in both layouts with its Wilson interval, and the exact McNemar test
-of YES as the study asks against YES swapped (`posbias.stats.consistency`); how many of the sample the abstention
-rule overrides is counted beside.
+share of sampled answers with the same decision in both layouts with its Wilson interval, and the test of YES as the
+study asks against YES swapped (`posbias.stats.consistency`), clustered by question: the sampled verdicts of several
+readers and conditions on one question are not independent; how many of the sample the abstention rule overrides is
+counted beside.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ def check(judged: pd.DataFrame, rag_items: Sequence[rag.RagItem], judge: Callabl
 
 def summary(pairs: pd.DataFrame, eligible: int, alpha: float = 0.05) -> dict:
     """The judge's consistency over `pairs` (`check`); `eligible`: the verdicts the sample was drawn from."""
-    decisions = order_consistency(pairs["yes_original"].tolist(), pairs["yes_swapped"].tolist(), alpha)
+    decisions = order_consistency(pairs["yes_original"].tolist(), pairs["yes_swapped"].tolist(),
+                                  pairs["qid"].tolist(), alpha)  # a question's verdicts form one cluster
     same = pairs["judge_original"] == pairs["judge_swapped"]
     return {"eligible": eligible, **decisions,
             "same_answer": int(same.sum()), "abstentions": int(pairs["abstention"].sum())}

@@ -9,7 +9,9 @@ says "document does not provide" (an abstention). Decoding is greedy, as the stu
 
 Per reader and condition: accuracy (#YES / n) with a 95% Wilson interval, and for each document condition an
 exact McNemar test against no document (the same questions answered both ways): the study's headline is the
-drop from no document to the poisoned one. No document is the reference by design, fixed before the answers are
+drop from no document to the poisoned one. Each pair is one question (a reader answers it once per condition), so
+the pairs are independent and the exact test fits; the swap check below pairs verdicts that share questions and
+clusters its test by question. No document is the reference by design, fixed before the answers are
 seen; a reader's tests (one per document condition) form one family, adjusted together with the probes'
 correction (`probes.correction`, Holm by default). A condition answered exactly as without a document on every
 question has no test (p is NaN) and leaves the family.

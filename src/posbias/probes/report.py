@@ -251,7 +251,7 @@ def _judge_consistency(figures: dict | None) -> str:
     return (f" The judge ({figures.get('judge_label', figures.get('judge'))}) decides alike with the model answer "
             f"placed before the evidence and gold answer for {agreement_text(figures)} sampled answers (95% Wilson "
             f"interval); YES only in the study's layout {figures['only_original']}, only swapped "
-            f"{figures['only_reordered']} (exact McNemar p {p_text(figures)}).")
+            f"{figures['only_reordered']} ({figures['test']}, one per question: two-sided p {p_text(figures)}).")
 
 
 def write_rag_table(table: pd.DataFrame, labels: dict[str, str], outputs: dict, alpha: float = 0.05,

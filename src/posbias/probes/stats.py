@@ -76,7 +76,8 @@ def probe_statistic(first: Sequence[float] | np.ndarray, second: Sequence[float]
     Positive t (and mean difference, d_z) = the first document scored higher. The degenerate cases follow
     `posbias.stats.paired.t_test`: identical scores (exact equality, not `np.allclose`: at a dense retriever's scale of
     ~380 a consistent +0.002 shift is a real difference) give no test (t, p and d_z NaN) and CI [0, 0]; differences
-    that are all the same non-zero value have no spread to test against, so t, p, the CI and d_z are NaN.
+    that are all the same non-zero value have no spread: t and d_z are +-inf by the shift's sign (None in `to_dict`),
+    p is the exact sign test's (2 * 0.5**n) and the CI, which would need a spread, is NaN.
     """
     first, second = _scores(first, "first"), _scores(second, "second")
     if first.size != second.size:
@@ -89,7 +90,7 @@ def probe_statistic(first: Sequence[float] | np.ndarray, second: Sequence[float]
     t, p = t_test(first, second)
     if np.array_equal(first, second):  # every pair ties exactly: nothing to test (t, p NaN), no difference
         ci_low = ci_high = 0.0
-    elif math.isnan(t):
+    elif not math.isfinite(t):  # no spread: no t interval
         ci_low = ci_high = math.nan
     else:
         interval = stats.ttest_rel(first, second).confidence_interval(CONFIDENCE)
@@ -100,7 +101,7 @@ def probe_statistic(first: Sequence[float] | np.ndarray, second: Sequence[float]
     return ProbeStatistic(
         n=n, t=t, p=p, df=n - 1, mean_difference=float(difference.mean()),
         sd_difference=float(difference.std(ddof=1)), ci_low=ci_low, ci_high=ci_high,
-        d_z=t / math.sqrt(n),  # carries t's NaN in the degenerate cases
+        d_z=t / math.sqrt(n),  # carries t's NaN or inf in the degenerate cases
         win_rate=wins / n, win_low=float(win_low), win_high=float(win_high),
         ties=int(np.count_nonzero(first == second)),
         critical_value=abs(float(stats.t.ppf(CRITICAL_VALUE_ALPHA, n - 1))), p_adjusted=p)

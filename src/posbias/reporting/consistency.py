@@ -1,5 +1,5 @@
 """How tables and captions print a judge's position consistency (`posbias.stats.consistency.order_consistency`):
-the agreement with its Wilson interval, and the McNemar p."""
+the agreement with its Wilson interval, and the p of the clustered sign-flip test (`mcnemar_p`)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ def agreement_text(result: Mapping) -> str:
 
 
 def p_text(result: Mapping) -> str:
-    """The exact McNemar p with three significant digits; `NO_TEST` when no item changed its decision, `MISSING`
-    without items."""
+    """The order test's p (`mcnemar_p`) with three significant digits; `NO_TEST` when no item changed its
+    decision, `MISSING` without items."""
     if not result or not result.get("n"):
         return MISSING
     p = result.get("mcnemar_p")

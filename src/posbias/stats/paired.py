@@ -7,13 +7,21 @@ to test: its p is NaN, which the tables print as "no test" and the
 multiple-comparison corrections leave out of the family (`corrections.adjust`).
 "Tie" means exact equality, never `np.allclose`: at a dense retriever's score
 scale (~380) allclose's relative tolerance (1e-5, so ~0.004) would call a
-consistent +0.002 shift no difference at all.
-"""
+consistent +0.002 shift no difference at all. A constant non-zero shift (every
+difference the same, e.g. a deterministic model always 0.1 lower) is no tie:
+the t-test, which has no spread to scale it by, falls back to the exact sign
+test there (`t_test`).
 
+Correct/incorrect outcomes are compared with the exact McNemar test when the
+pairs are independent (`exact_mcnemar`), and with a sign-flip test over
+clusters when several pairs share a cluster (`clustered_mcnemar`: chunks of one
+document judged for one query, verdicts on one question).
+"""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -54,34 +62,46 @@ def exact_mcnemar(first: pd.Series, second: pd.Series) -> tuple[int, int, int, f
 ROUNDING_ULPS = 64  # differences varying by less than this many units in the last place of the data: rounding
 
 
-def _no_spread(diff: np.ndarray, x: np.ndarray, y: np.ndarray) -> bool:
-    """Whether the differences are all equal, up to the rounding error of values of x's and y's size.
+def _rounding(x: np.ndarray, y: np.ndarray) -> float:
+    """How far apart differences of x and y may lie by floating-point rounding alone.
 
     The bound is a few dozen units in the last place of the largest |value| (about 4e-15 at scores of
     order 1, 4e-12 at 380), not a relative tolerance on the values as `np.allclose` has: it absorbs
     the noise of floating-point arithmetic (0.3 - 0.1 against 0.4 - 0.2), never a real shift.
     """
-    if len(diff) == 0:
-        return True
     scale = max(float(np.max(np.abs(x))), float(np.max(np.abs(y))))
-    return float(np.ptp(diff)) <= ROUNDING_ULPS * float(np.spacing(scale))
+    return ROUNDING_ULPS * float(np.spacing(scale))
 
 
 def t_test(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     """Two-sided paired t-test of x against y: (t, p).
 
-    The test is undefined (nan, nan) when the differences have no spread: identical samples (every
-    pair ties: t = 0/0), or differences that are all the same non-zero value (two queries where one
-    run ranks the answer 5th and the other 1st), where scipy says t = inf, p = 0, which would read as
-    overwhelming evidence. "The same" is exact up to floating-point rounding (`_no_spread`), so a
-    real shift at any scale is tested.
+    Differences without spread (all equal up to floating-point rounding, `_rounding`) leave the t-test
+    no standard error; scipy then says t = inf (or a huge t from rounding noise) and p = 0. Two cases:
+
+    - every difference is zero (up to rounding): every pair ties, nothing to test: (nan, nan);
+    - a constant non-zero shift (a deterministic model always 0.1 lower): t = +inf or -inf by the
+      shift's sign, and p from the exact two-sided sign test (`scipy.stats.binomtest` of the positive
+      differences among the n non-zero ones: 2 * 0.5**n, at most 1). The t-test's own limit as the
+      spread goes to 0 is p -> 0, which overstates; n pairs all one way is the evidence the data hold.
+
+    Fewer than two pairs give (nan, nan): one difference has no spread to tell a shift from noise.
+    A real shift at any scale, however small its spread, takes the t-test.
     """
     x, y = np.asarray(x, float), np.asarray(y, float)
     diff = x - y
-    if len(diff) < 2 or _no_spread(diff, x, y):
+    if len(diff) < 2:
         return float("nan"), float("nan")
-    result = stats.ttest_rel(x, y)
-    return float(result.statistic), float(result.pvalue)
+    rounding = _rounding(x, y)
+    if float(np.ptp(diff)) > rounding:
+        result = stats.ttest_rel(x, y)
+        return float(result.statistic), float(result.pvalue)
+    if float(np.max(np.abs(diff))) <= rounding:
+        return float("nan"), float("nan")  # every pair ties
+    # The shift exceeds the spread, so every difference is non-zero and of the shift's sign.
+    nonzero = diff[diff != 0]
+    p = stats.binomtest(int(np.count_nonzero(nonzero > 0)), len(nonzero)).pvalue
+    return math.copysign(math.inf, float(diff.mean())), float(p)
 
 
 def wilcoxon_signed_rank(x: np.ndarray, y: np.ndarray) -> float:
@@ -109,11 +129,13 @@ def randomisation_test(x: np.ndarray, y: np.ndarray, n_permutations: int = 10000
     the test two-sided in the mean difference. With N random sign flips scipy
     counts the observed assignment among them: p = (b + 1) / (N + 1), never 0.
     When 2**n <= N it enumerates all 2**n assignments instead (exact p).
-    With every difference exactly zero (all pairs tie) there is no test: NaN.
+    With every difference exactly zero (all pairs tie) there is no test: NaN; one non-zero difference alone: p = 1.
     """
     diff = np.asarray(x, float) - np.asarray(y, float)
     if not np.any(diff != 0):
         return float("nan")  # every sign flip gives the observed statistic: nothing to test
+    if len(diff) == 1:
+        return 1.0  # both signs of one difference give the same |mean| (scipy refuses one observation)
     # One sample with permutation_type="samples" means: flip the sign of each observation.
     result = stats.permutation_test((diff,), _abs_mean, permutation_type="samples", vectorized=True,
                                     n_resamples=n_permutations, alternative="greater",
@@ -122,11 +144,43 @@ def randomisation_test(x: np.ndarray, y: np.ndarray, n_permutations: int = 10000
     return float(result.pvalue)
 
 
+def clustered_mcnemar(first: pd.Series, second: pd.Series, clusters: pd.Series | Sequence,
+                      n_permutations: int = 10000, seed: int = 0) -> tuple[int, int, int, float, int]:
+    """McNemar's question (do the discordant pairs lean one way?) for pairs that share clusters: two correct/
+    incorrect series over the same items (index), `clusters` each item's cluster (a series on the same index, or a
+    sequence in the items' order). On the items both answered: (n paired, right only in `first`, right only in
+    `second`, two-sided p, clusters).
+
+    Items of one cluster (the chunks of one document judged for one query, the verdicts on one question) are not
+    independent, so the exact McNemar test, which counts every discordant pair as independent evidence, gives p-values
+    too small. Here each cluster k contributes its net discordance d_k = (right only in `first`) - (right only in
+    `second`). Under the null the two conditions are exchangeable within each pair, so every d_k is symmetric about
+    0, and clusters are independent: the p is the two-sided sign-flip test of the d_k (`randomisation_test`), exact
+    when 2**(clusters with d_k != 0) <= `n_permutations`, else a seeded Monte Carlo estimate. With one item per cluster
+    it is the sign-flip test of the discordant counts: the exact McNemar (two-sided binomial) p where enumerated,
+    a Monte Carlo estimate of it otherwise (never below 1 / (`n_permutations` + 1)). The p is NaN with no discordant
+    pair, as `exact_mcnemar`'s.
+    """
+    if not isinstance(clusters, pd.Series):
+        if len(clusters) != len(first):
+            raise ValueError(f"{len(clusters)} cluster keys for {len(first)} items")
+        clusters = pd.Series(list(clusters), index=first.index, dtype=object)
+    both = first.notna() & second.notna()
+    first, second = first[both].astype(bool), second[both].astype(bool)
+    only_first, only_second = first & ~second, ~first & second
+    net = (only_first.astype(int) - only_second.astype(int)).groupby(clusters[both], sort=False).sum()
+    # A cluster with d_k = 0 is the same under every sign flip: leaving it out changes no p, and keeps more exact.
+    discordant = net[net != 0].to_numpy(float)
+    p = randomisation_test(discordant, np.zeros_like(discordant), n_permutations, seed) if len(discordant) else math.nan
+    return int(len(first)), int(only_first.sum()), int(only_second.sum()), p, int(len(net))
+
+
 @dataclass(frozen=True)
 class PairedComparison:
     """System A against system B on the same queries: means, 95% CI, three tests, effect size.
 
-    A p of NaN (None in `to_dict`) means no test: every pair tied, or (t-test) the differences had no spread.
+    A p of NaN (None in `to_dict`) means no test: every pair tied. A constant non-zero shift has an infinite t
+    (None in `to_dict`) and the sign test's p (`t_test`).
     """
 
     n_queries: int

@@ -21,6 +21,7 @@ Every battery ends in one value per (unit, position), and the same metric suite 
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import math
 from dataclasses import dataclass, field
@@ -186,6 +187,17 @@ def summarise(result: BatteryResult, statistics: Mapping, window: int | None = N
     return result
 
 
+def battery_test(battery: str, statistics: Mapping) -> str:
+    """The paired test of a battery's curve: a reader's right and wrong answers take the exact McNemar test, every
+    other battery the configured `statistics.test`."""
+    return "mcnemar" if battery.startswith("reader") else statistics["test"]
+
+
+def summarise_result(result: BatteryResult, statistics: Mapping, window: int | None, test: str) -> BatteryResult:
+    """The curve and summary of a battery's result: one curve, or a grid's curve per length."""
+    return (summarise_grid if "length" in result.values else summarise)(result, statistics, window, test)
+
+
 def expected_reciprocal_rank(target: float, others: np.ndarray) -> float:
     """1/rank of `target` among `others`, averaged over every order of the scores tied with it."""
     higher, tied = int(np.sum(others > target)), int(np.sum(others == target))
@@ -301,8 +313,14 @@ def probes_battery(model, settings: Mapping) -> BatteryResult:
     queries = build_query_table(documents)
     moved = position.sweep(queries, settings["n"], settings["seed"], settings["positions"], settings["rest"])
     ends = position.first_last(queries, settings["n"], settings["seed"], settings["rest"])
+    # each pair's meta says where its evidence sits (the unit and position a mock model reads, as the sweep's do)
+    order = {qid: i for i, qid in enumerate(dict.fromkeys(p.qid for p in moved + ends))}
+    metas = [{"answer": "yes", "example_index": order[p.qid], "gold_index": int(p.condition) - 1,
+              "n_items": settings["positions"]} for p in moved]
+    metas += [{"answer": "yes", "example_index": order[p.qid], "gold_index": k, "n_items": 2} for p in ends
+              for k in (0, 1)]
     scores = model.score([(p.query, p.document_1) for p in moved] + [(p.query, d) for p in ends
-                                                                     for d in (p.document_1, p.document_2)])
+                                                                     for d in (p.document_1, p.document_2)], metas)
     rows = [{"unit": p.qid, "position": int(p.condition) - 1, "value": float(s)}
             for p, s in zip(moved, scores[:len(moved)])]
     first, last = scores[len(moved)::2], scores[len(moved) + 1::2]
@@ -478,9 +496,7 @@ def _context(record: Mapping, k: int, rank: int, arrange: str) -> dict:
 
 def _reader_records(settings: Mapping, k: int) -> list[dict]:
     """The reader batteries' questions with their retrieved documents (at least k - 1 distractors each)."""
-    from posbias.audit.haystack import WORLD
     from posbias.litm.qa_data import read_qa_records
-    from posbias.litm.synthetic_qa import synthetic_qa_records
 
     if settings["source"]:
         from posbias.staging.checksums import verify
@@ -488,7 +504,17 @@ def _reader_records(settings: Mapping, k: int) -> list[dict]:
         source = settings["source"]
         verify(source["qa"], source.get("qa_sha256"), "the reader source's qa_sha256")
         return read_qa_records(source["qa"], require_gold=True, limit=settings["n_questions"])
-    return synthetic_qa_records(WORLD, settings["n_questions"], depth=max(50, 2 * k))
+    return copy.deepcopy(_embedded_qa_records(settings["n_questions"], max(50, 2 * k)))
+
+
+@functools.lru_cache(maxsize=8)
+def _embedded_qa_records(n_questions: int, depth: int) -> list[dict]:
+    """The embedded world's questions with their retrieved documents, retrieved once per process (the retrieval
+    loads an encoder; a calibration asks for the same records hundreds of times)."""
+    from posbias.audit.haystack import WORLD
+    from posbias.litm.synthetic_qa import synthetic_qa_records
+
+    return synthetic_qa_records(WORLD, n_questions, depth=depth)
 
 
 def summarise_grid(result: BatteryResult, statistics: Mapping, window: int | None = None,

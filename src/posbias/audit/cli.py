@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import yaml
 
-from posbias.command_flags import add_command, read_config_object, reads
+from posbias.audit.calibration import CALIBRATED, SHAPES
+from posbias.command_flags import POSITIVE, SEED, add_command, integer, number, read_config_object, reads
 from posbias.errors import InputError
 
 
@@ -52,11 +53,53 @@ def register(commands) -> None:
                         help="rewrite the cards and the leaderboard of --out from its audits")
 
 
+    calibration = add_command(commands, "calibration", handler=calibration_command,
+                              help="each battery's false-positive rate and power, on mock models with planted "
+                                   "position effects (posbias.audit.calibration)")
+    calibration.add_argument("--out", required=True, help="directory of calibration.{csv,md,tex,html,png,pdf}")
+    calibration.add_argument("--battery", action="append", choices=CALIBRATED,
+                             help="calibrate this battery (repeatable); default: sweep, probes and reader")
+    calibration.add_argument("--units", type=integer(2), nargs="+", default=[12, 24, 48],
+                             help="numbers of units (questions, probe queries) to calibrate at")
+    calibration.add_argument("--shape", action="append", choices=SHAPES,
+                             help="planted shape (repeatable); default: all of them")
+    calibration.add_argument("--size", type=number(0, 1, low_open=True), default=0.15,
+                             help="the planted drop at its deepest point, in MRR or accuracy (the probes' raw "
+                                  "score: in standard deviations)")
+    calibration.add_argument("--replicates", type=POSITIVE, default=100, help="runs per battery, shape and units")
+    calibration.add_argument("--rho", type=number(0, 1), default=0.5,
+                             help="correlation of a unit's success across its positions")
+    calibration.add_argument("--seed", type=SEED, default=0)
+    reads(calibration, "--settings", help="YAML of battery settings, {battery: {key: value}}, as the audit reads")
+
     export = add_command(commands, "export-hf", handler=export_command,
                          help="a trained FirstP checkpoint (pooling: cls) as a Hugging Face sequence-classification "
                               "model (posbias.audit.export)")
     reads(export, "--checkpoint", kind="directory", required=True, help="the checkpoint (posbias train)")
     export.add_argument("--out", required=True, help="the model directory to write")
+
+
+def calibration_command(args) -> None:
+    from tqdm import tqdm
+
+    from posbias.audit.calibration import calibrate, write_calibration
+
+    overrides = _settings_file(args.settings) if args.settings else None
+    batteries, shapes = args.battery or ["sweep", "probes", "reader"], args.shape or list(SHAPES)
+    total = len(batteries) * len(args.units) * len(shapes) * args.replicates
+    with tqdm(total=total, desc="calibration", unit="run") as bar:
+        frame = calibrate(batteries, shapes, args.units, args.size, args.replicates, args.rho, overrides, args.seed,
+                          progress=bar.update)
+    for path in write_calibration(frame, args.out):
+        print(path)
+
+
+def _settings_file(path: str) -> dict:
+    with open(path, encoding="utf-8") as handle:
+        settings = yaml.safe_load(handle) or {}
+    if not isinstance(settings, dict):
+        raise InputError(f"{path}: expected a mapping of battery settings")
+    return settings
 
 
 def export_command(args) -> None:
@@ -95,10 +138,7 @@ def run_command(args) -> None:
             mitigation, mitigates = job.get("mitigation"), job.get("mitigates")
             batteries = args.battery or job["batteries"]  # the entry's batteries, as the workflow's jobs
         if args.settings:
-            with open(args.settings, encoding="utf-8") as handle:
-                settings = yaml.safe_load(handle) or {}
-            if not isinstance(settings, dict):
-                raise InputError(f"{args.settings}: expected a mapping of battery settings")
+            settings = _settings_file(args.settings)
         audit(spec, args.out, batteries, settings, args.cache or cache["dir"], args.cache_mode or cache["mode"],
               args.device, name, mitigation, mitigates)
     if not args.no_report:

@@ -16,6 +16,7 @@ answer none of the questions. Per question (the first `n_queries`, in the world'
 
 from __future__ import annotations
 
+import functools
 import random
 from dataclasses import dataclass
 from itertools import accumulate
@@ -92,8 +93,16 @@ def questions_and_pool(source: Mapping | None, needles: str = "lexical") -> tupl
     """The embedded world (with `needles` lexical or paraphrased), or the files of a battery's `source` (queries,
     qrels, passages, pool_size)."""
     if not source:
-        return world(needles=needles)
+        questions, pool = _embedded_world(needles)
+        return list(questions), list(pool)
     return world_from_files(source["queries"], source["qrels"], source["passages"], source.get("pool_size", 5000))
+
+
+@functools.lru_cache(maxsize=None)
+def _embedded_world(needles: str) -> tuple[tuple[Question, ...], tuple[str, ...]]:
+    """The embedded world, generated once per process (every battery and replicate of a calibration reads it)."""
+    questions, pool = world(needles=needles)
+    return tuple(questions), tuple(pool)
 
 
 def _haystack(pool: list[str], room: int, length: Callable[[str], int], rng: random.Random) -> list[str]:

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Mapping
 
-from posbias.audit.batteries import BATTERIES, OFFERED, summarise, summarise_grid
+from posbias.audit.batteries import BATTERIES, OFFERED, battery_test, summarise_result
 from posbias.audit.spec import ModelRef, check_name, parse_model_spec
 from posbias.errors import InputError
 from posbias.io import atomic_write
@@ -84,12 +84,12 @@ def run_battery(model, ref: ModelRef, battery: str, settings: Mapping, out: str 
     result.extra["model_inputs"] = counted.inputs
     # the window in the unit the positions are counted in (a model known only by its words: none)
     window = getattr(model, "window", None) if getattr(model, "token_unit", "tokens") == "tokens" else None
-    test = "mcnemar" if battery.startswith("reader") else None  # right or wrong answers: the exact McNemar test
-    (summarise_grid if "length" in result.values else summarise)(result, settings["statistics"], window, test)
+    test = battery_test(battery, settings["statistics"])
+    summarise_result(result, settings["statistics"], window, test)
     seconds = time.perf_counter() - started
     described = model.describe() if hasattr(model, "describe") else _language_model(model)
     record = {"name": ref.name, "spec": ref.spec, "kind": ref.kind, "battery": battery, "metric": result.metric,
-              "test": test or settings["statistics"]["test"], "n_units": int(result.values["unit"].nunique()),
+              "test": test, "n_units": int(result.values["unit"].nunique()),
               "summary": result.summary, "extra": result.extra,
               "settings": {battery: settings[battery], "statistics": settings["statistics"]},
               "model": described, "seconds": round(seconds, 3), "environment": environment(),

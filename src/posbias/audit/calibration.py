@@ -1,0 +1,305 @@
+"""How far the audit's verdicts can be trusted: each battery's false-positive rate and power, measured through the
+battery's own code path (its data, its requests, its metric, its test and correction) on mock models with a planted
+position effect of known size.
+
+A planted model answers from the `meta` a battery attaches to each request (the unit, the gold item's position and
+the number of positions), never from the text, so the curve it makes is known in advance:
+
+- pair batteries with MRR (`sweep`, `grid`): the needle is found (scored above every distractor) with probability
+  a(r) at relative position r, and otherwise scored like a distractor, so ranked at random among them. Its
+  expected reciprocal rank is a(r) + (1 - a(r)) x chance, so a drop of `size` in MRR is planted as
+  a(r) = base - size x shape(r) / (1 - chance).
+- readers (`reader`, `reader_grid`, accuracy): the answer is right with probability a(r) = base - size x shape(r).
+- `probes` (a raw score): the score is a standard normal draw less size x shape(r): `size` in the score's standard
+  deviations.
+
+Whether a unit succeeds is correlated across its positions (a Gaussian copula with correlation `rho`: a question
+found at one position tends to be found at the others, as a real model's easy questions are easy everywhere), so
+the tests are paired as they are on a real model. The shapes, r = 0 at the first position (the reference), 1 at
+the last (a grid's r is its depth):
+
+- `none`: flat, the null hypothesis: any significant drop is a false positive;
+- `drop`: the last position alone `size` below the rest;
+- `slope`: falling linearly to `size` at the last position;
+- `u`: the middle `size` below both ends, shape 1 - (2r - 1)^2 (Lost in the Middle's U).
+
+For each battery, shape and number of units, `replicates` runs with fresh noise give the share whose curve shows at
+least one significant drop (Holm over the curve's positions, as the card reports it): under `none` the family-wise
+false-positive rate, else the power. Beside it stands the mean of the minimum detectable drop the card prints
+(`posbias.stats.power`): a planted drop of about that size at one position should be found in about 80% of runs.
+
+The listwise `order` battery is not calibrated here: a RankGPT request carries no gold position for a mock to
+read (its curve is MRR tested as the sweep's is).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import zlib
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+from scipy.stats import norm
+
+from posbias.audit.models import PairModel
+from posbias.errors import InputError
+
+log = logging.getLogger(__name__)
+
+SHAPES = ("none", "drop", "slope", "u")
+CALIBRATED = ("sweep", "grid", "probes", "reader", "reader_grid")
+UNIT_SETTING = {"sweep": "n_queries", "grid": "n_queries", "probes": "n", "reader": "n_questions",
+                "reader_grid": "n_questions"}
+# Each battery runs with its own defaults (`--settings` changes them as the audit's does): a calibration measures
+# the tests as the cards use them.
+WINDOW = 32  # the planted scorer's window in words: short haystacks, as a calibration needs no long text
+BASE = 0.8  # the success probability (MRR: of the needle being found) at the reference position
+
+
+def shape(kind: str, r: float) -> float:
+    """The share of the planted drop at relative position r (0 the reference, 1 the last)."""
+    if kind == "none":
+        return 0.0
+    if kind == "drop":
+        return 1.0 if r >= 1 - 1e-9 else 0.0
+    if kind == "slope":
+        return float(r)
+    if kind == "u":
+        return 1.0 - (2 * r - 1) ** 2
+    raise InputError(f"calibration: unknown shape {kind!r}; choose from {', '.join(SHAPES)}")
+
+
+@dataclass(frozen=True)
+class Plant:
+    """One planted effect: its `shape`, its `size` (in the battery's metric; probes: in standard deviations),
+    the within-unit correlation `rho` and the noise's `seed` (one per replicate)."""
+
+    shape: str
+    size: float
+    seed: int
+    rho: float = 0.5
+    base: float = BASE
+
+    def unit_level(self, unit) -> float:
+        """The unit's own standard normal level, shared by all its positions (the copula's common part)."""
+        return float(np.random.default_rng([self.seed, zlib.crc32(str(unit).encode())]).standard_normal())
+
+    def latent(self, units: Sequence, rng: np.random.Generator) -> np.ndarray:
+        """A standard normal draw per request, correlated `rho` within a unit."""
+        common = np.array([self.unit_level(u) for u in units])
+        return math.sqrt(self.rho) * common + math.sqrt(1 - self.rho) * rng.standard_normal(len(units))
+
+    def succeeds(self, units: Sequence, positions: Sequence[float], rng: np.random.Generator,
+                 scale: float = 1.0) -> np.ndarray:
+        """Whether each request succeeds: with probability base - size x shape(r) / scale at its position r."""
+        p = np.array([self.base - self.size * shape(self.shape, r) / scale for r in positions])
+        if np.any(p < 0) or np.any(p > 1):
+            raise InputError(f"calibration: a {self.shape} drop of {self.size} below {self.base} leaves a "
+                             f"probability outside [0, 1]; choose a smaller --size")
+        return self.latent(units, rng) < norm.ppf(p)
+
+
+def _relative(meta: Mapping, coordinates: Sequence[float] | None) -> float:
+    index, count = meta["gold_index"], meta["n_items"]
+    if coordinates is not None:
+        return float(coordinates[index])
+    return index / (count - 1) if count > 1 else 0.0
+
+
+class PlantedScorer(PairModel):
+    """A pair scorer with a planted position effect (module docstring): `metric` MRR (found or at random among the
+    distractors) or score (probes: a normal draw less the drop). Tokens are whitespace words."""
+
+    window = WINDOW
+
+    def __init__(self, plant: Plant, metric: str, chance: float = 0.0, coordinates: Sequence[float] | None = None):
+        self.plant, self.metric, self.chance, self.coordinates = plant, metric, chance, coordinates
+        self.calls = 0
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    def score(self, pairs, metas=None) -> np.ndarray:
+        if metas is None:
+            raise ValueError("a planted scorer reads each pair's meta (unit and position); the battery sent none")
+        self.calls += 1
+        rng = np.random.default_rng([self.plant.seed, self.calls])
+        needles = [i for i, meta in enumerate(metas) if meta.get("gold_index") is not None]
+        units = [metas[i]["example_index"] for i in needles]
+        positions = [_relative(metas[i], self.coordinates) for i in needles]
+        if self.metric == "score":
+            scores = np.zeros(len(pairs))
+            scores[needles] = self.plant.latent(units, rng) - self.plant.size * np.array(
+                [shape(self.plant.shape, r) for r in positions])
+            return scores
+        # a distractor, and a needle not found, draw from the same uniform: the needle's rank among them is random
+        scores = rng.uniform(size=len(pairs))
+        found = self.plant.succeeds(units, positions, rng, scale=1 - self.chance)
+        scores[np.array(needles, dtype=int)[found]] = 2.0
+        return scores
+
+
+@dataclass
+class _Answer:
+    text: str
+    prompt_tokens: int
+
+
+class PlantedReader:
+    """A reader with a planted position effect: the gold answer with probability base - size x shape(r), else
+    "I don't know." (`generate`, as a language model answers the reader batteries)."""
+
+    def __init__(self, plant: Plant):
+        self.plant, self.calls = plant, 0
+
+    def generate(self, requests, decoding=None) -> list[_Answer]:
+        self.calls += 1
+        rng = np.random.default_rng([self.plant.seed, self.calls])
+        metas = [request.meta for request in requests]
+        right = self.plant.succeeds([m["example_index"] for m in metas], [_relative(m, None) for m in metas], rng)
+        return [_Answer(str(m["answer"]) if ok else "I don't know.", 10 * m["n_items"]) for m, ok in zip(metas, right)]
+
+
+def planted_model(battery: str, plant: Plant, settings: Mapping):
+    """The mock a battery reads, with `plant`'s effect in the battery's metric."""
+    from posbias.audit.batteries import chance
+
+    if battery in ("reader", "reader_grid"):
+        return PlantedReader(plant)
+    if battery == "probes":
+        return PlantedScorer(plant, "score")
+    return PlantedScorer(plant, "MRR", chance(settings["n_distractors"]),
+                         settings["depths"] if battery == "grid" else None)
+
+
+def run_once(battery: str, plant: Plant, settings: Mapping) -> dict:
+    """One replicate: the battery run on the planted model and summarised as an audit summarises it (its test,
+    correction and alpha); the verdict and the power figures of its curve (a grid's: its longest length)."""
+    from posbias.audit import batteries
+
+    model = planted_model(battery, plant, settings[battery])
+    result = getattr(batteries, f"{battery}_battery")(model, settings[battery])
+    test = batteries.battery_test(battery, settings["statistics"])
+    batteries.summarise_result(result, settings["statistics"], model_window(model), test)
+    summary = result.summary
+    # a grid's verdict: a drop at any of its lengths (each length's curve is its own Holm family)
+    drops = [each["significant_drops"] for each in summary.get("lengths", {}).values()] or \
+        [summary["significant_drops"]]
+    return {"significant": max(drops) > 0, "detectable_drop": summary["detectable_drop"],
+            "underpowered": summary["underpowered"], "reference_mean": summary["reference_mean"],
+            "worst": summary["worst"], "n_positions": int(result.curve["position"].nunique()), "test": test}
+
+
+def model_window(model) -> int | None:
+    return getattr(model, "window", None)
+
+
+def calibrate(batteries: Sequence[str], shapes: Sequence[str], units: Sequence[int], size: float, replicates: int,
+              rho: float = 0.5, overrides: Mapping | None = None, seed: int = 0, progress=None):
+    """One row per (battery, shape, units): `rate` the share of `replicates` with a significant drop (the
+    false-positive rate under `none`, else the power) with its Wilson 95% interval, and the mean detectable drop."""
+    import pandas as pd
+    from statsmodels.stats.proportion import proportion_confint
+
+    from posbias.audit.batteries import settings_with
+
+    unknown = sorted(set(batteries) - set(CALIBRATED))
+    if unknown:
+        raise InputError(f"calibration: cannot calibrate {unknown}; batteries: {', '.join(CALIBRATED)}")
+    rows = []
+    for battery in batteries:
+        for n_units in units:
+            merged = {**(overrides or {}).get(battery, {}),
+                      UNIT_SETTING[battery]: int(n_units)}
+            settings = settings_with({battery: merged, "statistics": (overrides or {}).get("statistics", {})})
+            for kind in shapes:
+                size_here = 0.0 if kind == "none" else size
+                runs = []
+                for replicate in range(replicates):
+                    runs.append(run_once(battery, Plant(kind, size_here, seed=seed * 100003 + replicate, rho=rho),
+                                         settings))
+                    if progress:
+                        progress()
+                hits = sum(run["significant"] for run in runs)
+                low, high = proportion_confint(hits, replicates, alpha=0.05, method="wilson")
+                detectable = [run["detectable_drop"] for run in runs if not math.isnan(run["detectable_drop"])]
+                rows.append({"battery": battery, "test": runs[0]["test"], "shape": kind, "size": size_here,
+                             "units": int(n_units), "positions": runs[0]["n_positions"], "replicates": replicates,
+                             "rate": hits / replicates, "rate_low": low, "rate_high": high,
+                             "what": "false-positive rate" if kind == "none" else "power",
+                             "alpha": settings["statistics"]["alpha"],
+                             "detectable_drop": float(np.mean(detectable)) if detectable else math.nan,
+                             "underpowered": float(np.mean([run["underpowered"] for run in runs]))})
+                log.debug("calibration %s, %s, %d units: %.3f", battery, kind, n_units, hits / replicates)
+    return pd.DataFrame(rows)
+
+
+def calibration_tables(frame) -> list:
+    """The calibration as tables: one row per battery and units, the false-positive rate beside each shape's
+    power, and the mean detectable drop the cards print."""
+    from posbias.reporting.render import Table, number
+
+    shapes = [kind for kind in SHAPES if kind in set(frame["shape"])]
+    rows = []
+    for (battery, units), part in frame.groupby(["battery", "units"], sort=False):
+        by_shape = part.set_index("shape")
+        cells = [battery, by_shape["test"].iloc[0], str(units), str(int(by_shape["positions"].iloc[0]))]
+        for kind in shapes:
+            row = by_shape.loc[kind] if kind in by_shape.index else None
+            cells.append("–" if row is None else f"{number(row['rate'], 2)} [{number(row['rate_low'], 2)}, "
+                                                  f"{number(row['rate_high'], 2)}]")
+        cells.append(number(by_shape["detectable_drop"].iloc[0], 3))
+        rows.append(cells)
+    first = frame.iloc[0]
+    sized = frame[frame["shape"] != "none"]["size"]
+    size = number(sized.iloc[0], 2) if len(sized) else "–"
+    header = ["battery", "test", "units", "positions", *[("false positives" if kind == "none" else f"power: {kind}")
+                                                           for kind in shapes], "detectable drop"]
+    caption = (f"Share of {first['replicates']} replicates whose curve shows a significant drop (Holm over the "
+               f"curve's positions, alpha {first['alpha']}), with Wilson 95% intervals: under no effect the "
+               f"family-wise false-positive rate, else the power against a planted drop of {size} (MRR, accuracy; "
+               f"the probes' score in standard deviations) at its deepest point. Detectable drop: the mean minimum "
+               f"drop the card prints as detectable at 80% power under no effect. Mock models, posbias.audit."
+               f"calibration.")
+    return [Table(header, rows, caption, "tab:calibration", wide=True)]
+
+
+def power_figure(frame):
+    """Power (and the false-positive rate) against the number of units, a panel per battery."""
+    from posbias.reporting.figure_files import plt
+
+    batteries = list(dict.fromkeys(frame["battery"]))
+    fig, axes = plt.subplots(1, len(batteries), figsize=(3.2 * len(batteries), 3.0), squeeze=False, sharey=True)
+    for ax, battery in zip(axes[0], batteries):
+        part = frame[frame["battery"] == battery]
+        for kind, lines in part.groupby("shape", sort=False):
+            lines = lines.sort_values("units")
+            ax.errorbar(lines["units"], lines["rate"], yerr=[lines["rate"] - lines["rate_low"],
+                                                             lines["rate_high"] - lines["rate"]],
+                        marker="o", capsize=2, label="false positives" if kind == "none" else kind)
+        ax.axhline(part["alpha"].iloc[0], color="grey", linestyle=":", linewidth=1)
+        ax.axhline(0.8, color="grey", linestyle="--", linewidth=1)
+        ax.set_title(battery)
+        ax.set_xlabel("units")
+        ax.set_ylim(0, 1.02)
+    axes[0][0].set_ylabel("share with a significant drop")
+    axes[0][-1].legend(fontsize=7)
+    return fig
+
+
+def write_calibration(frame, out) -> list[str]:
+    """calibration.{csv,md,tex,html} and calibration.{png,pdf} under `out`."""
+    from pathlib import Path
+
+    from posbias.reporting.figure_files import save_figure
+    from posbias.reporting.render import write_tables
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    outputs = {fmt: str(out / f"calibration.{fmt}") for fmt in ("csv", "md", "tex", "html")}
+    write_tables(outputs, frame, *calibration_tables(frame))
+    figures = [str(out / "calibration.png"), str(out / "calibration.pdf")]
+    save_figure(power_figure(frame), figures)
+    return [*outputs.values(), *figures]

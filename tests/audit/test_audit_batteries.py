@@ -49,6 +49,8 @@ def test_a_staircase_ranker_s_sweep_has_exact_metrics():
     summary = result.summary
     assert summary["psi"] == pytest.approx(0.8) and summary["worst_drop"] == pytest.approx(0.8)
     assert summary["best_worst_gap"] == pytest.approx(0.8)
+    # the needle falls below chance (0.2 < 0.457): more than all of its margin over chance is lost
+    assert summary["psi_above_chance"] == pytest.approx(0.8 / (1 - CHANCE))
     assert summary["primacy"] == pytest.approx(1 - 0.4) and summary["recency"] == pytest.approx(0.2 - 0.4)
     assert summary["significant_drops"] == 4 and summary["reach"] == 1
     second = result.values[result.values["position"] == 1]
@@ -74,6 +76,7 @@ def test_a_pointwise_language_model_through_the_mock_backend(tmp_path):
     oracle = PointwiseLLM(open_language_model(parse_model_spec("llm-ranker:mock:oracle"), str(tmp_path), "off"))
     flat = summarise(sweep_battery(oracle, sweep_settings(n_positions=5)), STATS)
     assert flat.curve["mean"].tolist() == [1.0] * 5 and flat.summary["psi"] == 0
+    assert flat.summary["psi_above_chance"] == 0
     assert flat.summary["significant_drops"] == 0 and flat.summary["reach"] == 4
     # u_curve says yes to the relevant document for a share 1, .625, .5, .625, 1 of the 12 questions (the first
     # 12, 7, 6, 7, 12); a no ties the needle with the 4 distractors (all no)
@@ -85,6 +88,18 @@ def test_a_pointwise_language_model_through_the_mock_backend(tmp_path):
     assert curve.summary["primacy"] == pytest.approx(expected[0] - middle)
     assert curve.summary["recency"] == pytest.approx(expected[4] - middle)
     assert curve.summary["psi"] == pytest.approx(1 - expected[2] / expected[0])
+    # above chance, half of the 12 questions' margin is lost in the middle: (6/12)(1 - chance) of (1 - chance)
+    assert curve.summary["psi_above_chance"] == pytest.approx(0.5)
+
+
+def test_a_model_at_chance_everywhere_has_no_psi_above_chance_where_its_psi_reads_unbiased():
+    class Constant(Staircase):
+        def score(self, pairs, metas=None):
+            return np.zeros(len(pairs))
+
+    summary = summarise(sweep_battery(Constant(), sweep_settings()), STATS).summary
+    assert summary["psi"] == 0 and summary["reference_mean"] == pytest.approx(CHANCE)
+    assert np.isnan(summary["psi_above_chance"])
 
 
 def test_bootstrap_intervals_reproduce_by_seed(tmp_path):
@@ -105,6 +120,7 @@ def test_a_reader_s_lost_in_the_middle_curve_is_exact(tmp_path):
     result = summarise(reader_battery(reader, settings), STATS, test="mcnemar")
     assert result.curve["mean"].tolist() == pytest.approx([1, 7 / 12, 6 / 12, 7 / 12, 1])
     assert result.summary["best_worst_gap"] == pytest.approx(0.5)
+    assert result.summary["psi_above_chance"] == pytest.approx(result.summary["psi"])  # a reader's floor is 0
     # exact McNemar: 5 and 6 discordant questions, all one way: p = 2 / 2^5 and 2 / 2^6 before Holm
     assert result.curve["p"].tolist()[1:] == pytest.approx([2 / 2 ** 5, 2 / 2 ** 6, 2 / 2 ** 5, np.nan],
                                                            nan_ok=True)
@@ -117,6 +133,8 @@ def test_a_listwise_reranker_s_order_curve_is_exact(tmp_path, mock, expected):
     result = summarise(order_battery(model, {**settings_with(None)["order"], "n_queries": 12}), STATS)
     assert result.curve["mean"].tolist() == pytest.approx(expected)
     assert result.summary["psi"] == pytest.approx(0.8)
+    # the gold ranked last is at the bottom, below the chance of a random list (0.457)
+    assert result.summary["psi_above_chance"] == pytest.approx(0.8 / (1 - CHANCE))
     if mock == "identity":  # all 12 questions drop alike: the sign-flip test finds it, Holm-corrected
         assert result.summary["significant_drops"] == 4 and result.summary["reach"] == 0
     # the mock follows its input: reversed, the output is reversed (tau -1); one call per list, no answer mended

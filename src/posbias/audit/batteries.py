@@ -66,6 +66,9 @@ DEFAULTS = {
     "statistics": {"test": "randomisation", "correction": "holm", "alpha": 0.05, "confidence": 0.95,
                    "n_resamples": 1000, "seed": 0},
 }
+# A reader's chance floor: an exact-match answer is not guessed from a list of options, so a reader that reads
+# nothing scores about 0 (what it knows without the documents is signal, measured from the floor up)
+READER_CHANCE = 0.0
 RATIO_SCALE = ("MRR", "accuracy")  # metrics with a true zero: PSI and the relative numbers mean something
 GRID_BATTERIES = ("grid", "reader_grid")  # depth x length: a curve per length, a heatmap
 METRICS = {"sweep": "MRR", "probes": "score", "reader": "accuracy", "order": "MRR", "grid": "MRR",
@@ -170,7 +173,7 @@ def summarise(result: BatteryResult, statistics: Mapping, window: int | None = N
                            ratio_scale=result.metric in RATIO_SCALE)
     # a grid's depths are denser near the ends: its middle is weighted by the depth each stands for
     depths = result.values.groupby("position")["depth"].first() if "depth" in result.values else None
-    summary = curve_summary(curve, coordinates=depths)
+    summary = curve_summary(curve, coordinates=depths, chance=result.extra.get("chance"))
     floor = smallest_adjusted_p(test, int(curve["n"].min()), len(curve) - 1)
     summary["underpowered"] = bool(floor >= stats["alpha"])
     summary["detectable_drop"] = minimum_detectable_drop(result.values, curve.attrs["reference"], stats["alpha"],
@@ -348,7 +351,7 @@ def reader_battery(language_model, settings: Mapping) -> BatteryResult:
                   "value": best_subspan_em(completion.text, example.record["answers"])}
                  for example, completion in zip(examples, completions)]
     return BatteryResult("reader", METRICS["reader"], pd.DataFrame(rows),
-                         extra={"n_documents": k, "arrange": settings["arrange"]})
+                         extra={"n_documents": k, "arrange": settings["arrange"], "chance": READER_CHANCE})
 
 
 def order_battery(language_model, settings: Mapping) -> BatteryResult:
@@ -399,6 +402,7 @@ def order_battery(language_model, settings: Mapping) -> BatteryResult:
     # the values stay what the curve reads: measured seconds would make two runs' files differ
     return BatteryResult("order", METRICS["order"], frame[["unit", "position", "entered_window", "value"]],
                          extra={"n_candidates": size, "windows": [list(w) for w in windows],
+                                "chance": chance(size - 1),
                                 **{f"per_list_{k}": float(v) for k, v in costs.items()},
                                 **{f"kendall_tau_{kind}": float(np.mean(values)) for kind, values in taus.items()},
                                 **(consistency if settings["consistency_k"] > 1 else {})})
@@ -481,7 +485,7 @@ def reader_grid_battery(language_model, settings: Mapping) -> BatteryResult:
     frame = pd.DataFrame(rows)
     return BatteryResult("reader_grid", METRICS["reader_grid"], frame.drop(columns="prompt_tokens"),
                          extra={"n_documents": sorted(settings["n_documents"]), "depths": depths,
-                                "arrange": settings["arrange"],
+                                "arrange": settings["arrange"], "chance": READER_CHANCE,
                                 "lengths": sorted(frame["length"].unique().tolist())})
 
 
@@ -524,8 +528,8 @@ def summarise_grid(result: BatteryResult, statistics: Mapping, window: int | Non
     import pandas as pd
     curves, summaries = [], {}
     for length, part in result.values.groupby("length", sort=True):
-        one = summarise(BatteryResult(result.battery, result.metric, part.reset_index(drop=True)), statistics,
-                        window, test)
+        one = summarise(BatteryResult(result.battery, result.metric, part.reset_index(drop=True),
+                                      extra={"chance": result.extra.get("chance")}), statistics, window, test)
         curves.append(one.curve.assign(length=length))
         summaries[str(length)] = one.summary
     result.curve = pd.concat(curves, ignore_index=True)

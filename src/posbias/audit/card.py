@@ -40,7 +40,9 @@ TITLES = {"sweep": "Position sweep: the needle through a haystack of {doc_tokens
           "grid": "Depth x length: the needle at each depth of documents of each length",
           "reader_grid": "Depth x length: the gold document at each depth of contexts of k documents"}
 SUMMARY_FIELDS = [("reference_mean", "at the first position"), ("best", "best"), ("worst", "worst"),
-                  ("psi", "PSI (1 - worst/best)"), ("worst_drop", "worst drop from the first (relative)"),
+                  ("psi", "PSI (1 - worst/best)"), ("psi_above_chance", "PSI above chance ((best - worst) / "
+                                                                         "(best - chance))"),
+                  ("worst_drop", "worst drop from the first (relative)"),
                   ("best_worst_gap", "best-worst gap"), ("best_worst_gap_relative", "best-worst gap (relative)"),
                   ("primacy", "primacy (first - middle)"), ("primacy_relative", "primacy (relative)"),
                   ("recency", "recency (last - middle)"), ("recency_relative", "recency (relative)"),
@@ -89,7 +91,7 @@ def curve_figure(curve: pd.DataFrame, record: Mapping) -> str:
             color="tab:red", label="significant drop")
     ax.axhline(curve["mean"].iloc[0], color="grey", linestyle="--", linewidth=1, label="first position")
     chance = record.get("extra", {}).get("chance")
-    if chance is not None:
+    if chance:  # a floor of 0 (a reader's) is the axis itself
         ax.axhline(chance, color="black", linestyle=":", linewidth=1, label="chance")
     window = record.get("model", {}).get("window")
     if "tokens" in curve and window and window < float(curve["tokens"].max()):
@@ -280,14 +282,19 @@ def leaderboard_frame(found: Mapping[str, Sequence[Mapping]]) -> pd.DataFrame:
 
 def write_leaderboard(found: Mapping[str, Sequence[Mapping]], outputs: Mapping[str, str]) -> None:
     frame = leaderboard_frame(found)
-    header = ["Model", "Kind", "Battery", "Metric", "First", "PSI", "Worst drop", "Best-worst", "Primacy", "Recency",
-              "Drops", "Detectable", "Reach (pos.)", "Reach (tokens)", "Reach / window"]
+    header = ["Model", "Kind", "Battery", "Metric", "First", "PSI", "PSI above chance", "Worst drop", "Best-worst",
+              "Primacy", "Recency", "Drops", "Detectable", "Reach (pos.)", "Reach (tokens)", "Reach / window"]
     body = [[r["name"], r["kind"], r["battery"], r["metric"], number(r["reference_mean"]), number(r["psi"]),
+             number(r["psi_above_chance"]),
              number(r["worst_drop"]), number(r["best_worst_gap"]), number(r["primacy"]), number(r["recency"]),
              str(int(r["significant_drops"])) + ("*" if r["underpowered"] else ""), number(r["detectable_drop"]),
              _reach(r), number(r["reach_tokens"], 0), number(r["reach_fraction"], 2)] for _, r in frame.iterrows()]
     caption = ("Position sensitivity of every audited model: per battery, the metric at the first position, PSI "
-               "(1 - worst/best over positions), the worst drop from the first position (relative), the best-worst "
+               "(1 - worst/best over positions: Zeng et al.'s Position Sensitivity Index, capped by the metric's chance "
+               "floor, so compare it only between rows of the same metric and candidate count), PSI above chance "
+               "((best - worst) / (best - chance): compare this one across batteries, metrics and candidate counts; "
+               "empty where the best position is at chance, so there is nothing to measure, or the scores are raw), "
+               "the worst drop from the first position (relative), the best-worst "
                "gap, primacy and recency (first and last position minus the middle's mean), the number of positions "
                "significantly below the first (corrected paired tests; *: too few units for any to be), the smallest "
                "drop below the first those tests find with 80% power (in the metric's units: a curve without "

@@ -20,6 +20,12 @@ position, so positions are compared pairwise on the same units. From it:
     metric and candidate count only.
     It and every relative number are NaN for a curve without a true zero (`position_curve(ratio_scale=False)`:
     raw model scores) or with a negative mean.
+  - `psi_above_chance`: PSI measured above the curve's chance floor c (the metric of a model whose scores say
+    nothing: 0.457 for MRR over 5 candidates), (best - worst) / (best - c). It compares across candidate counts and
+    metrics, where PSI does not: a model falling to chance at some position scores 1 whatever the floor, and a
+    model at chance everywhere has no position sensitivity to measure (NaN), where its PSI reads 0, "unbiased";
+    above 1, the worst position falls below chance (a needle ranked under documents that do not answer).
+    NaN without a known floor or where the best position is not above it.
   - `worst_drop`: how far the worst position falls below the reference, (reference - min) / reference.
   - `best_worst_gap`: max - min, Lost in the Middle's robustness criterion, in the metric's own units.
   - `primacy` and `recency`: the first and the last position's mean minus the mean of the positions between
@@ -124,11 +130,20 @@ def _ratio(value: float, reference: float) -> float:
     return value / reference if reference > 0 else math.nan
 
 
+def _above_chance(best: float, worst: float, chance: float | None) -> float:
+    """PSI above the chance floor: the share of the best position's margin over chance that the worst loses.
+    A best position within rounding of the floor leaves no margin to share (NaN)."""
+    if chance is None or math.isnan(chance) or best - chance <= 1e-12 * max(1.0, abs(best)):
+        return math.nan
+    return (best - worst) / (best - chance)
+
+
 def curve_summary(curve: pd.DataFrame, window: float | None = None,
-                  coordinates: "pd.Series | None" = None) -> dict:
+                  coordinates: "pd.Series | None" = None, chance: float | None = None) -> dict:
     """The curve's summary numbers (see the module docstring) from `position_curve`'s table; `window` is the
     model's input length in the positions' unit (tokens), for `reach_fraction`; `coordinates` (position -> its
-    place on a continuous axis, such as a depth) weights the middle for primacy and recency."""
+    place on a continuous axis, such as a depth) weights the middle for primacy and recency; `chance` is the
+    metric's chance floor, for `psi_above_chance`."""
     reference = curve.attrs.get("reference", curve["position"].iloc[0])
     means = curve.set_index("position")["mean"]
     ref, best, worst = float(means[reference]), float(means.max()), float(means.min())
@@ -148,6 +163,7 @@ def curve_summary(curve: pd.DataFrame, window: float | None = None,
     return {
         "reference": reference, "reference_mean": ref, "best": best, "worst": worst,
         "psi": 1 - worst / best if ratios and best > 0 else math.nan,
+        "psi_above_chance": _above_chance(best, worst, chance) if ratios else math.nan,
         "worst_drop": relative(ref - worst),
         "best_worst_gap": best - worst, "best_worst_gap_relative": relative(best - worst),
         "primacy": primacy, "primacy_relative": relative(primacy),

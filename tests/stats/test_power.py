@@ -75,3 +75,11 @@ def test_a_model_that_ignores_position_is_judged_by_its_reference_s_spread():
     """Every difference zero: the reference's spread times sqrt(2) stands in, not a spread of 0 (a drop of 0)."""
     values = pd.DataFrame({"unit": [0, 1, 2] * 2, "position": [0] * 3 + [1] * 3, "value": [0.2, 0.5, 0.8] * 2})
     assert difference_spread(values, 0) == pytest.approx(math.sqrt(2) * 0.3)
+
+
+def test_units_for_drop_inverts_the_minimum_detectable_drop():
+    from posbias.stats.power import detectable_effect_size, units_for_drop
+
+    n = units_for_drop(0.15, 0.4, 4, 0.05)
+    assert detectable_effect_size(n, 0.05 / 4) * 0.4 <= 0.15 < detectable_effect_size(n - 1, 0.05 / 4) * 0.4
+    assert units_for_drop(0.15, 0.0, 4, 0.05) is None

@@ -42,25 +42,35 @@ log = logging.getLogger(__name__)
 # per length: asked for by name)
 BATTERIES = {"pairs": ("sweep", "probes"), "reader": ("reader",), "list": ("order",)}
 OFFERED = {"pairs": ("sweep", "probes", "grid"), "reader": ("reader", "reader_grid"), "list": ("order",)}
+
+
+def sized(max_units: int) -> dict:
+    """The sizing settings of a battery (`posbias.audit.sizing`): `detect`, the drop to find at 80% power in the
+    metric's units (null: run the configured units as they are), and `max_units`, the most units sizing may ask for
+    (by default all the embedded data hold; raise it for a larger `source`)."""
+    return {"detect": None, "max_units": max_units}
+
+
 DEPTHS = [0.0, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 1.0]  # denser near both ends, where the curves bend
 DEFAULTS = {
     # `source`: null for the embedded data, else the real files (see each battery)
     "sweep": {"n_queries": 12, "n_positions": 6, "n_distractors": 4, "doc_tokens": None, "min_doc_tokens": 96,
-              "max_doc_tokens": 1024, "seed": 0, "source": None},
-    "probes": {"n_documents": 120, "n": 16, "positions": 8, "rest": "paper", "seed": 0, "source": None},
+              "max_doc_tokens": 1024, "seed": 0, "source": None, **sized(60)},
+    "probes": {"n_documents": 120, "n": 16, "positions": 8, "rest": "paper", "seed": 0, "source": None, **sized(96)},
     # `arrange`: the context in retrieval order, or with the best documents at both ends ("ends": the
     # relevance_ordered_context mitigation, posbias.audit.mitigations)
-    "reader": {"n_questions": 12, "n_documents": 5, "max_new_tokens": 24, "arrange": "retrieval", "source": None},
+    "reader": {"n_questions": 12, "n_documents": 5, "max_new_tokens": 24, "arrange": "retrieval", "source": None,
+               **sized(60)},
     # `window`/`step`: RankGPT's sliding windows (null: one window over the list; step: half the window);
     # `consistency_*`: permutation self-consistency (k = 1: off; posbias.rankers.listwise.aggregate)
     "order": {"n_queries": 12, "n_candidates": 5, "window": None, "step": None, "consistency_k": 1,
               "consistency_aggregate": "borda", "consistency_orders": "shuffles", "consistency_seed": 0,
-              "source": None},
+              "source": None, **sized(56)},
     "grid": {"n_queries": 8, "n_distractors": 4, "depths": DEPTHS, "window_multiples": [0.5, 1.0, 1.5, 2.0],
              "lengths": None, "min_doc_tokens": 48, "max_doc_tokens": 1024, "needles": "lexical", "seed": 0,
-             "source": None},
+             "source": None, **sized(60)},
     "reader_grid": {"n_questions": 8, "n_documents": [3, 5, 10], "depths": [0.0, 0.5, 1.0], "max_new_tokens": 24,
-                    "arrange": "retrieval", "source": None},
+                    "arrange": "retrieval", "source": None, **sized(60)},
     # The randomisation (sign-flip) test: a reciprocal rank or a raw score is far from normal, and a drop that
     # every unit shows alike (a deterministic model) has no variance for a t-test to divide by.
     "statistics": {"test": "randomisation", "correction": "holm", "alpha": 0.05, "confidence": 0.95,
@@ -97,7 +107,8 @@ CHOICES = {"test": ("t", "wilcoxon", "randomisation", "mcnemar"),
            "rest": ("paper", "authors"), "aggregate": ("max", "first"), "arrange": ("retrieval", "ends"),
            "consistency_aggregate": ("borda", "rrf"), "consistency_orders": ("shuffles", "rotations")}
 # keys whose default is null: the type a value must have
-NULLABLE = {"doc_tokens": int, "lengths": list, "window": int, "step": int}
+NULLABLE = {"doc_tokens": int, "lengths": list, "window": int, "step": int, "detect": float}
+POSITIVE = ("detect", "max_units")  # keys whose value must be above 0
 
 
 def settings_with(overrides: Mapping | None) -> dict:
@@ -139,6 +150,8 @@ def _check_setting(battery: str, key: str, value, default) -> None:
         raise InputError(f"{where}: expected {wanted.__name__}{' or null' if key in NULLABLE else ''}, got {value!r}")
     if key in CHOICES and value not in CHOICES[key]:
         raise InputError(f"{where}: {value!r} is not one of {', '.join(CHOICES[key])}")
+    if key in POSITIVE and value is not None and not value > 0:
+        raise InputError(f"{where}: expected a number above 0, got {value!r}")
 
 
 @dataclass

@@ -44,14 +44,13 @@ import numpy as np
 from scipy.stats import norm
 
 from posbias.audit.models import PairModel
+from posbias.audit.sizing import UNIT_SETTING
 from posbias.errors import InputError
 
 log = logging.getLogger(__name__)
 
 SHAPES = ("none", "drop", "slope", "u")
 CALIBRATED = ("sweep", "grid", "probes", "reader", "reader_grid")
-UNIT_SETTING = {"sweep": "n_queries", "grid": "n_queries", "probes": "n", "reader": "n_questions",
-                "reader_grid": "n_questions"}
 # Each battery runs with its own defaults (`--settings` changes them as the audit's does): a calibration measures
 # the tests as the cards use them.
 WINDOW = 32  # the planted scorer's window in words: short haystacks, as a calibration needs no long text

@@ -193,8 +193,27 @@ def _grid_section(record: Mapping, curve: pd.DataFrame) -> str:
                f"than alpha by chance); primacy and recency against the middle weighted by the depth each "
                f"position stands for; {record['extra'].get('needles', 'gold')} needles.")
     figure = inline_png(heatmap(curve, record), f"{record['battery']} heatmap", 640)
-    return "\n".join([f"<h2>{html.escape(TITLES[record['battery']])}</h2>", figure,
+    return "\n".join([f"<h2>{html.escape(TITLES[record['battery']])}</h2>", figure, sizing_note(record),
                       html_table(header, body, caption)])
+
+
+def sizing_note(record: Mapping) -> str:
+    """What sizing the battery for a drop achieved (`posbias.audit.sizing`); empty when it was not asked for."""
+    sizing = record.get("sizing")
+    if not sizing:
+        return ""
+    metric, detectable = html.escape(record["metric"]), number(record["summary"].get("detectable_drop"), 3)
+    asked = f"<b>Sized to detect a drop of {sizing['detect']:g} in {metric} at 80% power</b>"
+    if sizing["needed"] is None:
+        return (f"<p>{asked}: the first run's values did not vary, so there was nothing to size by; "
+                f"{sizing['units']} units ran.</p>")
+    if sizing["cap_binds"]:
+        return (f"<p>{asked}: that needs about {sizing['needed']} units, more than the cap of {sizing['cap']} "
+                f"(<code>max_units</code>), so it <b>cannot</b>: with {sizing['units']} units the smallest drop "
+                f"found at 80% power is {detectable}. Raise <code>max_units</code> with a larger source, or read "
+                f"the curve as a measurement of this size.</p>")
+    return (f"<p>{asked}: {sizing['units']} units (a first run of {sizing['first_units']} estimated "
+            f"{sizing['needed']}); the smallest drop found at 80% power with them is {detectable}.</p>")
 
 
 def _battery_section(record: Mapping, curve: pd.DataFrame) -> str:
@@ -202,7 +221,7 @@ def _battery_section(record: Mapping, curve: pd.DataFrame) -> str:
         return _grid_section(record, curve)
     summary = record["summary"]
     title = TITLES[record["battery"]].format(**record.get("extra", {}))
-    parts = [f"<h2>{html.escape(title)}</h2>", curve_figure(curve, record)]
+    parts = [f"<h2>{html.escape(title)}</h2>", curve_figure(curve, record), sizing_note(record)]
     if summary.get("underpowered"):
         parts.append(f"<p><b>Too few units for a significant drop:</b> with {int(curve['n'].min())} units and "
                      f"{len(curve) - 1} corrected tests no p-value can fall below alpha; read the curve, not the "
@@ -290,9 +309,10 @@ def write_leaderboard(found: Mapping[str, Sequence[Mapping]], outputs: Mapping[s
              str(int(r["significant_drops"])) + ("*" if r["underpowered"] else ""), number(r["detectable_drop"]),
              _reach(r), number(r["reach_tokens"], 0), number(r["reach_fraction"], 2)] for _, r in frame.iterrows()]
     caption = ("Position sensitivity of every audited model: per battery, the metric at the first position, PSI "
-               "(1 - worst/best over positions: Zeng et al.'s Position Sensitivity Index, capped by the metric's chance "
-               "floor, so compare it only between rows of the same metric and candidate count), PSI above chance "
-               "((best - worst) / (best - chance): compare this one across batteries, metrics and candidate counts; "
+               "(1 - worst/best over positions: Zeng et al.'s Position Sensitivity Index, capped by the metric's "
+               "chance floor, so compare it only between rows of the same metric and candidate count), PSI above "
+               "chance ((best - worst) / (best - chance): compare this one across batteries, metrics and candidate "
+               "counts; "
                "empty where the best position is at chance, so there is nothing to measure, or the scores are raw), "
                "the worst drop from the first position (relative), the best-worst "
                "gap, primacy and recency (first and last position minus the middle's mean), the number of positions "

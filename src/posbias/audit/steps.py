@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Mapping
 
 from posbias.audit.batteries import BATTERIES, OFFERED, battery_test, summarise_result
+from posbias.audit.sizing import run_sized
 from posbias.audit.spec import ModelRef, check_name, parse_model_spec
 from posbias.errors import InputError
 from posbias.io import atomic_write
@@ -80,12 +81,12 @@ def run_battery(model, ref: ModelRef, battery: str, settings: Mapping, out: str 
 
     started = time.perf_counter()
     counted = CountedModel(model)
-    result = getattr(batteries, f"{battery}_battery")(counted, settings[battery])
-    result.extra["model_inputs"] = counted.inputs
     # the window in the unit the positions are counted in (a model known only by its words: none)
     window = getattr(model, "window", None) if getattr(model, "token_unit", "tokens") == "tokens" else None
     test = battery_test(battery, settings["statistics"])
-    summarise_result(result, settings["statistics"], window, test)
+    result, sizing = run_sized(battery, settings, lambda own: getattr(batteries, f"{battery}_battery")(counted, own),
+                               lambda result: summarise_result(result, settings["statistics"], window, test))
+    result.extra["model_inputs"] = counted.inputs
     seconds = time.perf_counter() - started
     described = model.describe() if hasattr(model, "describe") else _language_model(model)
     record = {"name": ref.name, "spec": ref.spec, "kind": ref.kind, "battery": battery, "metric": result.metric,
@@ -93,6 +94,7 @@ def run_battery(model, ref: ModelRef, battery: str, settings: Mapping, out: str 
               "summary": result.summary, "extra": result.extra,
               "settings": {battery: settings[battery], "statistics": settings["statistics"]},
               "model": described, "seconds": round(seconds, 3), "environment": environment(),
+              **({"sizing": sizing} if sizing else {}),
               **({"mitigation": dict(mitigation)} if mitigation else {})}
     files = battery_files(out, ref.name, battery)
     files["values"].parent.mkdir(parents=True, exist_ok=True)

@@ -15,8 +15,8 @@ position, so positions are compared pairwise on the same units. From it:
 - `curve_summary`: one row of summary numbers, each also relative to the reference position's mean:
   - `psi`: the worst-case relative drop across positions, 1 - min / max (0: flat; 1: some position scores
     nothing): the Position Sensitivity Index of Zeng et al., "Benchmarking the Myopic Trap: Positional Bias in
-    Information Retrieval" (2025, arXiv 2505.13950), as they define it. On a bounded metric with a chance floor (MRR over k
-    candidates, a reader's accuracy) it is capped by that floor, so PSI compares across curves of the same
+    Information Retrieval" (2025, arXiv 2505.13950), as they define it. On a bounded metric with a chance floor
+    (MRR over k candidates, a reader's accuracy) it is capped by that floor, so PSI compares across curves of the same
     metric and candidate count only.
     It and every relative number are NaN for a curve without a true zero (`position_curve(ratio_scale=False)`:
     raw model scores) or with a negative mean.

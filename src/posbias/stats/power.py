@@ -66,3 +66,16 @@ def minimum_detectable_drop(values: pd.DataFrame, reference, alpha: float, power
     if not spread > 0:
         return math.nan
     return detectable_effect_size(n_units, alpha / (positions - 1), power) * spread
+
+
+def units_for_drop(drop: float, spread: float, n_tests: int, alpha: float, power: float = POWER) -> int | None:
+    """The units a curve needs for its tests to find a drop of `drop` (the metric's units) with probability `power`
+    (the inverse of `minimum_detectable_drop`, at the same level alpha / `n_tests`), given the spread of the paired
+    differences; None when the differences have no spread to size by."""
+    if not spread > 0 or n_tests < 1:
+        return None
+    from statsmodels.stats.power import TTestPower
+
+    n = TTestPower().solve_power(effect_size=drop / spread, alpha=alpha / n_tests, power=power,
+                                 alternative="two-sided")
+    return max(2, math.ceil(float(n)))

@@ -1,0 +1,57 @@
+"""Sizing a battery for the drop it should find: with `detect: 0.10` in a battery's settings the audit runs the
+battery once with its configured units, estimates from that curve how many units its tests need to find a drop of
+0.10 below the first position at 80% power (`posbias.stats.power.units_for_drop`, from the spread of the curve's
+paired differences), and runs it again with that many, at most `max_units` (the embedded data's own limit by
+default). The record's `sizing` says what was asked, what was needed and whether the cap binds; the card prints it,
+so a curve that could not be sized says plainly what it can detect instead.
+
+The first run's spread is an estimate, so the second run's detectable drop (the card's) may land a little above or
+below `detect`: sizing aims the units, the card reports what they achieved.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Callable, Mapping
+
+log = logging.getLogger(__name__)
+
+# The setting that counts each battery's units (questions, probe queries)
+UNIT_SETTING = {"sweep": "n_queries", "grid": "n_queries", "probes": "n", "reader": "n_questions",
+                "reader_grid": "n_questions", "order": "n_queries"}
+
+
+def _headline_values(result):
+    """The values the summary speaks of: a grid's longest length."""
+    values = result.values
+    return values[values["length"] == values["length"].max()] if "length" in values else values
+
+
+def units_needed(result, detect: float, alpha: float) -> int | None:
+    """The units the result's curve needs to find a drop of `detect` at 80% power (None: its values do not vary)."""
+    from posbias.stats.power import difference_spread, units_for_drop
+
+    values = _headline_values(result)
+    positions = int(values["position"].nunique())
+    reference = result.curve.attrs.get("reference", sorted(values["position"].unique())[0])
+    return units_for_drop(detect, difference_spread(values, reference), positions - 1, alpha)
+
+
+def run_sized(battery: str, settings: Mapping, run: Callable, summarise: Callable):
+    """The battery's summarised result, and its sizing record (None without `detect`): `run(battery_settings)`
+    runs the battery, `summarise(result)` adds its curve and summary."""
+    own = settings[battery]
+    result = summarise(run(own))
+    detect = own.get("detect")
+    if detect is None:
+        return result, None
+    key = UNIT_SETTING[battery]
+    first, cap = int(own[key]), int(own["max_units"])
+    needed = units_needed(result, float(detect), settings["statistics"]["alpha"])
+    if needed is not None and needed > first and min(needed, cap) > first:
+        log.info("%s: %d units to detect a drop of %s at 80%% power (a first run of %d estimated it; cap %d)",
+                 battery, needed, detect, first, cap)
+        result = summarise(run({**own, key: min(needed, cap)}))
+    units = int(_headline_values(result).groupby("position")["unit"].nunique().min())
+    return result, {"detect": float(detect), "first_units": first, "needed": needed, "units": units, "cap": cap,
+                    "cap_binds": needed is not None and needed > cap}

@@ -21,6 +21,19 @@ if AUDIT_EXPORTS:
             "../scripts/audit_export.py"
 
 
+# The audit's real corpus (posbias.audit.corpus): NQ-open questions and Wikipedia passages from the file shipped
+# with the package, as the files a battery's `source` reads. Built only where a source names them.
+rule audit_corpus:
+    output:
+        **{name.split(".")[0]: f"{AUDIT_CORPUS}/{name}" for name in AUDIT_CORPUS_FILES},
+    conda:
+        "../envs/posbias.yaml"
+    log:
+        "logs/audit/corpus.log",
+    script:
+        "../scripts/audit_corpus.py"
+
+
 if AUDIT_JOBS:
 
     rule audit_battery:

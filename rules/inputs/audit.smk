@@ -3,9 +3,11 @@
 from posbias.audit.card import CARD, grid_files, leaderboard_files, mitigation_files
 from posbias.audit.config import EXPORTED
 from posbias.audit.batteries import GRID_BATTERIES
+from posbias.audit.corpus import FILES as AUDIT_CORPUS_FILES
 from posbias.audit.steps import battery_files
 
 AUDIT_OUT = f"{OUT}/audit"
+AUDIT_CORPUS = f"{OUT}/corpora/nq"  # the real corpus's files (rule audit_corpus)
 AUDIT_JOBS = CFG.audit.jobs()
 AUDIT_EXPORTS = sorted({path for name in CFG.audit.models for path in CFG.audit.inputs(name)
                         if path.startswith(EXPORTED)})

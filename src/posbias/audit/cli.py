@@ -10,6 +10,8 @@
     posbias audit --config config.yaml --name minilm --battery sweep --out results/audit --no-report
     posbias audit --report-only --out audits/
     posbias export-hf --checkpoint results/models/firstp_cls/seed1 --out exported/firstp_cls
+    posbias audit-corpus --out corpora/nq
+    posbias calibration --out results/calibration --battery sweep --units 12 24 48
 
 Each run writes its batteries' files under `<out>/<name>/` and then every card and the leaderboard of `<out>`
 (`posbias.audit.card`), and the mitigation table where a mitigated audit sits beside its base
@@ -72,6 +74,15 @@ def register(commands) -> None:
     calibration.add_argument("--seed", type=SEED, default=0)
     reads(calibration, "--settings", help="YAML of battery settings, {battery: {key: value}}, as the audit reads")
 
+    corpus = add_command(commands, "audit-corpus", handler=corpus_command,
+                         help="the audit's real corpus (NQ-open questions with Wikipedia passages, shipped with the "
+                              "package) as the files a battery's source reads (posbias.audit.corpus)")
+    corpus.add_argument("--out", required=True, help="directory of queries.tsv, qrels.txt, passages.jsonl, "
+                                                     "qa.jsonl.gz")
+    corpus.add_argument("--questions", type=integer(1), default=60, help="questions (the first usable ones)")
+    corpus.add_argument("--pool", type=integer(1), default=400, help="haystack passages (other questions' gold)")
+    corpus.add_argument("--depth", type=integer(2), default=20, help="retrieved distractors per reader question")
+
     export = add_command(commands, "export-hf", handler=export_command,
                          help="a trained FirstP checkpoint (pooling: cls) as a Hugging Face sequence-classification "
                               "model (posbias.audit.export)")
@@ -100,6 +111,13 @@ def _settings_file(path: str) -> dict:
     if not isinstance(settings, dict):
         raise InputError(f"{path}: expected a mapping of battery settings")
     return settings
+
+
+def corpus_command(args) -> None:
+    from posbias.audit.corpus import build_corpus
+
+    for path in build_corpus(args.out, args.questions, args.pool, args.depth).values():
+        print(path)
 
 
 def export_command(args) -> None:

@@ -68,7 +68,7 @@ def synthetic_qa_records(settings: Mapping | GeneratorSettings, n_questions: int
     facts = [parse_fact(text) for text in texts]
     asked = {qid: parse_question(question) for qid, question in collection.passage_queries.items()}
     entities = {fact[0] for fact in facts if fact} | {entity for entity, _ in asked.values()}
-    similarity = (rank or _dense_ranker(encoder))([question for _, question in questions], texts)
+    similarity = (rank or dense_ranker(encoder))([question for _, question in questions], texts)
     by_id = {passage["id"]: i for i, passage in enumerate(passages)}
     records = []
     for row, (qid, question) in enumerate(questions):
@@ -95,7 +95,7 @@ def _world(settings: GeneratorSettings, tokenizer: str) -> SyntheticCollection:
     return generate(settings, token_counter(tokenizer), words)
 
 
-def _dense_ranker(encoder: Mapping | None) -> Ranker:
+def dense_ranker(encoder: Mapping | None) -> Ranker:
     def rank(questions: Sequence[str], texts: Sequence[str]) -> np.ndarray:
         from posbias.retrieval.dense import DenseEncoder
 

@@ -90,8 +90,40 @@ def test_relevance_ordered_context_moves_the_u_curve_onto_the_top_ranks(tmp_path
     write_reports(tmp_path / "a")
     (row,) = pd.read_csv(tmp_path / "a" / "mitigations.csv").to_dict("records")
     assert row["cost_multiplier"] == 1.0 and row["mean_after"] == pytest.approx(row["mean_before"])
+    # the embedded world's retriever ranks the answer first for all 12 questions: at the ranks it retrieves, the
+    # rearrangement changes nothing either
+    base = json.loads((tmp_path / "a" / "reader" / "reader.json").read_text())
+    assert base["extra"]["gold_rank_shares"] == [1.0, 0, 0, 0, 0] and row["retrieved_after"] == row["retrieved_before"]
     assert "mitigations" not in json.dumps(record["settings"])  # what it changed is the battery's arrange
     assert "Mitigation: relevance ordered context" in (tmp_path / "a" / "ends" / "card.html").read_text()
+
+
+def test_relevance_ordered_context_shows_its_effect_where_the_retriever_puts_the_gold_document(tmp_path):
+    """Finding 3 of issue 46: with gold ranks weighted uniformly the U-shaped reader's mean cannot change; at a
+    retriever's ranks (mostly near the top, where the rearrangement moves them to the ends) it rises."""
+    settings = {"reader": {"n_questions": 12, "n_documents": 5}}
+    run(tmp_path, "reader:mock:u_curve", "reader", settings)
+    run(tmp_path, "reader:mock:u_curve", "ends", settings, mitigation={"kind": "relevance_ordered_context"},
+        mitigates="reader")
+    path = tmp_path / "a" / "reader" / "reader.json"
+    base = json.loads(path.read_text())
+    base["extra"]["gold_rank_shares"] = [0.4, 0.3, 0.2, 0.1, 0.0]
+    path.write_text(json.dumps(base))
+    write_reports(tmp_path / "a")
+    (row,) = pd.read_csv(tmp_path / "a" / "mitigations.csv").to_dict("records")
+    assert row["retrieved_before"] == pytest.approx(0.4 + 0.3 * 7 / 12 + 0.2 * 6 / 12 + 0.1 * 7 / 12)
+    assert row["retrieved_after"] == pytest.approx(0.4 + 0.3 + 0.2 * 7 / 12 + 0.1 * 7 / 12)
+    assert row["mean_after"] == pytest.approx(row["mean_before"])  # the uniform mean: unchanged by construction
+
+
+def test_the_retriever_s_gold_ranks_count_the_first_answer_bearing_document():
+    from posbias.audit.batteries import retrieved_gold_ranks
+
+    records = [{"ctxs": [{"hasanswer": False}, {"hasanswer": True}, {"hasanswer": True}]},
+               {"ctxs": [{"hasanswer": True}, {"hasanswer": False}, {"hasanswer": False}]},
+               {"ctxs": [{"hasanswer": False}] * 3}]
+    assert retrieved_gold_ranks(records, 3) == {"gold_rank_shares": [0.5, 0.5, 0.0], "gold_rank_questions": 2}
+    assert retrieved_gold_ranks(records[2:], 3) == {}
 
 
 def test_window_aggregation_is_the_windowed_spec_and_counts_its_windows(tiny_backbone, tmp_path):

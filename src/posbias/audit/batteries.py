@@ -364,7 +364,23 @@ def reader_battery(language_model, settings: Mapping) -> BatteryResult:
                   "value": best_subspan_em(completion.text, example.record["answers"])}
                  for example, completion in zip(examples, completions)]
     return BatteryResult("reader", METRICS["reader"], pd.DataFrame(rows),
-                         extra={"n_documents": k, "arrange": settings["arrange"], "chance": READER_CHANCE})
+                         extra={"n_documents": k, "arrange": settings["arrange"], "chance": READER_CHANCE,
+                                **retrieved_gold_ranks(records, k)})
+
+
+def retrieved_gold_ranks(records: list[dict], k: int) -> dict:
+    """Where the retriever itself ranked an answer-bearing document among each question's first k: the share of
+    questions at each rank (`gold_rank_shares`, over the `gold_rank_questions` that have one in the first k). The
+    battery moves the gold document through every rank alike; these shares say how often a real context puts it
+    at each, so a rearrangement of the context (the relevance-ordered mitigation) is judged where it matters
+    (`posbias.audit.card.mitigation_frame`). Empty when no question's first k hold an answer."""
+    ranks = [next((i for i, ctx in enumerate(record["ctxs"][:k]) if ctx.get("hasanswer")), None)
+             for record in records]
+    found = [rank for rank in ranks if rank is not None]
+    if not found:
+        return {}
+    return {"gold_rank_shares": [found.count(rank) / len(found) for rank in range(k)],
+            "gold_rank_questions": len(found)}
 
 
 def order_battery(language_model, settings: Mapping) -> BatteryResult:

@@ -273,3 +273,50 @@ def test_make_demo_ends_with_the_regression_check():
 def test_an_input_error_from_the_reader_names_the_file(tmp_path):
     with pytest.raises(InputError, match="no such file"):
         regression.read_expectations(tmp_path / "absent.yaml")
+
+
+def write_results(expectations: regression.Expectations, results: Path, random: bool) -> None:
+    """A results directory in the real CSV formats holding every cell's expected value, or (`random`) the random
+    baseline's level in every cell that gives one: each trained system replaced by the random baseline."""
+    for group in expectations.groups:
+        rows: dict[tuple, dict] = {}
+        for cell in group.cells:
+            value = cell.random if random and cell.random is not None else cell.expected
+            row = rows.setdefault(tuple(str(v) for v in cell.where.values()), dict(cell.where))
+            row[cell.value] = "" if math.isnan(value) else value  # pandas writes NaN as nothing
+        path = results / group.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pd.DataFrame(list(rows.values())).to_csv(path, index=False)
+
+
+def test_a_random_baseline_fails_every_trained_cell_of_the_demo_and_the_demo_s_values_pass(tmp_path):
+    """Issue 46, point 4: the bands tell a trained model from a random one."""
+    expectations = regression.read_expectations(DEMO_EXPECTED)
+    trained = {cell.name for cell in expectations.cells if cell.random is not None}
+    assert len(trained) >= 60
+    write_results(expectations, tmp_path / "random", random=True)
+    results = regression.check(expectations, tmp_path / "random").set_index("cell")["result"]
+    assert all(results[name] == regression.FAIL for name in trained)
+    assert all(results[c.name] == regression.PASS for c in expectations.cells if c.name not in trained)
+    write_results(expectations, tmp_path / "own", random=False)
+    assert (regression.check(expectations, tmp_path / "own")["result"] == regression.PASS).all()
+
+
+def test_a_cell_whose_band_reaches_its_random_level_is_refused(tmp_path, capsys):
+    text = EXPECTATIONS.replace("expected: 0.73, tolerance: trained}", "expected: 0.73, tolerance: trained, "
+                                                                      "random: 0.7}")
+    with pytest.raises(SystemExit) as exit_info:
+        regress("--results", tmp_path, "--expected", write_expectations(tmp_path, text))
+    error = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert "files.table1.cells[2]" in error and "reaches the random level 0.7" in error
+
+
+def test_write_expected_keeps_the_random_levels(tmp_path, capsys):
+    text = EXPECTATIONS.replace("expected: 0.73, tolerance: trained}", "expected: 0.73, tolerance: trained, "
+                                                                      "random: 0.4}")
+    path = write_expectations(tmp_path, text)
+    write_table1(tmp_path / "results")
+    assert regress("--results", tmp_path / "results", "--expected", path, "--write-expected") == 0
+    (maxp,) = [c for c in regression.read_expectations(path).cells if c.where["system"] == "maxp"]
+    assert maxp.random == 0.4 and maxp.expected == pytest.approx(0.75)

@@ -21,7 +21,11 @@ The expectations file:
           - {system: retriever, column: "dev RR@10", expected: 0.5875, tolerance: exact}
 
 A cell's `value` overrides its group's; `expected: null` (or none) is a cell whose value has not been recorded yet
-(it fails until `--write-expected` fills it); `.nan` expects an undefined value. Key values match a CSV field as
+(it fails until `--write-expected` fills it); `.nan` expects an undefined value. A trained system's cell also gives
+`random`: what a system ranking at random scores there (the random shuffle's row, the sweep's random MRR, chance),
+and its band must exclude it: a cell whose tolerance around the expected value reaches the random level could not
+tell a trained model from a random one, and the file is refused until the cell is dropped or its recipe
+strengthened. Key values match a CSV field as
 text, or as numbers when both read as numbers (`5` matches `5.0`).
 
 The reproduction table (`posbias regress --reproduction --config config/paper/X.yaml`) sets a paper config's tables
@@ -113,6 +117,7 @@ class Cell:
     expected: float | None
     tolerance: str
     value_override: bool = False  # the cell names its own `value` column
+    random: float | None = None  # a random system's value in this cell: the band must exclude it
 
     @property
     def name(self) -> str:
@@ -207,7 +212,7 @@ def _leading_comments(text: str) -> Iterable[str]:
 
 
 GROUP_KEYS = {"path", "keys", "value", "cells", "about"}
-CELL_KEYS = {"expected", "tolerance", "value"}
+CELL_KEYS = {"expected", "tolerance", "value", "random"}
 
 
 def _group(path: str, name: str, spec: Any, tolerances: Mapping[str, Tolerance]) -> Group:
@@ -251,13 +256,24 @@ def _group(path: str, name: str, spec: Any, tolerances: Mapping[str, Tolerance])
             raise InputError(f"{key}.tolerance: {tolerance!r} is not one of tolerances: {', '.join(tolerances)}")
         cell = Cell(name, file, {k: _key_value(raw[k], f"{key}.{k}") for k in keys},
                     _text(raw.get("value", value), f"{key}.value"), _number(raw.get("expected"), f"{key}.expected"),
-                    tolerance, value_override="value" in raw)
+                    tolerance, value_override="value" in raw, random=_number(raw.get("random"), f"{key}.random"))
+        _check_discriminates(cell, tolerances[tolerance], key)
         identity = (tuple(str(v) for v in cell.where.values()), cell.value)
         if identity in seen:
             raise InputError(f"{key}: the same cell as files.{name}.cells[{seen[identity]}]")
         seen[identity] = i
         cells.append(cell)
     return Group(name, file, list(keys), value, cells, about)
+
+
+def _check_discriminates(cell: Cell, tolerance: Tolerance, key: str) -> None:
+    """Refuse a cell whose band around its expected value reaches its random level (module docstring)."""
+    if cell.random is None or cell.expected is None or math.isnan(cell.expected) or math.isnan(cell.random):
+        return
+    if tolerance.allows(cell.expected, cell.random):
+        raise InputError(f"{key}: the band {tolerance.describe()} ({cell.tolerance}) around {cell.expected:.4g} "
+                         f"reaches the random level {cell.random:.4g}: the cell cannot tell a trained model from a "
+                         f"random one; drop it or strengthen its recipe (more queries, steps or seeds)")
 
 
 # --- checking ------------------------------------------------------------------------------------------------------
@@ -465,7 +481,8 @@ def dump_expectations(expectations: Expectations) -> str:
         lines.append("    cells:")
         for cell in group.cells:
             spec = {**cell.where, **({"value": cell.value} if cell.value_override else {}),
-                    "expected": cell.expected, "tolerance": cell.tolerance}
+                    "expected": cell.expected, "tolerance": cell.tolerance,
+                    **({"random": cell.random} if cell.random is not None else {})}
             lines.append(f"      - {_flow(spec)}")
     return "\n".join(lines) + "\n"
 

@@ -59,3 +59,20 @@ def test_too_many_questions_is_one_clear_error(tmp_path):
 
     with pytest.raises(InputError, match="usable questions, fewer than n_questions 5000"):
         build_corpus(tmp_path, n_questions=5000, rank=overlap_ranker)
+
+
+def test_a_card_sets_the_same_model_s_curves_on_the_real_corpus_beside_the_embedded_world_s(tmp_path):
+    from posbias.audit.steps import audit, write_reports
+
+    paths = build_corpus(tmp_path / "nq", n_questions=12, pool_size=100, depth=8, rank=overlap_ranker)
+    source = {"queries": str(paths["queries.tsv"]), "qrels": str(paths["qrels.txt"]),
+              "passages": str(paths["passages.jsonl"])}
+    spec, settings = "llm-ranker:mock:oracle", {"sweep": {"n_queries": 6, "n_positions": 4, "doc_tokens": 240}}
+    audit(spec, tmp_path / "a", ["sweep"], settings, str(tmp_path / "cache"), "off", name="oracle")
+    audit(spec, tmp_path / "a", ["sweep"], {"sweep": {**settings["sweep"], "source": source}},
+          str(tmp_path / "cache"), "off", name="oracle_nq")
+    write_reports(tmp_path / "a")
+    card = (tmp_path / "a" / "oracle" / "card.html").read_text()
+    assert "The same battery on other data" in card
+    assert "<td>oracle_nq</td><td>nq</td><td>6</td>" in card and "<td>embedded synthetic world</td>" in card
+    assert "The same battery on other data" in (tmp_path / "a" / "oracle_nq" / "card.html").read_text()

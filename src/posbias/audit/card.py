@@ -257,10 +257,60 @@ def _battery_section(record: Mapping, curve: pd.DataFrame) -> str:
     return "\n".join(parts)
 
 
+def source_label(record: Mapping) -> str:
+    """What data a battery read: the embedded synthetic world, or the directory of its `source` files."""
+    source = record["settings"][record["battery"]].get("source")
+    if not source:
+        return "embedded synthetic world"
+    from posbias.audit.batteries import source_files
+
+    files = source_files(source)
+    return Path(files[0]).parent.name if files else json.dumps(source, sort_keys=True)
+
+
+def beside(found: Mapping[str, Sequence[Mapping]], name: str) -> dict[str, list[Mapping]]:
+    """The other audits of the same model (the same spec, no mitigation) by name: the card sets their curves of a
+    battery beside this one's, so the embedded world's and a real corpus's read side by side."""
+    own = found[name][0]
+    if own.get("mitigation"):
+        return {}
+    return {other: list(records) for other, records in found.items()
+            if other != name and records[0]["spec"] == own["spec"] and not records[0].get("mitigation")}
+
+
+def side_by_side(out: str | Path, name: str, record: Mapping, others: Mapping[str, Sequence[Mapping]]) -> str:
+    """The battery's curve beside the same battery's curves from the model's other audits (`beside`), each labelled
+    by its data, on relative positions (first to last): their documents differ in length. Empty without any."""
+    from posbias.reporting.figure_files import plt
+
+    curves = [(name, record)] + [(other, r) for other, records in others.items() for r in records
+                                 if r["battery"] == record["battery"] and "lengths" not in r["summary"]]
+    if len(curves) < 2 or "lengths" in record["summary"]:
+        return ""
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    for audit_name, each in curves:
+        curve = pd.read_csv(Path(out) / audit_name / f"{each['battery']}.curve.csv")
+        x = curve["position"] / max(int(curve["position"].max()), 1)
+        ax.plot(x, curve["mean"], marker="o", label=f"{audit_name}: {source_label(each)} ({each['n_units']} units)")
+        ax.fill_between(x, curve["ci_low"], curve["ci_high"], alpha=0.15, linewidth=0)
+    ax.set_xlabel("relative position (0 = first, 1 = last)")
+    ax.set_ylabel(record["metric"])
+    ax.legend(fontsize=7, loc="best")
+    ax.grid(alpha=0.3)
+    rows = [[audit_name, source_label(each), str(each["n_units"]), number(each["summary"]["reference_mean"]),
+             number(each["summary"]["psi"]), number(each["summary"].get("psi_above_chance")),
+             str(each["summary"]["significant_drops"])] for audit_name, each in curves]
+    table = html_table(["audit", "data", "units", "first", "PSI", "PSI above chance", "drops"], rows,
+                       "The same model and battery on other data: each curve's own tests and summary.")
+    return "\n".join(["<h3>The same battery on other data</h3>",
+                      inline_png(fig, f"{record['battery']} on other data", 600), table])
+
+
 def write_card(out: str | Path, name: str, records: Sequence[Mapping],
-               environment: Sequence[Sequence[str]]) -> Path:
+               environment: Sequence[Sequence[str]], others: Mapping[str, Sequence[Mapping]] | None = None) -> Path:
     """The model's card from its battery records and curve files; `environment` is the provenance's rows of what
-    ran the first battery (`posbias.provenance.environment_rows`)."""
+    ran the first battery (`posbias.provenance.environment_rows`); `others`: the same model's other audits
+    (`beside`), whose curves of a battery are set beside this one's."""
     directory = Path(out) / name
     first = records[0]
     head = (f"<h1>Position-sensitivity audit: {html.escape(name)}</h1>"
@@ -273,7 +323,7 @@ def write_card(out: str | Path, name: str, records: Sequence[Mapping],
                  f"<a href=\"../{of}/{CARD}\">{of}</a> (the mitigation table sets the two side by side).</p>")
     model_rows = [[str(k), _value(v)] for k, v in first["model"].items()]
     sections = [_battery_section(record, pd.read_csv(directory / f"{record['battery']}.curve.csv"))
-                for record in records]
+                + side_by_side(out, name, record, others or {}) for record in records]
     settings = {b: s for record in records for b, s in record["settings"].items()}
     provenance = [["battery seconds", ", ".join(f"{r['battery']} {r['seconds']:.1f}" for r in records)],
                   ["settings", json.dumps(settings, sort_keys=True)], *[[k, v] for k, v in environment]]

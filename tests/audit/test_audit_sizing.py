@@ -52,3 +52,14 @@ def test_a_cap_that_binds_is_said_plainly():
 def test_detect_must_be_a_positive_number(value):
     with pytest.raises(InputError, match=r"audit settings\.sweep\.detect"):
         settings_with({"sweep": {"detect": value}})
+
+
+def test_sizing_stops_at_what_the_data_hold():
+    from posbias.audit.sizing import available_units
+
+    defaults = settings_with(None)
+    # the embedded world's 60 questions, less the 4 each sweep question takes as distractors
+    assert available_units("sweep", defaults["sweep"]) == 56
+    assert available_units("reader", defaults["reader"]) == 60
+    result, sizing, runs = sized_sweep(0.05, None)
+    assert runs == [8, 56] and sizing["cap"] == 56 and sizing["cap_binds"]

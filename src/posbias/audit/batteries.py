@@ -44,33 +44,32 @@ BATTERIES = {"pairs": ("sweep", "probes"), "reader": ("reader",), "list": ("orde
 OFFERED = {"pairs": ("sweep", "probes", "grid"), "reader": ("reader", "reader_grid"), "list": ("order",)}
 
 
-def sized(max_units: int) -> dict:
-    """The sizing settings of a battery (`posbias.audit.sizing`): `detect`, the drop to find at 80% power in the
-    metric's units (null: run the configured units as they are), and `max_units`, the most units sizing may ask for
-    (by default all the embedded data hold; raise it for a larger `source`)."""
-    return {"detect": None, "max_units": max_units}
+# The sizing settings of a battery (`posbias.audit.sizing`): `detect`, the drop to find at 80% power in the metric's
+# units (null: run the configured units as they are), and `max_units`, the most units sizing may ask for (null: all
+# the battery's data hold)
+SIZED = {"detect": None, "max_units": None}
 
 
 DEPTHS = [0.0, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 1.0]  # denser near both ends, where the curves bend
 DEFAULTS = {
     # `source`: null for the embedded data, else the real files (see each battery)
     "sweep": {"n_queries": 12, "n_positions": 6, "n_distractors": 4, "doc_tokens": None, "min_doc_tokens": 96,
-              "max_doc_tokens": 1024, "seed": 0, "source": None, **sized(60)},
-    "probes": {"n_documents": 120, "n": 16, "positions": 8, "rest": "paper", "seed": 0, "source": None, **sized(96)},
+              "max_doc_tokens": 1024, "seed": 0, "source": None, **SIZED},
+    "probes": {"n_documents": 120, "n": 16, "positions": 8, "rest": "paper", "seed": 0, "source": None, **SIZED},
     # `arrange`: the context in retrieval order, or with the best documents at both ends ("ends": the
     # relevance_ordered_context mitigation, posbias.audit.mitigations)
     "reader": {"n_questions": 12, "n_documents": 5, "max_new_tokens": 24, "arrange": "retrieval", "source": None,
-               **sized(60)},
+               **SIZED},
     # `window`/`step`: RankGPT's sliding windows (null: one window over the list; step: half the window);
     # `consistency_*`: permutation self-consistency (k = 1: off; posbias.rankers.listwise.aggregate)
     "order": {"n_queries": 12, "n_candidates": 5, "window": None, "step": None, "consistency_k": 1,
               "consistency_aggregate": "borda", "consistency_orders": "shuffles", "consistency_seed": 0,
-              "source": None, **sized(56)},
+              "source": None, **SIZED},
     "grid": {"n_queries": 8, "n_distractors": 4, "depths": DEPTHS, "window_multiples": [0.5, 1.0, 1.5, 2.0],
              "lengths": None, "min_doc_tokens": 48, "max_doc_tokens": 1024, "needles": "lexical", "seed": 0,
-             "source": None, **sized(60)},
+             "source": None, **SIZED},
     "reader_grid": {"n_questions": 8, "n_documents": [3, 5, 10], "depths": [0.0, 0.5, 1.0], "max_new_tokens": 24,
-                    "arrange": "retrieval", "source": None, **sized(60)},
+                    "arrange": "retrieval", "source": None, **SIZED},
     # The randomisation (sign-flip) test: a reciprocal rank or a raw score is far from normal, and a drop that
     # every unit shows alike (a deterministic model) has no variance for a t-test to divide by.
     "statistics": {"test": "randomisation", "correction": "holm", "alpha": 0.05, "confidence": 0.95,
@@ -107,7 +106,7 @@ CHOICES = {"test": ("t", "wilcoxon", "randomisation", "mcnemar"),
            "rest": ("paper", "authors"), "aggregate": ("max", "first"), "arrange": ("retrieval", "ends"),
            "consistency_aggregate": ("borda", "rrf"), "consistency_orders": ("shuffles", "rotations")}
 # keys whose default is null: the type a value must have
-NULLABLE = {"doc_tokens": int, "lengths": list, "window": int, "step": int, "detect": float}
+NULLABLE = {"doc_tokens": int, "lengths": list, "window": int, "step": int, "detect": float, "max_units": int}
 POSITIVE = ("detect", "max_units")  # keys whose value must be above 0
 
 
@@ -313,12 +312,10 @@ def grid_battery(model, settings: Mapping) -> BatteryResult:
                                 "chance": chance(settings["n_distractors"])})
 
 
-def probes_battery(model, settings: Mapping) -> BatteryResult:
-    import pandas as pd
-    from posbias.probes import position
+def probe_queries(settings: Mapping) -> list:
+    """The probe battery's queries: its Re-DocRED `source` file's, or the embedded world's."""
     from posbias.probes.queries import build_query_table
     from posbias.probes.redocred import documents_from_records, read_redocred
-    from posbias.probes.stats import probe_statistic
     from posbias.probes.synthetic import synthetic_redocred
 
     if settings["source"]:
@@ -326,7 +323,15 @@ def probes_battery(model, settings: Mapping) -> BatteryResult:
     else:
         records = synthetic_redocred(settings["seed"], settings["n_documents"])
         documents = documents_from_records(records, "synthetic", "<embedded Re-DocRED world>")
-    queries = build_query_table(documents)
+    return build_query_table(documents)
+
+
+def probes_battery(model, settings: Mapping) -> BatteryResult:
+    import pandas as pd
+    from posbias.probes import position
+    from posbias.probes.stats import probe_statistic
+
+    queries = probe_queries(settings)
     moved = position.sweep(queries, settings["n"], settings["seed"], settings["positions"], settings["rest"])
     ends = position.first_last(queries, settings["n"], settings["seed"], settings["rest"])
     # each pair's meta says where its evidence sits (the unit and position a mock model reads, as the sweep's do)

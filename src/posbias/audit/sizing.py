@@ -1,9 +1,9 @@
 """Sizing a battery for the drop it should find: with `detect: 0.10` in a battery's settings the audit runs the
 battery once with its configured units, estimates from that curve how many units its tests need to find a drop of
 0.10 below the first position at 80% power (`posbias.stats.power.units_for_drop`, from the spread of the curve's
-paired differences), and runs it again with that many, at most `max_units` (the embedded data's own limit by
-default). The record's `sizing` says what was asked, what was needed and whether the cap binds; the card prints it,
-so a curve that could not be sized says plainly what it can detect instead.
+paired differences), and runs it again with that many, at most what its data hold (`available_units`) and
+`max_units` when given. The record's `sizing` says what was asked, what was needed and whether the cap binds; the
+card prints it, so a curve that could not be sized says plainly what it can detect instead.
 
 The first run's spread is an estimate, so the second run's detectable drop (the card's) may land a little above or
 below `detect`: sizing aims the units, the card reports what they achieved.
@@ -37,6 +37,32 @@ def units_needed(result, detect: float, alpha: float) -> int | None:
     return units_for_drop(detect, difference_spread(values, reference), positions - 1, alpha)
 
 
+def available_units(battery: str, own: Mapping) -> int:
+    """The most units the battery's data hold: the questions less those the sweep and the grid take as
+    distractors (or the order battery as other candidates), the probe queries its filter keeps, the reader's
+    questions (the embedded world's 60 FarRelevant questions, or the records of its `source` file)."""
+    if battery in ("sweep", "grid", "order"):
+        from posbias.audit.haystack import questions_and_pool
+
+        if battery == "grid" and own["source"] and "longembed" in own["source"]:
+            return int(own["n_queries"])  # LongEmbed's own sets: sized as configured
+        questions, _ = questions_and_pool(own["source"], own.get("needles", "lexical"))
+        others = own["n_candidates"] - 1 if battery == "order" else own["n_distractors"]
+        return len(questions) - others
+    if battery == "probes":
+        from posbias.audit.batteries import probe_queries
+        from posbias.probes.position import sweep_candidates
+
+        return len(sweep_candidates(probe_queries(own), own["positions"], own["rest"]))
+    if own["source"]:
+        from posbias.litm.qa_data import qa_records
+
+        return sum(1 for _ in qa_records(own["source"]["qa"], True))
+    from posbias.audit.haystack import WORLD
+
+    return int(WORLD["n_farrelevant_queries"])
+
+
 def run_sized(battery: str, settings: Mapping, run: Callable, summarise: Callable):
     """The battery's summarised result, and its sizing record (None without `detect`): `run(battery_settings)`
     runs the battery, `summarise(result)` adds its curve and summary."""
@@ -46,7 +72,8 @@ def run_sized(battery: str, settings: Mapping, run: Callable, summarise: Callabl
     if detect is None:
         return result, None
     key = UNIT_SETTING[battery]
-    first, cap = int(own[key]), int(own["max_units"])
+    first, available = int(own[key]), available_units(battery, own)
+    cap = min(int(own["max_units"]), available) if own["max_units"] else available
     needed = units_needed(result, float(detect), settings["statistics"]["alpha"])
     if needed is not None and needed > first and min(needed, cap) > first:
         log.info("%s: %d units to detect a drop of %s at 80%% power (a first run of %d estimated it; cap %d)",

@@ -72,11 +72,21 @@ def test_the_check_fails_a_battery_that_finds_drops_where_none_was_planted():
     assert not consistent_with_alpha(frame.iloc[0]["rate"], REPLICATES, 0.05), frame.iloc[0].to_dict()
 
 
-def test_a_large_planted_drop_is_found_and_the_detectable_drop_is_below_it():
+def test_a_large_planted_drop_is_found_and_the_detectable_drop_is_stated():
     frame = calibrate(["sweep"], ["drop"], [24], 0.4, 12)
     row = frame.iloc[0]
     assert row["what"] == "power" and row["rate"] >= 0.75
-    assert 0 < row["detectable_drop"] < 0.4
+    assert 0 < row["detectable_drop"] < 0.5
+
+
+def test_the_drop_the_cards_call_detectable_is_found_at_least_as_often_as_they_say():
+    """The shape detectable plants the drop the no-effect runs state as detectable at 80% power."""
+    frame = calibrate(["reader"], ["none", "detectable"], [24], 0.15, 16).set_index("shape")
+    assert frame.loc["detectable", "size"] == frame.loc["none", "detectable_drop"] > 0
+    assert frame.loc["detectable", "what"] == "power at the detectable drop"
+    assert frame.loc["detectable", "rate_high"] >= 0.8  # 80% or more, within simulation error
+    with pytest.raises(InputError, match="ask for none too"):
+        calibrate(["reader"], ["detectable"], [24], 0.15, 2)
 
 
 def test_the_command_writes_the_table_and_the_figure(tmp_path, capsys):

@@ -83,3 +83,19 @@ def test_units_for_drop_inverts_the_minimum_detectable_drop():
     n = units_for_drop(0.15, 0.4, 4, 0.05)
     assert detectable_effect_size(n, 0.05 / 4) * 0.4 <= 0.15 < detectable_effect_size(n - 1, 0.05 / 4) * 0.4
     assert units_for_drop(0.15, 0.0, 4, 0.05) is None
+
+
+def test_on_a_bounded_metric_the_detectable_drop_counts_the_spread_the_drop_adds():
+    from posbias.stats.power import detectable_effect_size, units_for_drop
+
+    rng = np.random.default_rng(3)
+    values = curve_values(30, {1: 0.0, 2: 0.0, 3: 0.0, 4: 0.0}, 0.2, rng)
+    plain = minimum_detectable_drop(values, 0, alpha=0.05)
+    widened = minimum_detectable_drop(values, 0, alpha=0.05, bounded=True)
+    k, s = detectable_effect_size(30, 0.05 / 4), difference_spread(values, 0)
+    assert widened > plain and widened == pytest.approx(k * math.sqrt(s ** 2 + widened * (1 - widened)))
+    # right-or-wrong answers: 60 pairs, 10% discordant each way under no effect (variance 0.2); a drop of d moves
+    # d more units from right to wrong, and the differences' variance becomes 0.2 + d - d^2 exactly
+    n = units_for_drop(0.15, math.sqrt(0.2), 4, 0.05, bounded=True)
+    assert detectable_effect_size(n, 0.05 / 4) * math.sqrt(0.2 + 0.15 * 0.85) <= 0.15
+    assert n > units_for_drop(0.15, math.sqrt(0.2), 4, 0.05)

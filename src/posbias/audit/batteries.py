@@ -189,7 +189,7 @@ def summarise(result: BatteryResult, statistics: Mapping, window: int | None = N
     floor = smallest_adjusted_p(test, int(curve["n"].min()), len(curve) - 1)
     summary["underpowered"] = bool(floor >= stats["alpha"])
     summary["detectable_drop"] = minimum_detectable_drop(result.values, curve.attrs["reference"], stats["alpha"],
-                                                         floor_p=floor)
+                                                         floor_p=floor, bounded=result.metric in RATIO_SCALE)
     if "tokens" in result.values:
         tokens = result.values.groupby("position")["tokens"].mean()
         curve["tokens"] = curve["position"].map(tokens)

@@ -49,7 +49,7 @@ from posbias.errors import InputError
 
 log = logging.getLogger(__name__)
 
-SHAPES = ("none", "drop", "slope", "u")
+SHAPES = ("none", "drop", "slope", "u", "detectable")
 CALIBRATED = ("sweep", "grid", "probes", "reader", "reader_grid")
 # Each battery runs with its own defaults (`--settings` changes them as the audit's does): a calibration measures
 # the tests as the cards use them.
@@ -58,7 +58,8 @@ BASE = 0.8  # the success probability (MRR: of the needle being found) at the re
 
 
 def shape(kind: str, r: float) -> float:
-    """The share of the planted drop at relative position r (0 the reference, 1 the last)."""
+    """The share of the planted drop at relative position r (0 the reference, 1 the last); `detectable` plants a
+    `drop` (`calibrate`)."""
     if kind == "none":
         return 0.0
     if kind == "drop":
@@ -198,41 +199,72 @@ def model_window(model) -> int | None:
 def calibrate(batteries: Sequence[str], shapes: Sequence[str], units: Sequence[int], size: float, replicates: int,
               rho: float = 0.5, overrides: Mapping | None = None, seed: int = 0, progress=None):
     """One row per (battery, shape, units): `rate` the share of `replicates` with a significant drop (the
-    false-positive rate under `none`, else the power) with its Wilson 95% interval, and the mean detectable drop."""
+    false-positive rate under `none`, else the power) with its Wilson 95% interval, and the mean detectable drop.
+    The shape `detectable` plants a drop at the last position of the size the cards stated as detectable under
+    `none` (which it needs): its power should be at least 80%; NaN where that drop cannot be planted."""
     import pandas as pd
-    from statsmodels.stats.proportion import proportion_confint
 
     from posbias.audit.batteries import settings_with
 
     unknown = sorted(set(batteries) - set(CALIBRATED))
     if unknown:
         raise InputError(f"calibration: cannot calibrate {unknown}; batteries: {', '.join(CALIBRATED)}")
+    if "detectable" in shapes and "none" not in shapes:
+        raise InputError("calibration: the shape detectable plants the drop the shape none finds detectable: "
+                         "ask for none too")
     rows = []
     for battery in batteries:
         for n_units in units:
-            merged = {**(overrides or {}).get(battery, {}),
-                      UNIT_SETTING[battery]: int(n_units)}
+            merged = {**(overrides or {}).get(battery, {}), UNIT_SETTING[battery]: int(n_units)}
             settings = settings_with({battery: merged, "statistics": (overrides or {}).get("statistics", {})})
-            for kind in shapes:
-                size_here = 0.0 if kind == "none" else size
-                runs = []
-                for replicate in range(replicates):
-                    runs.append(run_once(battery, Plant(kind, size_here, seed=seed * 100003 + replicate, rho=rho),
-                                         settings))
-                    if progress:
-                        progress()
-                hits = sum(run["significant"] for run in runs)
-                low, high = proportion_confint(hits, replicates, alpha=0.05, method="wilson")
-                detectable = [run["detectable_drop"] for run in runs if not math.isnan(run["detectable_drop"])]
-                rows.append({"battery": battery, "test": runs[0]["test"], "shape": kind, "size": size_here,
-                             "units": int(n_units), "positions": runs[0]["n_positions"], "replicates": replicates,
-                             "rate": hits / replicates, "rate_low": low, "rate_high": high,
-                             "what": "false-positive rate" if kind == "none" else "power",
-                             "alpha": settings["statistics"]["alpha"],
-                             "detectable_drop": float(np.mean(detectable)) if detectable else math.nan,
-                             "underpowered": float(np.mean([run["underpowered"] for run in runs]))})
-                log.debug("calibration %s, %s, %d units: %.3f", battery, kind, n_units, hits / replicates)
+            measured = {}
+            for kind in sorted(shapes, key=SHAPES.index):  # none first: detectable reads its drop
+                planted = ("drop", measured["none"]["detectable_drop"]) if kind == "detectable" else \
+                    (kind, 0.0 if kind == "none" else size)
+                measured[kind] = _measure(battery, kind, planted, settings, replicates, rho, seed, progress)
+                rows.append({**measured[kind], "units": int(n_units)})
     return pd.DataFrame(rows)
+
+
+def _measure(battery: str, kind: str, planted: tuple[str, float], settings: Mapping, replicates: int, rho: float,
+             seed: int, progress) -> dict:
+    """`replicates` runs of the battery with one planted effect (`planted`: its shape and size), summed up."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    shape_name, size_here = planted
+    runs = []
+    try:
+        for replicate in range(replicates):
+            runs.append(run_once(battery, Plant(shape_name, size_here, seed=seed * 100003 + replicate, rho=rho),
+                                 settings))
+            if progress:
+                progress()
+    except InputError:
+        if kind != "detectable":
+            raise
+        log.warning("calibration %s: a drop of %.3f cannot be planted below %s", battery, size_here, BASE)
+        if progress:
+            progress(replicates - len(runs))
+        return {"battery": battery, "test": battery_test_of(battery, settings), "shape": kind, "size": size_here,
+                "positions": math.nan, "replicates": replicates, "rate": math.nan, "rate_low": math.nan,
+                "rate_high": math.nan, "what": "power at the detectable drop", "alpha": settings["statistics"]["alpha"],
+                "detectable_drop": math.nan, "underpowered": math.nan}
+    hits = sum(run["significant"] for run in runs)
+    low, high = proportion_confint(hits, replicates, alpha=0.05, method="wilson")
+    detectable = [run["detectable_drop"] for run in runs if not math.isnan(run["detectable_drop"])]
+    return {"battery": battery, "test": runs[0]["test"], "shape": kind, "size": size_here,
+            "positions": runs[0]["n_positions"], "replicates": replicates, "rate": hits / replicates,
+            "rate_low": low, "rate_high": high,
+            "what": {"none": "false-positive rate", "detectable": "power at the detectable drop"}.get(kind, "power"),
+            "alpha": settings["statistics"]["alpha"],
+            "detectable_drop": float(np.mean(detectable)) if detectable else math.nan,
+            "underpowered": float(np.mean([run["underpowered"] for run in runs]))}
+
+
+def battery_test_of(battery: str, settings: Mapping) -> str:
+    from posbias.audit.batteries import battery_test
+
+    return battery_test(battery, settings["statistics"])
 
 
 def calibration_tables(frame) -> list:
@@ -244,24 +276,26 @@ def calibration_tables(frame) -> list:
     rows = []
     for (battery, units), part in frame.groupby(["battery", "units"], sort=False):
         by_shape = part.set_index("shape")
-        cells = [battery, by_shape["test"].iloc[0], str(units), str(int(by_shape["positions"].iloc[0]))]
+        cells = [battery, by_shape["test"].iloc[0], str(units), str(int(by_shape["positions"].dropna().iloc[0]))]
         for kind in shapes:
             row = by_shape.loc[kind] if kind in by_shape.index else None
             cells.append("–" if row is None else f"{number(row['rate'], 2)} [{number(row['rate_low'], 2)}, "
                                                   f"{number(row['rate_high'], 2)}]")
-        cells.append(number(by_shape["detectable_drop"].iloc[0], 3))
+        cells.append(number(by_shape.loc["none", "detectable_drop"], 3) if "none" in by_shape.index else "–")
         rows.append(cells)
     first = frame.iloc[0]
-    sized = frame[frame["shape"] != "none"]["size"]
+    sized = frame[~frame["shape"].isin(["none", "detectable"])]["size"]
     size = number(sized.iloc[0], 2) if len(sized) else "–"
-    header = ["battery", "test", "units", "positions", *[("false positives" if kind == "none" else f"power: {kind}")
-                                                           for kind in shapes], "detectable drop"]
+    header = ["battery", "test", "units", "positions",
+              *[{"none": "false positives", "detectable": "power at the detectable drop"}.get(kind, f"power: {kind}")
+                for kind in shapes], "detectable drop"]
     caption = (f"Share of {first['replicates']} replicates whose curve shows a significant drop (Holm over the "
                f"curve's positions, alpha {first['alpha']}), with Wilson 95% intervals: under no effect the "
                f"family-wise false-positive rate, else the power against a planted drop of {size} (MRR, accuracy; "
                f"the probes' score in standard deviations) at its deepest point. Detectable drop: the mean minimum "
-               f"drop the card prints as detectable at 80% power under no effect. Mock models, posbias.audit."
-               f"calibration.")
+               f"drop the card prints as detectable at 80% power under no effect; power at the detectable drop: that "
+               f"drop planted at the last position, found in at least 80% of runs if the cards' claim holds (empty: "
+               f"too large to plant below the success rate of 0.8). Mock models, posbias.audit.calibration.")
     return [Table(header, rows, caption, "tab:calibration", wide=True)]
 
 

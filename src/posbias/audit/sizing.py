@@ -29,12 +29,14 @@ def _headline_values(result):
 
 def units_needed(result, detect: float, alpha: float) -> int | None:
     """The units the result's curve needs to find a drop of `detect` at 80% power (None: its values do not vary)."""
+    from posbias.audit.batteries import RATIO_SCALE
     from posbias.stats.power import difference_spread, units_for_drop
 
     values = _headline_values(result)
     positions = int(values["position"].nunique())
     reference = result.curve.attrs.get("reference", sorted(values["position"].unique())[0])
-    return units_for_drop(detect, difference_spread(values, reference), positions - 1, alpha)
+    return units_for_drop(detect, difference_spread(values, reference), positions - 1, alpha,
+                          bounded=result.metric in RATIO_SCALE)
 
 
 def available_units(battery: str, own: Mapping) -> int:

@@ -26,6 +26,7 @@ if AUDIT_EXPORTS:
 rule audit_corpus:
     output:
         **{name.split(".")[0]: f"{AUDIT_CORPUS}/{name}" for name in AUDIT_CORPUS_FILES},
+    priority: RUN_EARLY_PRIORITY  # before the early audit jobs that read it
     conda:
         "../envs/posbias.yaml"
     log:

@@ -141,7 +141,7 @@ def test_the_long_jobs_beside_the_rankers_and_every_job_before_them_go_first():
     early = {name for path in (ROOT / "rules").glob("*.smk") for name, body in rule_blocks(path).items()
              if "priority: RUN_EARLY_PRIORITY" in body}
     assert early == {"litm_synthetic_qa", "litm_build_qa", "litm_build_kv", "litm_predict_{_task}",
-                     "probes_synthetic", "probes_build", "probes_score", "audit_battery"}
+                     "probes_synthetic", "probes_build", "probes_score", "audit_corpus", "audit_battery"}
 
 
 def test_a_local_decoder_takes_the_resource_and_a_model_behind_an_api_does_not(tmp_path):

@@ -289,10 +289,11 @@ def calibration_tables(frame) -> list:
     header = ["battery", "test", "units", "positions",
               *[{"none": "false positives", "detectable": "power at the detectable drop"}.get(kind, f"power: {kind}")
                 for kind in shapes], "detectable drop"]
+    planted = (f"the power against a planted drop of {size} (MRR, accuracy; the probes' score in standard "
+               f"deviations) at its deepest point" if len(sized) else "the power against the planted drop")
     caption = (f"Share of {first['replicates']} replicates whose curve shows a significant drop (Holm over the "
                f"curve's positions, alpha {first['alpha']}), with Wilson 95% intervals: under no effect the "
-               f"family-wise false-positive rate, else the power against a planted drop of {size} (MRR, accuracy; "
-               f"the probes' score in standard deviations) at its deepest point. Detectable drop: the mean minimum "
+               f"family-wise false-positive rate, else {planted}. Detectable drop: the mean minimum "
                f"drop the card prints as detectable at 80% power under no effect; power at the detectable drop: that "
                f"drop planted at the last position, found in at least 80% of runs if the cards' claim holds (empty: "
                f"too large to plant below the success rate of 0.8). Mock models, posbias.audit.calibration.")

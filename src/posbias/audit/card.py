@@ -445,8 +445,14 @@ def mitigation_frame(out: str | Path, found: Mapping[str, Sequence[Mapping]]) ->
                     "retrieved_before": _retrieved_mean(out, base, shares),
                     "retrieved_after": _retrieved_mean(out, record, shares),
                     "drops_before": before["significant_drops"], "drops_after": after["significant_drops"],
-                    "cost_multiplier": _ratio(record["extra"].get("model_inputs"), base["extra"].get("model_inputs"))})
+                    "cost_multiplier": _ratio(_per_unit(record), _per_unit(base))})
     return pd.DataFrame(rows, columns=MITIGATION_COLUMNS)
+
+
+def _per_unit(record: Mapping) -> float | None:
+    """The model inputs a battery computed per unit: two audits sized to different units compare per unit."""
+    inputs = record["extra"].get("model_inputs")
+    return inputs / record["n_units"] if inputs is not None and record.get("n_units") else None
 
 
 def _ratio(after, before) -> float:
@@ -469,9 +475,10 @@ def write_mitigations(out: str | Path, found: Mapping[str, Sequence[Mapping]], o
                "moves the gold document through every rank alike, so a rearranged context (the best documents at "
                "both ends) cannot change the plain mean or PSI of a reader that only minds where the gold document "
                "sits, and shows its effect only where real contexts put the gold document; the cost multiplier is "
-               "the ratio of the inputs the model computed (pairs times windows, prompts, listwise calls; cached "
-               "answers count, as a fresh run pays for them). A grid has a row per length. Seconds are not in the "
-               "table (a measured time differs on every run): each audit's <name>/<battery>.json records its own.")
+               "the ratio of the inputs the model computed per unit (pairs times windows, prompts, listwise calls; "
+               "cached answers count, as a fresh run pays for them). A grid has a row per length. Seconds are not in "
+               "the table (a measured time differs on every run): each audit's <name>/<battery>.json records its "
+               "own.")
     write_tables(dict(outputs), frame, Table(header, body, caption, "tab:audit-mitigations", wide=True))
 
 

@@ -84,7 +84,11 @@ def run_battery(model, ref: ModelRef, battery: str, settings: Mapping, out: str 
     # the window in the unit the positions are counted in (a model known only by its words: none)
     window = getattr(model, "window", None) if getattr(model, "token_unit", "tokens") == "tokens" else None
     test = battery_test(battery, settings["statistics"])
-    result, sizing = run_sized(battery, settings, lambda own: getattr(batteries, f"{battery}_battery")(counted, own),
+    def run(own):
+        counted.inputs = 0  # the reported run's inputs: a sizing's first run is not the battery's cost per unit
+        return getattr(batteries, f"{battery}_battery")(counted, own)
+
+    result, sizing = run_sized(battery, settings, run,
                                lambda result: summarise_result(result, settings["statistics"], window, test))
     result.extra["model_inputs"] = counted.inputs
     seconds = time.perf_counter() - started

@@ -231,6 +231,8 @@ def _measure(battery: str, kind: str, planted: tuple[str, float], settings: Mapp
     """`replicates` runs of the battery with one planted effect (`planted`: its shape and size), summed up."""
     from statsmodels.stats.proportion import proportion_confint
 
+    from posbias.audit.batteries import battery_test
+
     shape_name, size_here = planted
     runs = []
     try:
@@ -245,7 +247,8 @@ def _measure(battery: str, kind: str, planted: tuple[str, float], settings: Mapp
         log.warning("calibration %s: a drop of %.3f cannot be planted below %s", battery, size_here, BASE)
         if progress:
             progress(replicates - len(runs))
-        return {"battery": battery, "test": battery_test_of(battery, settings), "shape": kind, "size": size_here,
+        return {"battery": battery, "test": battery_test(battery, settings["statistics"]), "shape": kind,
+                "size": size_here,
                 "positions": math.nan, "replicates": replicates, "rate": math.nan, "rate_low": math.nan,
                 "rate_high": math.nan, "what": "power at the detectable drop", "alpha": settings["statistics"]["alpha"],
                 "detectable_drop": math.nan, "underpowered": math.nan}
@@ -259,12 +262,6 @@ def _measure(battery: str, kind: str, planted: tuple[str, float], settings: Mapp
             "alpha": settings["statistics"]["alpha"],
             "detectable_drop": float(np.mean(detectable)) if detectable else math.nan,
             "underpowered": float(np.mean([run["underpowered"] for run in runs]))}
-
-
-def battery_test_of(battery: str, settings: Mapping) -> str:
-    from posbias.audit.batteries import battery_test
-
-    return battery_test(battery, settings["statistics"])
 
 
 def calibration_tables(frame) -> list:

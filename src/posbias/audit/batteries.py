@@ -263,12 +263,12 @@ def rank_swept(model, swept: list, extra: Mapping | None = None) -> list[dict]:
 
 def sweep_battery(model, settings: Mapping) -> BatteryResult:
     import pandas as pd
-    from posbias.audit.haystack import questions_and_pool, sweep_questions
+    from posbias.audit.haystack import counted, questions_and_pool, sweep_questions
 
     questions, pool = questions_and_pool(settings["source"])
     doc_tokens = default_doc_tokens(model.window, settings)
-    swept = sweep_questions(questions, pool, model.count_tokens, settings["n_queries"], settings["n_positions"],
-                            settings["n_distractors"], doc_tokens, settings["seed"])
+    swept = sweep_questions(questions, pool, counted(model.count_tokens), settings["n_queries"],
+                            settings["n_positions"], settings["n_distractors"], doc_tokens, settings["seed"])
     log.info("sweep: %d questions x %d positions in documents of %d tokens, %d distractors each", len(swept),
              settings["n_positions"], doc_tokens, settings["n_distractors"])
     return BatteryResult("sweep", METRICS["sweep"], pd.DataFrame(rank_swept(model, swept)),
@@ -291,16 +291,16 @@ def grid_battery(model, settings: Mapping) -> BatteryResult:
     LongEmbed's needle or passkey set (`source: {longembed: ...}`), its own lengths and answers
     (`posbias.audit.longembed`)."""
     import pandas as pd
-    from posbias.audit.haystack import questions_and_pool, sweep_questions
+    from posbias.audit.haystack import counted, questions_and_pool, sweep_questions
     from posbias.audit.longembed import is_longembed, longembed_grid
 
     if is_longembed(settings["source"]):
         return longembed_grid(model, settings)
     questions, pool = questions_and_pool(settings["source"], settings["needles"])
     depths, rows = list(settings["depths"]), []
-    lengths = grid_lengths(model.window, settings)
+    lengths, count = grid_lengths(model.window, settings), counted(model.count_tokens)
     for doc_tokens in lengths:
-        swept = sweep_questions(questions, pool, model.count_tokens, settings["n_queries"], len(depths),
+        swept = sweep_questions(questions, pool, count, settings["n_queries"], len(depths),
                                 settings["n_distractors"], doc_tokens, settings["seed"], depths)
         rows += [{**row, "depth": depths[row["position"]]}
                  for row in rank_swept(model, swept, {"length": doc_tokens})]

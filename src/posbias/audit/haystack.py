@@ -125,6 +125,19 @@ def slots_at(unit_lengths: Sequence[int], depths: Sequence[float]) -> list[int]:
             for depth in depths]
 
 
+def counted(count_tokens: Callable[[str], int]) -> Callable[[str], int]:
+    """`count_tokens`, remembering each text's count: every haystack measures the whole pool (`_haystack`), so a
+    battery's questions, distractors and lengths would otherwise tokenize the same passages again and again."""
+    seen: dict[str, int] = {}
+
+    def count(text: str) -> int:
+        if text not in seen:
+            seen[text] = count_tokens(text)
+        return seen[text]
+
+    return count
+
+
 def sweep_questions(questions: list[Question], pool: list[str], length: Callable[[str], int], n_queries: int,
                     n_positions: int, n_distractors: int, doc_tokens: int, seed: int,
                     depths: Sequence[float] | None = None) -> list[SweptQuestion]:

@@ -47,6 +47,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from posbias.audit.haystack import counted
 from posbias.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -231,18 +232,6 @@ def read_groups(source: Mapping, n_queries: int, seed: int) -> dict[int, list[It
     return groups
 
 
-def _counted(count_tokens: Callable[[str], int]) -> Callable[[str], int]:
-    """`count_tokens`, remembering each text's count (the passkey's filler repeats its five sentences)."""
-    seen: dict[str, int] = {}
-
-    def count(text: str) -> int:
-        if text not in seen:
-            seen[text] = count_tokens(text)
-        return seen[text]
-
-    return count
-
-
 def moved(item: Item, depths: Sequence[float], count: Callable[[str], int]) -> dict:
     """The item's document with its answer at each depth: the texts, where the answer starts and ends in the
     model's tokens, the document's length, and the depth the files gave it (a share of the rest's tokens)."""
@@ -267,7 +256,7 @@ def longembed_grid(model, settings: Mapping):
 
     source, depths = settings["source"], list(settings["depths"])
     groups = read_groups(source, settings["n_queries"], settings["seed"])
-    count = _counted(model.count_tokens)
+    count = counted(model.count_tokens)  # the passkey's filler repeats its five sentences
     rows, published, lengths = [], {}, {}
     for context_length, items in groups.items():
         per_length = []

@@ -100,8 +100,24 @@ def test_the_command_writes_the_table_and_the_figure(tmp_path, capsys):
 
 def test_the_command_refuses_an_unknown_battery_with_status_2(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
-        main(["calibration", "--out", str(tmp_path), "--battery", "order"])
+        main(["calibration", "--out", str(tmp_path), "--battery", "haystack"])
     assert exit_info.value.code == 2 and "--battery" in capsys.readouterr().err
+
+
+def test_the_planted_list_ranker_puts_the_gold_first_at_its_planted_rate_through_rankgpt():
+    """The order battery's mock reads RankGPT's own prompt: with no drop planted (and rho 0) the gold is ranked
+    first in about 80% of lists wherever it enters, and a drop at the last place lowers the MRR there alone."""
+    from posbias.audit import batteries
+    from posbias.audit.calibration import planted_model
+
+    settings = batteries.settings_with({"order": {"n_queries": 40}})["order"]
+    curves = {}
+    for kind, size in (("none", 0.0), ("drop", 0.4)):
+        model = planted_model("order", Plant(kind, size, seed=3, rho=0.0), settings)
+        curves[kind] = batteries.order_battery(model, settings).values.groupby("position")["value"].mean()
+    floor = chance(settings["n_candidates"] - 1)
+    assert curves["none"].min() > 0.8 + 0.2 * floor - 0.15
+    assert curves["drop"].iloc[-1] < curves["drop"].iloc[:-1].min() - 0.15
 
 
 def test_written_files_round_trip(tmp_path):

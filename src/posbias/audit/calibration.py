@@ -12,6 +12,10 @@ the number of positions), never from the text, so the curve it makes is known in
 - readers (`reader`, `reader_grid`, accuracy): the answer is right with probability a(r) = base - size x shape(r).
 - `probes` (a raw score): the score is a standard normal draw less size x shape(r): `size` in the score's standard
   deviations.
+- the listwise `order` battery (MRR): a RankGPT request carries no meta for the gold item, so the planted list
+  ranker reads the prompt RankGPT builds (its numbered passages) and knows the questions' gold passages; with
+  probability a(r), r the gold's place in the window, it answers the gold first, else a random order, which the
+  battery's own parser and sliding windows then read.
 
 Whether a unit succeeds is correlated across its positions (a Gaussian copula with correlation `rho`: a question
 found at one position tends to be found at the others, as a real model's easy questions are easy everywhere), so
@@ -28,14 +32,13 @@ least one significant drop (Holm over the curve's positions, as the card reports
 false-positive rate, else the power. Beside it stands the mean of the minimum detectable drop the card prints
 (`posbias.stats.power`): a planted drop of about that size at one position should be found in about 80% of runs.
 
-The listwise `order` battery is not calibrated here: a RankGPT request carries no gold position for a mock to
-read (its curve is MRR tested as the sweep's is).
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import re
 import zlib
 from dataclasses import dataclass
 from typing import Mapping, Sequence
@@ -50,7 +53,7 @@ from posbias.errors import InputError
 log = logging.getLogger(__name__)
 
 SHAPES = ("none", "drop", "slope", "u", "detectable")
-CALIBRATED = ("sweep", "grid", "probes", "reader", "reader_grid")
+CALIBRATED = ("sweep", "grid", "probes", "reader", "reader_grid", "order")
 # Each battery runs with its own defaults (`--settings` changes them as the audit's does): a calibration measures
 # the tests as the cards use them.
 WINDOW = 32  # the planted scorer's window in words: short haystacks, as a calibration needs no long text
@@ -162,10 +165,48 @@ class PlantedReader:
         return [_Answer(str(m["answer"]) if ok else "I don't know.", 10 * m["n_items"]) for m, ok in zip(metas, right)]
 
 
+class PlantedListRanker:
+    """A RankGPT model with a planted position effect: in each window it finds the gold passage (by its text, among
+    the numbered passages of the prompt) and ranks it first with probability base - size x shape(r) / (1 - chance),
+    r its place in the window; otherwise, and in a window without it, it answers a random order."""
+
+    PASSAGE = re.compile(r"\[(\d+)\] (.*)", re.DOTALL)
+
+    def __init__(self, plant: Plant, gold: Mapping[str, str], chance: float):
+        self.plant, self.gold, self.chance, self.calls = plant, dict(gold), chance, 0
+
+    def generate(self, requests, decoding=None, progress=False) -> list:
+        from posbias.llm.types import Completion
+
+        answers = []
+        for request in requests:
+            self.calls += 1
+            rng = np.random.default_rng([self.plant.seed, self.calls])
+            unit = request.meta["id"].split("@")[0]
+            passages = [m.group(2) for message in request.messages if message["role"] == "user"
+                        for m in [self.PASSAGE.fullmatch(message["content"])] if m]
+            order = list(rng.permutation(len(passages)))
+            gold = self.gold[unit].strip()  # as the prompt shows it, perhaps cut to its first words
+            golden = [i for i, text in enumerate(passages) if text == gold or gold.startswith(text + " ")]
+            if golden:
+                r = golden[0] / (len(passages) - 1) if len(passages) > 1 else 0.0
+                if self.plant.succeeds([unit], [r], rng, scale=1 - self.chance)[0]:
+                    order = [golden[0], *[i for i in order if i != golden[0]]]
+            text = " > ".join(f"[{i + 1}]" for i in order)
+            answers.append(Completion(text, "stop", 20 * len(passages), len(order), 0.0, f"planted:{self.calls}",
+                                      False))
+        return answers
+
+
 def planted_model(battery: str, plant: Plant, settings: Mapping):
     """The mock a battery reads, with `plant`'s effect in the battery's metric."""
     from posbias.audit.batteries import chance
 
+    if battery == "order":
+        from posbias.audit.haystack import questions_and_pool
+
+        questions, _ = questions_and_pool(settings["source"])
+        return PlantedListRanker(plant, {q.qid: q.needle for q in questions}, chance(settings["n_candidates"] - 1))
     if battery in ("reader", "reader_grid"):
         return PlantedReader(plant)
     if battery == "probes":

@@ -141,3 +141,25 @@ def test_hard_negatives_open_with_the_query_words_the_answer_mostly_does_not():
                 assert not (opener.answers and (opener.entity, opener.relation) == (answer.entity, answer.relation))
     n_queries = SETTINGS.n_train_queries + SETTINGS.n_dev_queries
     assert 0.1 < opens_with_answer / n_queries < 0.5  # demo (seed 13, MiniLM tokens): 77 of 239 train queries
+
+
+def test_the_lead_filler_control_changes_only_the_train_hard_negatives():
+    """The control of the dip at token 0: with `train_negative_lead_filler` every train hard negative opens with
+    a filler sentence (no query word at token 0), and every other document, query and judgment is unchanged."""
+    plain = generate(SETTINGS, whitespace)
+    control = generate(dataclasses.replace(SETTINGS, train_negative_lead_filler=True), whitespace)
+    assert control.queries == plain.queries and control.qrels == plain.qrels
+    train_negatives = {d for negatives in plain.hard_negatives["train"].values() for d in negatives}
+    plain_docs = {d.doc_id: d for d in plain.documents}
+    changed = 0
+    for document in control.documents:
+        before = plain_docs[document.doc_id]
+        if document.doc_id not in train_negatives:
+            assert document.passages == before.passages, document.doc_id
+            continue
+        changed += 1
+        opener = document.passages[0]
+        assert opener.entity is None and opener.relation is None and not opener.answers
+        assert document.passages[1:] == before.passages
+    assert changed == len(train_negatives) == SETTINGS.n_train_queries * SETTINGS.hard_negatives
+    assert control.passages == plain.passages and control.passage_negatives == plain.passage_negatives

@@ -68,6 +68,10 @@ class GeneratorSettings:
     # join the FarRelevant corpus unjudged, so BM25's candidate lists hold documents with every query word far
     # apart, as the real FarRelevant's 0.5M MS MARCO documents do. 0 = none (the corpus is the relevant documents).
     farrelevant_hard_negatives: int = 0
+    # The control of the sweep's dip at token 0 (docs/stages/sweep.md): one filler sentence before each hard
+    # negative of the train query set, drawn from a generator of its own so that every other document, query and
+    # judgment is the same as without it. False in every config but the control's.
+    train_negative_lead_filler: bool = False
 
     @classmethod
     def from_config(cls, section: dict) -> "GeneratorSettings":
@@ -151,6 +155,7 @@ class _Builder:
     def __init__(self, settings: GeneratorSettings, length: Callable[[str], int], entity_words):
         self.s = settings
         self.rng = random.Random(settings.seed)
+        self.lead_rng = random.Random(f"{settings.seed}:negative-lead")  # train_negative_lead_filler's own draws
         self.world = _World(settings, self.rng, entity_words)
         self.length = length
         pairs = [(e, r.name) for e in self.world.entities for r in self.world.relations]
@@ -246,10 +251,14 @@ class _Builder:
         start = self._insert(passages, key, early, entity, relation, weights)
         return self._add(passages), start
 
-    def hard_negatives(self, entity, relation) -> list[str]:
+    def hard_negatives(self, entity, relation, lead_filler: bool = False) -> list[str]:
         """Documents that use every query word, but never within one window of each other (see
-        `_hard_negative`); they join the collection and their ids are returned."""
-        return [self._add(self._hard_negative(entity, relation, i)) for i in range(self.s.hard_negatives)]
+        `_hard_negative`), each opened by a filler sentence when `lead_filler`; they join the collection and
+        their ids are returned."""
+        documents = [self._hard_negative(entity, relation, i) for i in range(self.s.hard_negatives)]
+        if lead_filler:
+            documents = [[Passage(filler_sentence(self.lead_rng)), *passages] for passages in documents]
+        return [self._add(passages) for passages in documents]
 
     def _hard_negative(self, entity, relation, i: int) -> list[Passage]:
         """An entity zone (mentions of the entity, its other facts) and a relation zone (the queried
@@ -286,7 +295,8 @@ class _Builder:
                 starts[name][qid] = start
                 if name == "test":
                     judged = self._graded(entity, relation, doc_id)
-                negatives[name][qid] = self.hard_negatives(entity, relation)
+                negatives[name][qid] = self.hard_negatives(
+                    entity, relation, lead_filler=name == "train" and self.s.train_negative_lead_filler)
                 qrels[name][qid] = judged
         passages, passage_queries, passage_qrels = self._passage_collection()
         # Drawn last, so that a collection without them is the same as before they existed.

@@ -5,6 +5,7 @@ them)."""
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -320,3 +321,26 @@ def test_write_expected_keeps_the_random_levels(tmp_path, capsys):
     assert regress("--results", tmp_path / "results", "--expected", path, "--write-expected") == 0
     (maxp,) = [c for c in regression.read_expectations(path).cells if c.where["system"] == "maxp"]
     assert maxp.random == 0.4 and maxp.expected == pytest.approx(0.75)
+
+
+def test_write_expected_from_several_seeds_takes_their_mean_and_prints_the_pooled_spread(tmp_path, capsys):
+    """The across-seeds file's expected values: the mean of one results directory per seed, and per tolerance the
+    pooled standard deviation that sizes its band."""
+    path = write_expectations(tmp_path)
+    seeds = [(1.0, 1.0, 1.0, 0.5), (1.0, 0.5, 1.0, 0.5), (1.0, 1.0, 0.5, 0.5)]
+    for seed, values in enumerate(seeds):
+        write_table1(tmp_path / f"seed{seed}", maxp_values=values)
+    directories = [tmp_path / f"seed{seed}" for seed in range(3)]
+    assert regress("--results", *directories, "--expected", path, "--write-expected") == 0
+    out = capsys.readouterr().out
+    assert "the mean of 3 results directories" in out
+    cells = {c.name: c.expected for c in regression.read_expectations(path).cells}
+    # maxp's RR@10 per seed: 0.875, 0.75, 0.75
+    assert cells["table1: maxp / dev RR@10"] == pytest.approx((0.875 + 0.75 + 0.75) / 3)
+    # trained cells: FirstP's variance 0, MaxP's that of (0.875, 0.75, 0.75); the exact cell's its own
+    pooled = math.sqrt((0 + np.var([0.875, 0.75, 0.75], ddof=1)) / 2)
+    assert f"tolerance trained: pooled standard deviation of one run's value {pooled:.4f} over 2 cells" in out
+    assert "tolerance exact: pooled standard deviation of one run's value 0.0000 over 1 cells" in out
+    with pytest.raises(SystemExit) as exit_info:  # a check reads one directory
+        regress("--results", *directories, "--expected", path)
+    assert exit_info.value.code == 2

@@ -29,6 +29,7 @@ job writes; docs/architecture.md's rule map names the command of every rule.
     posbias positions locate|report ...              posbias sweep build|report|breakdown ...
     posbias provenance [--config config.yaml] [--write]
     posbias regress --results results --expected config/regression/demo.yaml [--write-expected]
+    posbias regress --results seed1 seed2 seed3 --expected config/regression/seeds.yaml --write-expected
     posbias regress --reproduction --config config/paper/study.yaml [--results results/study]
 
 Each module's docstring has its commands' examples; `posbias <command> --help` every flag.

@@ -43,8 +43,9 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 import yaml
 
@@ -491,22 +492,35 @@ def _comparable(value: float | None) -> Any:
     return "nan" if value is not None and math.isnan(value) else value
 
 
-def refresh_expected(expected_path: str, results: str | os.PathLike, stream) -> int:
+def refresh_expected(expected_path: str, results: str | os.PathLike | Sequence[str | os.PathLike], stream) -> int:
     """Replace every cell's expected value by the one in `results`, keeping cells, tolerances and reasons; a cell
-    that cannot be read keeps its old value and is listed. Exit status 1 when any could not be read."""
+    that cannot be read keeps its old value and is listed. Exit status 1 when any could not be read.
+
+    Given several results directories (one per seed), a cell's expected value is their mean, and for each tolerance
+    the pooled standard deviation of one seed's value over its cells is printed (the square root of the mean of the
+    cells' sample variances): the s of the across-seeds band z x s x sqrt(1/k + 1/m) (config/regression/seeds.yaml).
+    """
     expectations = read_expectations(expected_path)
-    if not Path(results).is_dir():
-        raise InputError(f"--results {results}: no such directory")
-    tables, unread, changed = _Tables(results), [], 0
+    directories = [results] if isinstance(results, (str, os.PathLike)) else list(results)
+    for directory in directories:
+        if not Path(directory).is_dir():
+            raise InputError(f"--results {directory}: no such directory")
+    tables = [_Tables(directory) for directory in directories]
+    unread, changed, variances = [], 0, {}
     for cell in expectations.cells:
-        observed, note = observe(tables, cell.path, cell.where, cell.value)
-        if observed is None:
-            unread.append(f"{cell.name}: {note}")
-            continue
-        old = cell.expected
-        observed = float(f"{observed:.10g}")  # as the file keeps it (10 significant digits)
-        changed += _comparable(old) != _comparable(observed)
-        cell.expected = observed
+        observed = []
+        for table in tables:
+            value, note = observe(table, cell.path, cell.where, cell.value)
+            if value is None:
+                unread.append(f"{cell.name}: {note}")
+                break
+            observed.append(value)
+        else:
+            old, mean = cell.expected, float(f"{np.mean(observed):.10g}")  # as the file keeps it (10 digits)
+            changed += _comparable(old) != _comparable(mean)
+            cell.expected = mean
+            if len(observed) > 1 and not np.isnan(observed).any():
+                variances.setdefault(cell.tolerance, []).append(float(np.var(observed, ddof=1)))
     text = dump_expectations(expectations)
     # the writer's own check, before the old file is replaced: the new one reads back to the same cells
     again = parse_expectations(text, expected_path)
@@ -515,8 +529,13 @@ def refresh_expected(expected_path: str, results: str | os.PathLike, stream) -> 
         raise AssertionError(f"{expected_path}: the refreshed expectations do not read back as written")
     with atomic_write(expected_path) as out:
         out.write(text)
-    print(f"{expected_path}: {len(expectations.cells) - len(unread)} expected values read from {results} "
+    source = (str(directories[0]) if len(directories) == 1
+              else f"the mean of {len(directories)} results directories ({', '.join(map(str, directories))})")
+    print(f"{expected_path}: {len(expectations.cells) - len(unread)} expected values read from {source} "
           f"({changed} changed)", file=stream)
+    for name, values in variances.items():
+        print(f"  tolerance {name}: pooled standard deviation of one run's value {math.sqrt(np.mean(values)):.4f} "
+              f"over {len(values)} cells", file=stream)
     for line in unread:
         print(f"  kept the old value of {line}", file=stream)
     return 1 if unread else 0

@@ -5,6 +5,7 @@ results directory's headline cells.
     posbias provenance [--config config.yaml]      (the environment, and a config's hash, as manifests record them)
     posbias provenance --config config.yaml --write   (results/[<experiment>/]provenance.{json,html}, the last job)
     posbias regress --results results --expected config/regression/demo.yaml [--write-expected]
+    posbias regress --results seed1 seed2 seed3 --expected config/regression/seeds.yaml --write-expected
     posbias regress --reproduction --config config/paper/study.yaml [--results results/study]
     posbias unlock-stale [--directory .]      (before snakemake: clear a lock a killed run left, never a live one's)
 """
@@ -38,11 +39,13 @@ def register(commands) -> None:
                       help="check a results directory's headline cells against expected values (one pass/fail "
                            "table; exit status 1 when a cell fails), refresh those values (--write-expected), or "
                            "set a paper config's tables beside its published numbers (--reproduction)")
-    reg.add_argument("--results", help="the results directory (default: results/, or the --config experiment's)")
+    reg.add_argument("--results", nargs="+", help="the results directory (default: results/, or the --config "
+                     "experiment's); with --write-expected, several (one per seed) give each cell their mean")
     reg.add_argument("--expected", default="config/regression/demo.yaml", help="the expectations file")
     reg.add_argument("--write-expected", action="store_true",
-                     help="replace the expected values by those in --results, keeping cells, tolerances and reasons "
-                          "(after a deliberate change; never part of the workflow)")
+                     help="replace the expected values by those in --results (several: their mean, and each "
+                          "tolerance's pooled seed spread printed), keeping cells, tolerances and reasons (after a "
+                          "deliberate change; never part of the workflow)")
     reg.add_argument("--reproduction", action="store_true",
                      help="the reproduction table of --config: its tables against its `reproduction` section's "
                           "published numbers (reproduced, published, difference, within tolerance)")
@@ -74,18 +77,20 @@ def _regress_usage(args) -> str | None:
         return "--reproduction and --config go together (the config holds the published numbers)"
     if args.reproduction and args.write_expected:
         return "--write-expected refreshes --expected; it does not apply to --reproduction"
+    if args.results and len(args.results) > 1 and not args.write_expected:
+        return "several --results directories go with --write-expected (their mean); a check reads one"
     return None
 
 
 def regress(args) -> int:
     from posbias import regression
 
+    results = args.results or ["results"]
     if args.reproduction:
-        return regression.run_reproduction(read_config_object(args.config), args.results, sys.stdout)
-    results = args.results or "results"
+        return regression.run_reproduction(read_config_object(args.config), args.results and results[0], sys.stdout)
     if args.write_expected:
         return regression.refresh_expected(args.expected, results, sys.stdout)
-    return regression.run_check(args.expected, results, sys.stdout)
+    return regression.run_check(args.expected, results[0], sys.stdout)
 
 
 def unlock_stale(args) -> None:

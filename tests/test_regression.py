@@ -3,6 +3,7 @@ tables written in the workflow's real formats (`posbias.reporting.tables.build_t
 them)."""
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from posbias.reporting.tables import Column, Row, Significance, build_table
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_EXPECTED = ROOT / "config" / "regression" / "demo.yaml"
+SEEDS_EXPECTED = ROOT / "config" / "regression" / "seeds.yaml"
 
 
 def write_table1(results: Path, maxp_values=(1.0, 0.5, 1.0, 0.5), published=None) -> Path:
@@ -290,11 +292,13 @@ def write_results(expectations: regression.Expectations, results: Path, random: 
         pd.DataFrame(list(rows.values())).to_csv(path, index=False)
 
 
-def test_a_random_baseline_fails_every_trained_cell_of_the_demo_and_the_demo_s_values_pass(tmp_path):
-    """Issue 46, point 4: the bands tell a trained model from a random one."""
-    expectations = regression.read_expectations(DEMO_EXPECTED)
+@pytest.mark.parametrize("path, at_least", [(DEMO_EXPECTED, 60), (SEEDS_EXPECTED, 30)])
+def test_a_random_baseline_fails_every_trained_cell_and_the_expected_values_pass(tmp_path, path, at_least):
+    """Issue 46, point 4: the bands tell a trained model from a random one, in the same-seed file (the demo) and
+    in the across-seeds one."""
+    expectations = regression.read_expectations(path)
     trained = {cell.name for cell in expectations.cells if cell.random is not None}
-    assert len(trained) >= 60
+    assert len(trained) >= at_least
     write_results(expectations, tmp_path / "random", random=True)
     results = regression.check(expectations, tmp_path / "random").set_index("cell")["result"]
     assert all(results[name] == regression.FAIL for name in trained)
@@ -344,3 +348,15 @@ def test_write_expected_from_several_seeds_takes_their_mean_and_prints_the_poole
     with pytest.raises(SystemExit) as exit_info:  # a check reads one directory
         regress("--results", *directories, "--expected", path)
     assert exit_info.value.code == 2
+
+
+def test_the_across_seeds_file_states_its_seeds_and_formula_and_each_band_is_its_formula():
+    """config/regression/seeds.yaml: expected values are the mean of seeds 1-3, each tolerance z x s x sqrt(1/k +
+    1/m) with the pooled s it states (so a band is what the header says it is, not a number typed in apart)."""
+    text = SEEDS_EXPECTED.read_text()
+    assert "seeds 1, 2 and 3" in text and "z x s x sqrt(1/k + 1/m)" in text
+    expectations = regression.read_expectations(SEEDS_EXPECTED)
+    for name, tolerance in expectations.tolerances.items():
+        match = re.search(r"s = ([0-9.]+), z = 3, k = 1, m = 3", tolerance.why)
+        assert match, name
+        assert tolerance.abs == pytest.approx(3 * float(match.group(1)) * math.sqrt(1 + 1 / 3), abs=5e-4)

@@ -360,3 +360,16 @@ def test_the_across_seeds_file_states_its_seeds_and_formula_and_each_band_is_its
         match = re.search(r"s = ([0-9.]+), z = 3, k = 1, m = 3", tolerance.why)
         assert match, name
         assert tolerance.abs == pytest.approx(3 * float(match.group(1)) * math.sqrt(1 + 1 / 3), abs=5e-4)
+
+
+def test_write_expected_keeps_a_cell_that_is_undefined_in_some_seeds_only(tmp_path, capsys):
+    path = write_expectations(tmp_path)
+    write_table1(tmp_path / "seed0", maxp_values=(1.0, 1.0, 1.0, 0.5))
+    write_table1(tmp_path / "seed1", maxp_values=(1.0, 1.0, 1.0, 0.5))
+    frame = pd.read_csv(tmp_path / "seed1" / "table1.csv")
+    frame.loc[frame["system"] == "maxp", "value"] = float("nan")
+    frame.to_csv(tmp_path / "seed1" / "table1.csv", index=False)
+    assert regress("--results", tmp_path / "seed0", tmp_path / "seed1", "--expected", path, "--write-expected") == 1
+    assert "kept the old value of table1: maxp / dev RR@10: undefined (NaN) in some" in capsys.readouterr().out
+    (maxp,) = [c for c in regression.read_expectations(path).cells if c.where["system"] == "maxp"]
+    assert maxp.expected == 0.73

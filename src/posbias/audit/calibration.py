@@ -3,7 +3,8 @@ battery's own code path (its data, its requests, its metric, its test and correc
 position effect of known size.
 
 A planted model answers from the `meta` a battery attaches to each request (the unit, the gold item's position and
-the number of positions), never from the text, so the curve it makes is known in advance:
+the number of positions), not from what the text says (the order battery's reads only where the gold passage sits
+in RankGPT's prompt), so the curve it makes is known in advance:
 
 - pair batteries with MRR (`sweep`, `grid`): the needle is found (scored above every distractor) with probability
   a(r) at relative position r, and otherwise scored like a distractor, so ranked at random among them. Its
@@ -15,7 +16,9 @@ the number of positions), never from the text, so the curve it makes is known in
 - the listwise `order` battery (MRR): a RankGPT request carries no meta for the gold item, so the planted list
   ranker reads the prompt RankGPT builds (its numbered passages) and knows the questions' gold passages; with
   probability a(r), r the gold's place in the window, it answers the gold first, else a random order, which the
-  battery's own parser and sliding windows then read.
+  battery's own parser and sliding windows then read. The planted drop is `size` in MRR when one window holds the
+  whole list (the battery's default); with shorter windows r is the place in a window and a failed window does not
+  leave the gold at random over the list.
 
 Whether a unit succeeds is correlated across its positions (a Gaussian copula with correlation `rho`: a question
 found at one position tends to be found at the others, as a real model's easy questions are easy everywhere), so
@@ -182,12 +185,12 @@ class PlantedListRanker:
         for request in requests:
             self.calls += 1
             rng = np.random.default_rng([self.plant.seed, self.calls])
-            unit = request.meta["id"].split("@")[0]
+            unit = request.meta["id"].rsplit("@", 1)[0]  # "<qid>@<tag>:<start>-<end>"; a real qid may hold "@"
             passages = [m.group(2) for message in request.messages if message["role"] == "user"
                         for m in [self.PASSAGE.fullmatch(message["content"])] if m]
             order = list(rng.permutation(len(passages)))
-            gold = self.gold[unit].strip()  # as the prompt shows it, perhaps cut to its first words
-            golden = [i for i, text in enumerate(passages) if text == gold or gold.startswith(text + " ")]
+            gold = self.gold[unit].split()  # the prompt shows it with single spaces, perhaps cut to its first words
+            golden = [i for i, text in enumerate(passages) if text.split() == gold[:len(text.split())]]
             if golden:
                 r = golden[0] / (len(passages) - 1) if len(passages) > 1 else 0.0
                 if self.plant.succeeds([unit], [r], rng, scale=1 - self.chance)[0]:

@@ -492,6 +492,20 @@ def _comparable(value: float | None) -> Any:
     return "nan" if value is not None and math.isnan(value) else value
 
 
+def _observed_in_each(tables: Sequence[_Tables], cell: Cell) -> tuple[list[float], str]:
+    """The cell's value in each results directory, or why it cannot be taken from them all (a NaN in some only
+    has no mean)."""
+    observed = []
+    for table in tables:
+        value, note = observe(table, cell.path, cell.where, cell.value)
+        if value is None:
+            return [], note
+        observed.append(value)
+    if 0 < sum(math.isnan(v) for v in observed) < len(observed):
+        return [], "undefined (NaN) in some results directories and not in others"
+    return observed, ""
+
+
 def refresh_expected(expected_path: str, results: str | os.PathLike | Sequence[str | os.PathLike], stream) -> int:
     """Replace every cell's expected value by the one in `results`, keeping cells, tolerances and reasons; a cell
     that cannot be read keeps its old value and is listed. Exit status 1 when any could not be read.
@@ -508,22 +522,15 @@ def refresh_expected(expected_path: str, results: str | os.PathLike | Sequence[s
     tables = [_Tables(directory) for directory in directories]
     unread, changed, variances = [], 0, {}
     for cell in expectations.cells:
-        observed = []
-        for table in tables:
-            value, note = observe(table, cell.path, cell.where, cell.value)
-            if value is None:
-                unread.append(f"{cell.name}: {note}")
-                break
-            observed.append(value)
-        else:
-            if 0 < sum(math.isnan(v) for v in observed) < len(observed):
-                unread.append(f"{cell.name}: undefined (NaN) in some results directories and not in others")
-                continue
-            old, mean = cell.expected, float(f"{np.mean(observed):.10g}")  # as the file keeps it (10 digits)
-            changed += _comparable(old) != _comparable(mean)
-            cell.expected = mean
-            if len(observed) > 1 and not np.isnan(observed).any():
-                variances.setdefault(cell.tolerance, []).append(float(np.var(observed, ddof=1)))
+        observed, note = _observed_in_each(tables, cell)
+        if note:
+            unread.append(f"{cell.name}: {note}")
+            continue
+        old, mean = cell.expected, float(f"{np.mean(observed):.10g}")  # as the file keeps it (10 digits)
+        changed += _comparable(old) != _comparable(mean)
+        cell.expected = mean
+        if len(observed) > 1 and not np.isnan(observed).any():
+            variances.setdefault(cell.tolerance, []).append(float(np.var(observed, ddof=1)))
     text = dump_expectations(expectations)
     # the writer's own check, before the old file is replaced: the new one reads back to the same cells
     again = parse_expectations(text, expected_path)

@@ -348,6 +348,17 @@ def test_next_token_log_probabilities_equal_a_forward_pass_alone(tiny_llama, tok
         np.testing.assert_allclose(found, np.array(expected), atol=1e-5)
 
 
+def test_next_token_log_probabilities_compute_the_output_layer_at_the_last_position_only(tiny_llama):
+    """A pointwise ranker reads one position: the forward is asked for that position's logits alone (the output
+    layer over every prompt token would cost a small model about a quarter more)."""
+    backend = causal(tiny_llama, options={"device": "cpu", "batch_size": 2})
+    shapes = []
+    backend.model.get_output_embeddings().register_forward_hook(
+        lambda module, inputs, output: shapes.append(tuple(output.shape)))
+    backend.next_token_logprobs([PROMPT, "a longer prompt padded beside the first"], ["yes"])
+    assert len(shapes) == 1 and shapes[0][:2] == (2, 1)
+
+
 def test_next_token_log_probabilities_of_a_model_with_absolute_positions(tokenizer, tmp_path):
     """GPT-2 reads absolute positions: a prompt padded on the left keeps its own (counted from its first token)."""
     import torch

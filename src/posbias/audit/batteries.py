@@ -361,13 +361,12 @@ def reader_battery(language_model, settings: Mapping) -> BatteryResult:
     k = settings["n_documents"]
     records = _reader_records(settings, k)
     decoding = Decoding(max_new_tokens=settings["max_new_tokens"])
-    rows = []
-    for gold_index in range(k):
-        examples = qa_examples([_context(record, k, gold_index, settings["arrange"]) for record in records])
-        completions = language_model.generate([example.request() for example in examples], decoding)
-        rows += [{"unit": str(example.example_index), "position": gold_index,
-                  "value": best_subspan_em(completion.text, example.record["answers"])}
-                 for example, completion in zip(examples, completions)]
+    cells = [(gold_index, example) for gold_index in range(k) for example in
+             qa_examples([_context(record, k, gold_index, settings["arrange"]) for record in records])]
+    completions = _answers(language_model, [example for _, example in cells], decoding)
+    rows = [{"unit": str(example.example_index), "position": gold_index,
+             "value": best_subspan_em(completion.text, example.record["answers"])}
+            for (gold_index, example), completion in zip(cells, completions, strict=True)]
     return BatteryResult("reader", METRICS["reader"], pd.DataFrame(rows),
                          extra={"n_documents": k, "arrange": settings["arrange"], "chance": READER_CHANCE,
                                 **retrieved_gold_ranks(records, k)})
@@ -503,24 +502,28 @@ def reader_grid_battery(language_model, settings: Mapping) -> BatteryResult:
 
     records = _reader_records(settings, max(settings["n_documents"]))
     decoding = Decoding(max_new_tokens=settings["max_new_tokens"])
-    depths, rows = list(settings["depths"]), []
-    for k in sorted(settings["n_documents"]):
-        per_k = []
-        for position, depth in enumerate(depths):
-            examples = qa_examples([_context(record, k, round(depth * (k - 1)), settings["arrange"])
-                                    for record in records])
-            completions = language_model.generate([example.request() for example in examples], decoding)
-            per_k += [{"unit": str(example.example_index), "position": position, "depth": depth, "k": k,
-                       "prompt_tokens": completion.prompt_tokens,
-                       "value": best_subspan_em(completion.text, example.record["answers"])}
-                      for example, completion in zip(examples, completions)]
-        length = round(float(np.mean([row["prompt_tokens"] for row in per_k])))  # the model's own count
-        rows += [{**row, "length": length} for row in per_k]
-    frame = pd.DataFrame(rows)
+    depths = list(settings["depths"])
+    cells = [(k, position, depth, example) for k in sorted(settings["n_documents"])
+             for position, depth in enumerate(depths)
+             for example in qa_examples([_context(record, k, round(depth * (k - 1)), settings["arrange"])
+                                         for record in records])]
+    completions = _answers(language_model, [example for *_, example in cells], decoding)
+    frame = pd.DataFrame([{"unit": str(example.example_index), "position": position, "depth": depth, "k": k,
+                           "prompt_tokens": completion.prompt_tokens,
+                           "value": best_subspan_em(completion.text, example.record["answers"])}
+                          for (k, position, depth, example), completion in zip(cells, completions, strict=True)])
+    # each context length in the model's own tokens: the mean prompt at that many documents
+    frame["length"] = frame.groupby("k")["prompt_tokens"].transform("mean").round().astype(int)
     return BatteryResult("reader_grid", METRICS["reader_grid"], frame.drop(columns="prompt_tokens"),
                          extra={"n_documents": sorted(settings["n_documents"]), "depths": depths,
                                 "arrange": settings["arrange"], "chance": READER_CHANCE,
                                 "lengths": sorted(frame["length"].unique().tolist())})
+
+
+def _answers(language_model, examples: list, decoding) -> list:
+    """The model's completions of every example in one request list: a batching backend then fills its batches
+    across positions (sorted by prompt length), where one call per position would leave them part-empty."""
+    return language_model.generate([example.request() for example in examples], decoding)
 
 
 def _context(record: Mapping, k: int, rank: int, arrange: str) -> dict:

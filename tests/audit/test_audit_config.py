@@ -30,20 +30,28 @@ def test_the_demo_s_audit_as_jobs():
                                                                "stride": 24, "aggregate": "max"}
     assert audit.job("exported_firstp_maxp")["mitigates"] == "exported_firstp"
     assert audit.spec("longp_debiased_checkpoint") == "checkpoint:results/models/longp_debiased/seed1"
-    assert audit.batteries("smollm2_reader_ends") == ["reader"] and audit.batteries("longp_debiased_checkpoint") \
+    assert audit.batteries("mock_reader_ends") == ["reader"] and audit.batteries("longp_debiased_checkpoint") \
         == ["sweep"]
-    assert audit.settings("smollm2_reader_ends")["reader"] == audit.settings("smollm2_reader")["reader"]
-    assert set(audit.mitigated()) == {"exported_firstp_maxp", "longp_debiased_checkpoint", "smollm2_reader_ends",
+    assert audit.settings("mock_reader_ends")["reader"] == audit.settings("mock_reader")["reader"]
+    assert set(audit.mitigated()) == {"exported_firstp_maxp", "longp_debiased_checkpoint", "mock_reader_ends",
                                       "rankgpt_keep_order_psc"}
     assert audit.spec("firstp_cls_checkpoint") == "checkpoint:results/models/firstp_cls/seed1"
     assert audit.inputs("exported_firstp") == ["results/audit/exported/firstp_cls/seed1"]
     assert audit.inputs("minilm") == []
     assert ("smollm2_reader", "reader") in audit.jobs() and ("minilm", "probes") in audit.jobs()
     assert ("firstp_cls_checkpoint", "probes") not in audit.jobs()  # its batteries: [sweep]
-    assert [audit.local_decoder(m) for m in ("smollm2_ranker", "smollm2_reader", "rankgpt_keep_order", "minilm")] \
-        == [0, 1, 0, 0]  # a pointwise ranker does not decode
+    assert [audit.local_decoder(m) for m in ("smollm2_ranker", "smollm2_reader", "rankgpt_keep_order", "minilm",
+                                             "mock_reader")] == [0, 1, 0, 0, 0]  # a pointwise ranker does not decode
     settings = audit.settings("smollm2_ranker")
     assert settings["sweep"]["doc_tokens"] == 160 and settings["sweep"]["n_positions"] == 6  # over the defaults
+
+
+def test_the_full_embedded_config_audits_smollm2_with_every_battery_the_demo_leaves_out():
+    audit = load_config(ROOT / "config" / "embedded-full.yaml").audit
+    assert audit.batteries("smollm2_ranker") == ["sweep", "probes"]
+    assert audit.batteries("smollm2_reader") == ["reader", "reader_grid"]
+    assert audit.job("smollm2_reader_ends")["mitigates"] == "smollm2_reader"
+    assert audit.batteries("mock_reader") == ["reader", "reader_grid"]  # the demo's stay
 
 
 @pytest.mark.parametrize("models, settings, message", [

@@ -77,7 +77,7 @@ if AUDIT_JOBS:
             **{f"mitigations_{fmt}": report(path, caption="../report/audit_mitigations.rst", category="Audit")
                if fmt == "html" else path for fmt, path in AUDIT_MITIGATIONS.items()},
         params:
-            models=CFG.audit.models,
+            jobs=AUDIT_JOBS,  # the configured batteries only: one a model no longer runs leaves its files behind
         conda:
             "../envs/posbias.yaml"
         log:

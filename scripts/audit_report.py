@@ -5,4 +5,4 @@ from posbias.audit.steps import write_reports
 from posbias.logs import job_log
 
 with job_log(snakemake.log[0]):
-    write_reports(Path(snakemake.output.cards[0]).parent.parent, snakemake.params.models)
+    write_reports(Path(snakemake.output.cards[0]).parent.parent, snakemake.params.jobs)

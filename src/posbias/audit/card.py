@@ -55,16 +55,20 @@ TOKEN_FIELDS = ("tokens", "reach_tokens")  # shown in whole tokens
 LEADERBOARD_COLUMNS = ["name", "kind", "battery", "metric", *(key for key, _ in SUMMARY_FIELDS), "n_units"]
 
 
-def read_records(out: str | Path, names: Sequence[str] | None = None) -> dict[str, list[dict]]:
-    """The battery records under `out` by model name (each model's in battery order); `names` restricts them."""
+def read_records(out: str | Path, jobs: Sequence[tuple[str, str]] | None = None) -> dict[str, list[dict]]:
+    """The battery records under `out` by model name (each model's in battery order); `jobs`, (name, battery)
+    pairs, restricts them: a battery a model no longer runs is left out although its files stay (a config that
+    drops it reruns nothing else)."""
+    wanted = None if jobs is None else {(name, battery) for name, battery in jobs}
     found: dict[str, list[dict]] = {}
     for path in sorted(Path(out).glob("*/*.json")):
         record = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(record, dict) and "battery" in record and (names is None or record["name"] in names):
+        if isinstance(record, dict) and "battery" in record and (
+                wanted is None or (record["name"], record["battery"]) in wanted):
             found.setdefault(record["name"], []).append(record)
     for records in found.values():
         records.sort(key=lambda r: BATTERY_ORDER.index(r["battery"]))
-    missing = sorted(set(names or []) - set(found))
+    missing = sorted({name for name, _ in wanted or ()} - set(found))
     if missing:
         raise InputError(f"{out}: no audit results for {missing}")
     return found

@@ -151,14 +151,14 @@ def audit(spec: str, out: str | Path, batteries: list[str] | None = None, settin
     return [run_battery(model, ref, battery, merged, out, mitigation) for battery in chosen]
 
 
-def write_reports(out: str | Path, names: list[str] | None = None) -> list[Path]:
+def write_reports(out: str | Path, jobs: list[tuple[str, str]] | None = None) -> list[Path]:
     """Every audited model's card, each grid's heatmap and table, the leaderboard of `out` and, where an audit
-    mitigates another, the mitigation table (restricted to `names` when given)."""
+    mitigates another, the mitigation table (restricted to the (name, battery) `jobs` when given)."""
     from posbias.audit.card import (beside, leaderboard_files, mitigation_files, read_records, write_card,
                                     write_grid_files, write_leaderboard, write_mitigations)
     from posbias.provenance import environment_rows
 
-    found = read_records(out, names)
+    found = read_records(out, jobs)
     if not found:
         raise InputError(f"{out}: no audit results (run `posbias audit --model ... --out {out}` first)")
     cards = [write_card(out, name, records, environment_rows(records[0]["environment"]), beside(found, name))

@@ -132,14 +132,19 @@ def test_shipped_config_prepares_without_warnings(path):
 
 
 def test_the_full_embedded_zoo_is_the_demo_with_every_twin():
-    """config/embedded-full.yaml adds models to the demo's and changes none of them (its anchors repeat
-    config.yaml's), and every table shows them (but the de-biased ones and firstp_cls, which reranks nothing: the
-    audit's)."""
-    demo, full = load_config(ROOT / "config.yaml"), load_config(ROOT / "config/embedded-full.yaml")
-    assert set(demo.models.names) < set(full.models.names)
-    assert all(full.models.params(m) == demo.models.params(m) for m in demo.models.names)
-    assert sorted(set(full.models.trained) - set(demo.models.trained)) == [
+    """config/embedded-eight.yaml adds two models to the demo's and config/embedded-full.yaml the twins to those,
+    each changing none of the models below it (their anchors repeat config.yaml's), and every table shows them (but
+    the de-biased ones and firstp_cls, which reranks nothing: the audit's)."""
+    demo, eight, full = (load_config(ROOT / name) for name in
+                         ("config.yaml", "config/embedded-eight.yaml", "config/embedded-full.yaml"))
+    assert set(demo.models.names) < set(eight.models.names) < set(full.models.names)
+    assert all(full.models.params(m) == eight.models.params(m) == demo.models.params(m) for m in demo.models.names)
+    assert all(full.models.params(m) == eight.models.params(m) for m in eight.models.names)
+    assert sorted(set(eight.models.trained) - set(demo.models.trained)) == ["cedr_knrm", "parade_transf_rand"]
+    assert sorted(set(full.models.trained) - set(eight.models.trained)) == [
         "avgp", "firstp_smollm2", "longp_smollm2", "neural_model1_debiased", "parade_avg", "parade_max", "sump"]
+    assert set(eight.tables["table1"]["models"]) == set(demo.tables["table1"]["models"]) | {"cedr_knrm",
+                                                                                            "parade_transf_rand"}
     for table in ("table1", "table4", "table7"):
         assert set(full.tables[table]["models"]) == set(full.models.names) - {"longp_debiased",
                                                                              "neural_model1_debiased", "firstp_cls"}
@@ -931,7 +936,7 @@ def test_tokenizer_store_cap_is_the_longest_document_budget_of_its_backbone():
         *(put(f"models.{m}.args", {"backbone": "org/other-bert", "max_query_tokens": 8, "chunk_tokens": chunk,
                                    "stride": chunk, "max_doc_tokens": budget, **extra})
           for m, chunk, budget, extra in [("parade_attn", 24, 48, {}),
-                                          ("cedr_knrm", 12, 36, {"trust_remote_code": True})])))
+                                          ("neural_model1", 12, 36, {"trust_remote_code": True})])))
     backbone = DEFAULT["models"]["firstp"]["args"]["backbone"]
     assert cfg.models.tokenizers == {
         cfg.models.tokenizer_of("firstp"): {"name": backbone, "cap": 10_000, "trust_remote_code": False},
@@ -1049,8 +1054,8 @@ def test_a_debiased_model_trains_on_its_own_copy_of_the_training_collection():
     assert cfg.models[debiased].ranker == "longp"
     changed = prepare(mutated(put("models.longp.args.max_query_tokens", 10)))  # the original's change reaches
     assert changed.models[debiased].args["max_query_tokens"] == 10  # its de-biased twin
-    shuffled_twice = prepare(mutated(put("models.cedr_debiased", {"label": "CEDR (de-biased)",
-                                                                  "debias": {"original": "cedr_knrm", "n_splits": 3}})))
+    shuffled_twice = prepare(mutated(put("models.nm1_debiased", {"label": "Neural Model 1 (de-biased)",
+                                                                 "debias": {"original": "neural_model1", "n_splits": 3}})))
     assert sorted(shuffled_twice.models.debiased_collections) == ["synthetic-debiased-k1-seed0",
                                                            "synthetic-debiased-k3-seed0"]
 

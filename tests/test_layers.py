@@ -5,7 +5,8 @@
                    staging
     domain         data, retrieval, rankers, training, llm, stats, evaluation
     reporting      reporting
-    analyses       each stage's folder (litm, probes, positions, sweep: a folder with a config.py), regression
+    analyses       each stage's folder (litm, probes, positions, sweep: a folder with a config.py), regression,
+                   reproduction, expected_values
     orchestration  config, provenance, steps, workflow_lock, planning, and each stage's config, paths and steps (litm.config,
                    ...)
     interface      cli, command_flags, commands (the core stages' commands) and each stage's cli (litm.cli, ...)
@@ -31,7 +32,7 @@ LAYERS = (  # the top-level units of each layer; the stages' folders and role mo
     ("foundation", {"errors", "disk_space", "io", "logs", "device", "gpu_pool", "settings", "names", "backbones", "loaded_weights", "remote_code", "outputs", "staging"}),
     ("domain", {"data", "retrieval", "rankers", "training", "llm", "stats", "evaluation"}),
     ("reporting", {"reporting"}),
-    ("analyses", {"regression"}),
+    ("analyses", {"regression", "reproduction", "expected_values"}),
     ("orchestration", {"config", "provenance", "steps", "workflow_lock", "planning"}),
     ("interface", {"cli", "command_flags", "commands"}),
 )

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from posbias import regression
+from posbias import expected_values, regression, reproduction
 from posbias.cli import main
 from posbias.config import ConfigError, load_config
 from posbias.errors import InputError
@@ -179,10 +179,10 @@ def test_write_expected_refreshes_the_values_and_keeps_cells_tolerances_reasons_
 
 def test_written_numbers_read_back_as_the_same_numbers():
     for value in (0.1, 1e-6, 2.5e-12, 123456.789, -0.0003, math.inf):
-        assert yaml.safe_load(regression._yaml_scalar(value)) == float(f"{value:.10g}")
-    assert math.isnan(yaml.safe_load(regression._yaml_scalar(math.nan)))
+        assert yaml.safe_load(expected_values._yaml_scalar(value)) == float(f"{value:.10g}")
+    assert math.isnan(yaml.safe_load(expected_values._yaml_scalar(math.nan)))
     for text in ("dev RR@10", "yes", "null", "1.5", "a: b", "# x", "PARADE Attn (BERT)", "position_sweep"):
-        assert yaml.safe_load(regression._yaml_scalar(text)) == text
+        assert yaml.safe_load(expected_values._yaml_scalar(text)) == text
 
 
 # --- the reproduction table ----------------------------------------------------------------------------------------
@@ -195,8 +195,8 @@ SECTION = {"table1": {"source": "a paper, Table 1", "tolerance": {"abs": 0.01, "
 def test_the_reproduction_table_sets_reproduced_beside_published_and_skips_published_rows(tmp_path):
     # the table's own published row for MaxP (0.1) must not be taken for the reproduction
     write_table1(tmp_path, published={"dev RR@10": 0.1})
-    frame = regression.reproduction_table(SECTION, tmp_path).set_index("system")
-    assert list(frame.columns) == [c for c in regression.REPRODUCTION_COLUMNS if c != "system"]
+    frame = reproduction.reproduction_table(SECTION, tmp_path).set_index("system")
+    assert list(frame.columns) == [c for c in reproduction.REPRODUCTION_COLUMNS if c != "system"]
     assert frame.loc["maxp", "reproduced"] == pytest.approx(0.75)
     assert frame.loc["maxp", "difference"] == pytest.approx(0.005)  # reproduced minus published
     assert frame.loc["maxp", "within_tolerance"] == "yes"

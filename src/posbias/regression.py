@@ -1,12 +1,12 @@
-"""Regression and reproduction checks: numbers in a finished results directory against numbers kept elsewhere.
+"""The regression check: numbers in a finished results directory against expected values kept in the repository.
 
 The regression check (`posbias regress`, the last step of `make demo`) compares headline cells of the tables a run
 wrote (their CSV files) with expected values kept in the repository (`config/regression/demo.yaml`), each with a
 tolerance and one line on the evidence it rests on. It prints one pass/fail table, writes it as `regression.csv` and
 `.md` into the results directory, and the command exits with status 1 when any cell fails. A cell whose file, row or
 column is missing fails with a note naming them. `--write-expected` refreshes the expected values from a results
-directory and keeps the cells, their tolerances and reasons: for after a deliberate change, never run by the
-workflow.
+directory and keeps the cells, their tolerances and reasons (`posbias.expected_values`): for after a deliberate
+change, never run by the workflow.
 
 The expectations file:
 
@@ -28,24 +28,18 @@ tell a trained model from a random one, and the file is refused until the cell i
 strengthened. Key values match a CSV field as
 text, or as numbers when both read as numbers (`5` matches `5.0`).
 
-The reproduction table (`posbias regress --reproduction --config config/paper/X.yaml`) sets a paper config's tables
-beside the published numbers typed into that config's `reproduction` section (never into code): for each table,
-its source, a tolerance and why, and `values: {system: {column header: number}}`. It writes `reproduction.csv` and
-`.md` into the experiment's results directory and exits 0: outside the tolerance is a finding to report, not a
-failure of the code.
+The reproduction table, the same reading of a results directory set against published numbers, is
+`posbias.reproduction`.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping
 
-import numpy as np
 import pandas as pd
 import yaml
 
@@ -53,10 +47,7 @@ from posbias.errors import InputError
 from posbias.io import atomic_write
 
 PASS, FAIL = "pass", "FAIL"
-WITHIN, OUTSIDE, NOT_COMPUTED = "yes", "no", "not computed"
 COLUMNS = ["cell", "expected", "observed", "difference", "tolerance", "result", "note"]
-REPRODUCTION_COLUMNS = ["table", "system", "column", "reproduced", "published", "difference", "tolerance",
-                        "within_tolerance", "source", "note"]
 
 
 # --- tolerances ----------------------------------------------------------------------------------------------------
@@ -289,7 +280,7 @@ def _same(field_text: str, wanted: Any) -> bool:
         return False
 
 
-class _Tables:
+class ResultTables:
     """CSV files of a results directory, read once each (as text: key columns compare as written)."""
 
     def __init__(self, results: str | os.PathLike):
@@ -314,7 +305,7 @@ def _float(text: str) -> float:
     return math.nan if text.strip() == "" else float(text)
 
 
-def observe(tables: _Tables, path: str, where: Mapping[str, Any], column: str,
+def observe(tables: ResultTables, path: str, where: Mapping[str, Any], column: str,
             computed_only: bool = False) -> tuple[float | None, str]:
     """The number in `column` of the one row of `path` matching `where`, or (None, why not). `computed_only` skips
     rows typed in from elsewhere (a table's `published` rows)."""
@@ -346,7 +337,7 @@ def observe(tables: _Tables, path: str, where: Mapping[str, Any], column: str,
 def check(expectations: Expectations, results: str | os.PathLike) -> pd.DataFrame:
     """One row per cell (COLUMNS): its expected and observed values, their difference, the tolerance, pass or FAIL,
     and a note saying why a cell failed without a comparison."""
-    tables, rows = _Tables(results), []
+    tables, rows = ResultTables(results), []
     for cell in expectations.cells:
         tolerance = expectations.tolerances[cell.tolerance]
         observed, note = observe(tables, cell.path, cell.where, cell.value)
@@ -430,179 +421,3 @@ def run_check(expected_path: str, results: str | os.PathLike, stream) -> int:
     print(aligned(frame, CHECK_NUMERIC), file=stream)
     print(caption, file=stream)
     return 1 if (frame["result"] == FAIL).any() else 0
-
-
-# --- refreshing expected values ------------------------------------------------------------------------------------
-
-_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_ .@/()+-]*")
-
-
-def _yaml_scalar(value: Any) -> str:
-    """One scalar as YAML flow text that PyYAML reads back as the same value."""
-    if value is None:
-        return "null"
-    if isinstance(value, float):
-        if math.isnan(value):
-            return ".nan"
-        if math.isinf(value):
-            return ".inf" if value > 0 else "-.inf"
-        text = repr(float(f"{value:.10g}"))  # 10 digits: far below any tolerance, and short
-        # YAML 1.1 (PyYAML) reads 1e-06 as text: a float needs a dot before its exponent
-        mantissa, _, exponent = text.partition("e")
-        return f"{mantissa}.0e{exponent}" if exponent and "." not in mantissa else text
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    text = str(value)
-    # plain where YAML reads it back as this text (not yes, null, 1.5, ...), else JSON's quoting (valid YAML)
-    if _PLAIN.fullmatch(text) and text == text.strip() and yaml.safe_load(text) == text:
-        return text
-    return json.dumps(text, ensure_ascii=False)
-
-
-def _flow(mapping: Mapping[str, Any]) -> str:
-    return "{" + ", ".join(f"{_yaml_scalar(k)}: {_yaml_scalar(v)}" for k, v in mapping.items()) + "}"
-
-
-def dump_expectations(expectations: Expectations) -> str:
-    """The expectations as YAML: the original leading comments, then one line per tolerance and per cell."""
-    lines = [expectations.header.rstrip("\n")] if expectations.header.strip() else []
-    lines.append("tolerances:")
-    for name, tol in expectations.tolerances.items():
-        spec = {**({"abs": tol.abs} if tol.abs else {}), **({"rel": tol.rel} if tol.rel else {}),
-                **({"why": tol.why} if tol.why else {})}
-        lines.append(f"  {_yaml_scalar(name)}: {_flow(spec)}")
-    lines.append("files:")
-    for group in expectations.groups:
-        lines.append(f"  {_yaml_scalar(group.name)}:")
-        if group.about:
-            lines.append(f"    about: {_yaml_scalar(group.about)}")
-        lines.append(f"    path: {_yaml_scalar(group.path)}")
-        lines.append(f"    keys: [{', '.join(_yaml_scalar(k) for k in group.keys)}]")
-        lines.append(f"    value: {_yaml_scalar(group.value)}")
-        lines.append("    cells:")
-        for cell in group.cells:
-            spec = {**cell.where, **({"value": cell.value} if cell.value_override else {}),
-                    "expected": cell.expected, "tolerance": cell.tolerance,
-                    **({"random": cell.random} if cell.random is not None else {})}
-            lines.append(f"      - {_flow(spec)}")
-    return "\n".join(lines) + "\n"
-
-
-def _comparable(value: float | None) -> Any:
-    return "nan" if value is not None and math.isnan(value) else value
-
-
-def _observed_in_each(tables: Sequence[_Tables], cell: Cell) -> tuple[list[float], str]:
-    """The cell's value in each results directory, or why it cannot be taken from them all (a NaN in some only
-    has no mean)."""
-    observed = []
-    for table in tables:
-        value, note = observe(table, cell.path, cell.where, cell.value)
-        if value is None:
-            return [], note
-        observed.append(value)
-    if 0 < sum(math.isnan(v) for v in observed) < len(observed):
-        return [], "undefined (NaN) in some results directories and not in others"
-    return observed, ""
-
-
-def refresh_expected(expected_path: str, results: str | os.PathLike | Sequence[str | os.PathLike], stream) -> int:
-    """Replace every cell's expected value by the one in `results`, keeping cells, tolerances and reasons; a cell
-    that cannot be read keeps its old value and is listed. Exit status 1 when any could not be read.
-
-    Given several results directories (one per seed), a cell's expected value is their mean, and for each tolerance
-    the pooled standard deviation of one seed's value over its cells is printed (the square root of the mean of the
-    cells' sample variances): the s of the across-seeds band z x s x sqrt(1/k + 1/m) (config/regression/seeds.yaml).
-    """
-    expectations = read_expectations(expected_path)
-    directories = [results] if isinstance(results, (str, os.PathLike)) else list(results)
-    for directory in directories:
-        if not Path(directory).is_dir():
-            raise InputError(f"--results {directory}: no such directory")
-    tables = [_Tables(directory) for directory in directories]
-    unread, changed, variances = [], 0, {}
-    for cell in expectations.cells:
-        observed, note = _observed_in_each(tables, cell)
-        if note:
-            unread.append(f"{cell.name}: {note}")
-            continue
-        old, mean = cell.expected, float(f"{np.mean(observed):.10g}")  # as the file keeps it (10 digits)
-        changed += _comparable(old) != _comparable(mean)
-        cell.expected = mean
-        if len(observed) > 1 and not np.isnan(observed).any():
-            variances.setdefault(cell.tolerance, []).append(float(np.var(observed, ddof=1)))
-    text = dump_expectations(expectations)
-    # the writer's own check, before the old file is replaced: the new one reads back to the same cells
-    again = parse_expectations(text, expected_path)
-    if [(c.name, _comparable(c.expected)) for c in again.cells] != [(c.name, _comparable(c.expected))
-                                                                     for c in expectations.cells]:
-        raise AssertionError(f"{expected_path}: the refreshed expectations do not read back as written")
-    with atomic_write(expected_path) as out:
-        out.write(text)
-    source = (str(directories[0]) if len(directories) == 1
-              else f"the mean of {len(directories)} results directories ({', '.join(map(str, directories))})")
-    print(f"{expected_path}: {len(expectations.cells) - len(unread)} expected values read from {source} "
-          f"({changed} changed)", file=stream)
-    for name, values in variances.items():
-        print(f"  tolerance {name}: pooled standard deviation of one run's value {math.sqrt(np.mean(values)):.4f} "
-              f"over {len(values)} cells", file=stream)
-    for line in unread:
-        print(f"  kept the old value of {line}", file=stream)
-    return 1 if unread else 0
-
-
-# --- reproduction against published numbers ------------------------------------------------------------------------
-
-def reproduction_table(section: Mapping[str, Mapping], results: str | os.PathLike) -> pd.DataFrame:
-    """One row per published cell of a config's `reproduction` section (REPRODUCTION_COLUMNS): the reproduced value
-    from `{results}/{table}.csv` (its computed row, never a published one), the published one, reproduced minus
-    published, the tolerance and whether the difference is within it."""
-    tables, rows = _Tables(results), []
-    for table, spec in section.items():
-        tolerance = parse_tolerance(spec["tolerance"], f"reproduction.{table}.tolerance")
-        for system, values in spec["values"].items():
-            for column, published in values.items():
-                reproduced, note = _reproduced(tables, f"{table}.csv", system, column)
-                if reproduced is None:
-                    within, difference = NOT_COMPUTED, None
-                else:
-                    difference = reproduced - published
-                    within = WITHIN if tolerance.allows(float(published), reproduced) else OUTSIDE
-                rows.append({"table": table, "system": system, "column": column, "reproduced": reproduced,
-                             "published": float(published), "difference": difference,
-                             "tolerance": tolerance.describe(), "within_tolerance": within,
-                             "source": spec["source"], "note": note})
-    return pd.DataFrame(rows, columns=REPRODUCTION_COLUMNS, dtype=object)
-
-
-def _reproduced(tables: _Tables, path: str, system: str, column: str) -> tuple[float | None, str]:
-    # rows typed in from elsewhere (reference_rows, shown as published) are never a reproduction
-    value, note = observe(tables, path, {"system": system, "column": column}, "value", computed_only=True)
-    if value is not None and math.isnan(value):
-        return None, f"{tables.results / path}: no value for {system} / {column} (not run)"
-    return value, note
-
-
-REPRODUCTION_NUMERIC = {"reproduced": False, "published": False, "difference": True}
-
-
-def run_reproduction(config, results: str | os.PathLike | None, stream) -> int:
-    """The reproduction table of a loaded config (`posbias.config.Config`), printed and written as
-    `reproduction.csv` and `.md` into the results directory (the config's unless `results` is given)."""
-    section = config.data.get("reproduction") or {}
-    if not section:
-        raise InputError("the config has no reproduction section (published numbers to compare with)")
-    results = Path(results or config.results_dir)
-    if not results.is_dir():
-        raise InputError(f"--results {results}: no such directory (run the experiment first)")
-    frame = reproduction_table(section, results)
-    counts = frame["within_tolerance"].value_counts()
-    sources = "; ".join(f"{t}: {s['source']}" for t, s in section.items())
-    caption = (f"Reproduced ({results}) against published numbers ({sources}): {counts.get(WITHIN, 0)} of "
-               f"{len(frame)} cells within tolerance, {counts.get(OUTSIDE, 0)} outside, "
-               f"{counts.get(NOT_COMPUTED, 0)} not computed. Difference: reproduced minus published.")
-    shown = frame.drop(columns=["source"])
-    write_table(frame, REPRODUCTION_NUMERIC, caption, results / "reproduction.csv", results / "reproduction.md")
-    print(aligned(shown, REPRODUCTION_NUMERIC), file=stream)
-    print(caption, file=stream)
-    return 0

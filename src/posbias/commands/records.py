@@ -83,13 +83,13 @@ def _regress_usage(args) -> str | None:
 
 
 def regress(args) -> int:
-    from posbias import regression
+    from posbias import expected_values, regression, reproduction
 
     results = args.results or ["results"]
     if args.reproduction:
-        return regression.run_reproduction(read_config_object(args.config), args.results and results[0], sys.stdout)
+        return reproduction.run_reproduction(read_config_object(args.config), args.results and results[0], sys.stdout)
     if args.write_expected:
-        return regression.refresh_expected(args.expected, results, sys.stdout)
+        return expected_values.refresh_expected(args.expected, results, sys.stdout)
     return regression.run_check(args.expected, results[0], sys.stdout)
 
 

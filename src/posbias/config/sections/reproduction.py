@@ -1,4 +1,4 @@
-"""`reproduction`: published numbers of the tables, compared with the reproduced ones (posbias.regression)."""
+"""`reproduction`: published numbers of the tables, compared with the reproduced ones (posbias.reproduction)."""
 
 from __future__ import annotations
 

@@ -270,7 +270,6 @@ class HFCausal(_HFBackend):
         import torch
 
         first = [self.tokenizer(word, add_special_tokens=False)["input_ids"][0] for word in words]
-        # a model whose forward takes no position ids (some remote code) reads the mask alone
         accepts = inspect.signature(self.model.forward).parameters
         # only the last position's logits are read: the output layer over every position would add about a
         # quarter to a small model's forward (SmolLM2-135M: a 49,152-word vocabulary on 576 dimensions)
@@ -286,6 +285,7 @@ class HFCausal(_HFBackend):
             # positions count from each prompt's first real token, as alone (a model with absolute positions
             # would otherwise read a padded prompt shifted)
             positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
+            # a model whose forward takes no position ids (some remote code) reads the mask alone
             extra = {"position_ids": positions.to(self.device)} if "position_ids" in accepts else {}
             with torch.inference_mode():
                 logits = self.model(input_ids=encoded["input_ids"].to(self.device), attention_mask=mask.to(self.device),

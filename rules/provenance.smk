@@ -6,7 +6,7 @@
 # reruns only when one of them is rebuilt or the config changes (params), never on a plain re-invocation.
 
 
-from posbias.provenance import manifest_params
+from posbias.provenance.manifest import manifest_params
 
 PROVENANCE = {"json": f"{OUT}/provenance.json", "html": f"{OUT}/provenance.html"}
 PROVENANCE_REPORTED = list(PROVENANCE.values())

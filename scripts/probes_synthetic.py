@@ -1,6 +1,6 @@
 """Snakemake entry: a synthetic Re-DocRED file (the demo's probes read it like the released test_revised.json)."""
 from posbias.logs import job_log
-from posbias.probes.synthetic import write_synthetic_redocred
+from posbias.docred.synthetic import write_synthetic_redocred
 
 with job_log(snakemake.log[0]):
     settings = snakemake.params.synthetic

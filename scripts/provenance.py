@@ -2,7 +2,7 @@
 from pathlib import Path
 
 from posbias.logs import job_log
-from posbias.provenance import write_manifest
+from posbias.provenance.manifest import write_manifest
 
 with job_log(snakemake.log[0]):
     o, p = snakemake.output, snakemake.params

@@ -195,3 +195,50 @@ def inside_context(monkeypatch):
         return entered, calls
 
     return record
+
+
+# --- Lost in the Middle's records (posbias.reading, posbias.litm) ---------------------------------------------
+
+QA_RETRIEVAL_FIXTURE = Path(__file__).parent / "reading" / "data" / "retrieval.jsonl"  # four NQ-like questions
+
+
+def write_gz(path, records) -> Path:
+    import gzip
+    import json
+
+    with gzip.open(path, "wt", encoding="utf-8") as out:
+        for record in records:
+            out.write((record if isinstance(record, str) else json.dumps(record)) + "\n")
+    return Path(path)
+
+
+def read_gz(path) -> list[dict]:
+    import gzip
+    import json
+
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle]
+
+
+@pytest.fixture(name="write_gz")
+def write_gz_fixture():
+    """`write_gz(path, records)`: records (or raw lines) into a gzipped JSONL file, as the authors ship them."""
+    return write_gz
+
+
+@pytest.fixture(name="read_gz")
+def read_gz_fixture():
+    return read_gz
+
+
+@pytest.fixture
+def retrieval_records() -> list[dict]:
+    """A hand-written retrieval-results fixture: four NQ-like questions with their retrieved documents."""
+    import json
+
+    return [json.loads(line) for line in QA_RETRIEVAL_FIXTURE.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.fixture
+def retrieval_file(tmp_path, retrieval_records) -> Path:
+    return write_gz(tmp_path / "retrieved.jsonl.gz", retrieval_records)

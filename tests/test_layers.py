@@ -1,9 +1,11 @@
 """The package's layers, read from its source: a module imports only from its own layer or the layers below it
-(function-level imports included), and the top-level packages import one another without a cycle.
+(function-level imports included), the top-level packages import one another without a cycle, the modules inside
+each package import one another without a cycle, and no stage imports another stage (what two stages share lives
+in the domain layer).
 
     foundation     errors, disk_space, io, logs, device, gpu_pool, settings, names, backbones, loaded_weights, remote_code, outputs,
                    staging
-    domain         data, retrieval, rankers, training, llm, stats, evaluation
+    domain         data, retrieval, rankers, training, llm, stats, evaluation, reading, docred, scoring
     reporting      reporting
     analyses       each stage's folder (litm, probes, positions, sweep: a folder with a config.py), regression,
                    reproduction, expected_values
@@ -30,7 +32,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "posbias"
 STAGE_ROLES = {"config": "orchestration", "paths": "orchestration", "steps": "orchestration", "cli": "interface"}
 LAYERS = (  # the top-level units of each layer; the stages' folders and role modules are added by `layers`
     ("foundation", {"errors", "disk_space", "io", "logs", "device", "gpu_pool", "settings", "names", "backbones", "loaded_weights", "remote_code", "outputs", "staging"}),
-    ("domain", {"data", "retrieval", "rankers", "training", "llm", "stats", "evaluation"}),
+    ("domain", {"data", "retrieval", "rankers", "training", "llm", "stats", "evaluation", "reading", "docred",
+                "scoring"}),
     ("reporting", {"reporting"}),
     ("analyses", {"regression", "reproduction", "expected_values"}),
     ("orchestration", {"config", "provenance", "steps", "workflow_lock", "planning"}),
@@ -137,13 +140,70 @@ def cycles(graph: dict[str, dict[str, list[str]]]) -> list[list[str]]:
     return found
 
 
+
+def module_name(path: Path, package: Path) -> str:
+    """`posbias.litm.steps` for litm/steps.py, `posbias.audit.corpus` for audit/corpus/__init__.py."""
+    parts = list(path.relative_to(package).with_suffix("").parts)
+    return ".".join([ROOT, *(parts[:-1] if parts[-1] == "__init__" else parts)])
+
+
+def module_graph(package: Path) -> dict[str, dict[str, list[str]]]:
+    """{module: {imported module of the same top-level package: [the importing file]}}: the imports inside each
+    package (`from posbias.litm import kv` is the module posbias.litm.kv; a package's own __init__ is a module)."""
+    modules = {module_name(path, package): path for path in sorted(package.rglob("*.py"))}
+    graph: dict[str, dict[str, list[str]]] = {}
+    for name, path in modules.items():
+        graph[name] = {}
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                targets = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
+                           for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                continue
+            for target in targets:
+                inside = target.split(".")[:2] == name.split(".")[:2] and max(len(name.split(".")),
+                                                                              len(target.split("."))) > 2
+                if inside and target != name and target in modules:
+                    graph[name].setdefault(target, []).append(str(path.relative_to(package)))
+    return graph
+
+
+def stage_of(unit: str, stages: frozenset[str]) -> str | None:
+    """The stage a unit belongs to (`litm` for litm and litm.steps), else None."""
+    return unit.split(".")[0] if unit.split(".")[0] in stages else None
+
+
+def stage_imports(graph: dict[str, dict[str, list[str]]], stages: frozenset[str]) -> list[str]:
+    """Every import of one stage's module by another stage's: what two stages share belongs in the domain layer."""
+    return sorted(f"{unit} imports {target} in {', '.join(files)}" for unit, targets in graph.items()
+                  for target, files in targets.items()
+                  if stage_of(unit, stages) and stage_of(target, stages) not in (None, stage_of(unit, stages)))
+
+
+def checked_graph(package: Path) -> dict[str, dict[str, list[str]]]:
+    """The unit graph of `package`, refused when it holds no import at all (a wrong path, or a parser that no
+    longer sees imports, would otherwise pass every check here)."""
+    graph = import_graph(package)
+    assert any(graph.values()), f"no import between the units of {package}: nothing was checked"
+    return graph
+
 def test_every_module_imports_only_from_its_own_layer_or_below():
-    assert layer_violations(import_graph(PACKAGE), stages_of(PACKAGE)) == []
+    assert layer_violations(checked_graph(PACKAGE), stages_of(PACKAGE)) == []
 
 
 def test_the_top_level_packages_import_one_another_without_a_cycle():
-    assert cycles(import_graph(PACKAGE)) == []
+    assert cycles(checked_graph(PACKAGE)) == []
 
+
+
+def test_no_stage_imports_another_stage():
+    assert stage_imports(checked_graph(PACKAGE), stages_of(PACKAGE)) == []
+
+
+def test_the_modules_inside_each_package_import_one_another_without_a_cycle():
+    assert cycles(module_graph(PACKAGE)) == []
 
 def write_package(root: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
@@ -186,3 +246,30 @@ def test_a_stages_orchestration_modules_are_units_of_their_own(tmp_path):
     assert stages_of(package) == {"litm"}
     assert layer_violations(graph, stages_of(package)) == [
         "litm (analyses) imports litm.steps (orchestration) in litm/files.py"]
+
+
+def test_a_stage_importing_another_stage_is_found(tmp_path):
+    """audit/batteries.py (an analysis) reaching into the sweep's stats, and the audit's steps into litm's: both
+    named; the audit's steps importing its own batteries is not."""
+    package = write_package(tmp_path, {
+        "__init__.py": "", "audit/__init__.py": "", "audit/config.py": "", "sweep/__init__.py": "",
+        "sweep/config.py": "", "sweep/stats.py": "", "litm/__init__.py": "", "litm/config.py": "", "litm/steps.py": "",
+        "audit/batteries.py": "def chance():\n    from posbias.sweep.stats import expected_random\n",
+        "audit/steps.py": "from posbias.audit import batteries\nfrom posbias.litm import steps\n"})
+    assert stage_imports(import_graph(package), stages_of(package)) == [
+        "audit imports sweep in audit/batteries.py", "audit.steps imports litm.steps in audit/steps.py"]
+
+
+def test_a_cycle_inside_a_package_is_found(tmp_path):
+    package = write_package(tmp_path, {
+        "__init__.py": "", "retrieval/__init__.py": "", "retrieval/other.py": "from posbias.retrieval import dense\n",
+        "retrieval/dense.py": "from posbias.retrieval.network import load\n",
+        "retrieval/network.py": "def load():\n    from posbias.retrieval.dense import Settings\n"})
+    assert cycles(module_graph(package)) == [
+        ["posbias.retrieval.dense", "posbias.retrieval.network", "posbias.retrieval.dense"]]
+
+
+def test_an_empty_import_graph_is_refused(tmp_path):
+    package = write_package(tmp_path, {"__init__.py": "", "io.py": "import json\n", "errors.py": ""})
+    with pytest.raises(AssertionError, match="no import between the units"):
+        checked_graph(package)

@@ -42,7 +42,7 @@ def rule_blocks(path: Path) -> dict[str, str]:
 
 def workflow_rules() -> set[str]:
     """Every rule's name, a rule made in a loop over Lost in the Middle's tasks once per task."""
-    from posbias.litm.predict import TASKS
+    from posbias.reading.predict import TASKS
 
     names = {name for path in (ROOT / "rules").glob("*.smk") for name in rule_blocks(path)}
     return {name.replace("{_task}", task) for name in names for task in TASKS}
@@ -70,7 +70,7 @@ def rules_asking_for_a_gpu() -> set[str]:
 
 
 def test_every_rule_that_fits_or_encodes_a_model_and_only_those_asks_for_a_gpu():
-    from posbias.litm.predict import TASKS
+    from posbias.reading.predict import TASKS
 
     asking = {name.replace("{_task}", task) for name in rules_asking_for_a_gpu() for task in TASKS}
     assert asking == {*GPU_RULES, *LANGUAGE_MODEL_RULES}

@@ -2,7 +2,7 @@
 
 from posbias.audit.card import CARD, grid_files, leaderboard_files, mitigation_files
 from posbias.audit.config import EXPORTED
-from posbias.audit.batteries import GRID_BATTERIES
+from posbias.audit.battery_settings import GRID_BATTERIES
 from posbias.audit.corpus import FILES as AUDIT_CORPUS_FILES
 from posbias.audit.steps import battery_files
 

@@ -241,6 +241,20 @@ def json_objects(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
         yield line_no, record
 
 
+def write_jsonl(path: str | os.PathLike, records: Iterable[Mapping]) -> int:
+    """Write records one per line, atomically, gzipped when the name ends in `.gz`, with reproducible bytes (the
+    gzip header's timestamp and file name are left out, so the same records give the same file); returns how many
+    were written."""
+    count = 0
+    with atomic_write(path, "wb") as raw:
+        # GzipFile.close() writes the trailer and leaves `raw` open for atomic_write to sync and rename.
+        with (gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) if Path(path).suffix == ".gz"
+              else contextlib.nullcontext(raw)) as out:
+            for count, record in enumerate(records, start=1):
+                out.write((json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
+    return count
+
+
 def document_records(path: str | os.PathLike) -> Iterator[dict]:
     """Each object of a JSONL document file, checked: a non-empty `id` (a string or an integer) and a string
     `text`; other fields (`title`, ...) pass as they are."""

@@ -9,10 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from posbias.audit.batteries import (expected_reciprocal_rank, order_battery, reader_battery, settings_with,
-                                     summarise, sweep_battery)
+from posbias.audit.batteries import order_battery, reader_battery, sweep_battery
+from posbias.audit.battery_settings import settings_with
+from posbias.audit.results import expected_reciprocal_rank, summarise
 from posbias.audit.haystack import world
-from posbias.audit.models import PairModel, open_language_model
+from posbias.audit.models import open_language_model
+from posbias.scoring.protocol import Scorer
 from posbias.audit.spec import parse_model_spec
 from posbias.errors import InputError
 
@@ -22,7 +24,7 @@ SMALL = {"n_queries": 12, "n_positions": 6, "n_distractors": 4, "doc_tokens": 12
 CHANCE = float(np.mean([1, 1 / 2, 1 / 3, 1 / 4, 1 / 5]))  # the needle tied with 4 distractors
 
 
-class Staircase(PairModel):
+class Staircase(Scorer):
     """Scores the needle's document 1.0 at the first two positions and 0.5 after; every distractor 0.75."""
 
     window = 50
@@ -71,7 +73,7 @@ def test_the_haystack_counts_the_model_s_tokens_and_refuses_too_few_boundaries()
 
 
 def test_a_pointwise_language_model_through_the_mock_backend(tmp_path):
-    from posbias.audit.llm_ranker import PointwiseLLM
+    from posbias.scoring.llm_ranker import PointwiseLLM
 
     oracle = PointwiseLLM(open_language_model(parse_model_spec("llm-ranker:mock:oracle"), str(tmp_path), "off"))
     flat = summarise(sweep_battery(oracle, sweep_settings(n_positions=5)), STATS)
@@ -103,7 +105,7 @@ def test_a_model_at_chance_everywhere_has_no_psi_above_chance_where_its_psi_read
 
 
 def test_bootstrap_intervals_reproduce_by_seed(tmp_path):
-    from posbias.audit.llm_ranker import PointwiseLLM
+    from posbias.scoring.llm_ranker import PointwiseLLM
 
     u = PointwiseLLM(open_language_model(parse_model_spec("llm-ranker:mock:u_curve"), str(tmp_path), "off"))
     battery = sweep_battery(u, sweep_settings(n_positions=5))
@@ -154,7 +156,7 @@ def test_a_listwise_reranker_s_order_curve_is_exact(tmp_path, mock, expected):
 def test_a_curve_states_the_drop_its_units_could_detect():
     """With varying units: the t-test's 80%-power drop at alpha over the tested positions, for the spread of the
     curve's paired differences (`posbias.stats.power`), on the card's summary and in the metric's units."""
-    from posbias.audit.batteries import BatteryResult
+    from posbias.audit.results import BatteryResult
     from posbias.stats.power import minimum_detectable_drop
 
     rng = np.random.default_rng(0)
@@ -192,8 +194,8 @@ def test_the_sweep_reads_a_real_passage_collection(tmp_path):
 def test_the_probes_and_the_reader_read_real_files(tmp_path):
     from posbias.audit.batteries import probes_battery
     from posbias.audit.haystack import WORLD
-    from posbias.litm.synthetic_qa import write_synthetic_qa
-    from posbias.probes.synthetic import write_synthetic_redocred
+    from posbias.reading.synthetic_qa import write_synthetic_qa
+    from posbias.docred.synthetic import write_synthetic_redocred
 
     write_synthetic_redocred(tmp_path / "dev_revised.json", 0, 120)  # the Re-DocRED format, the embedded world
     probes = {**settings_with(None)["probes"], "n": 6, "positions": 4}
@@ -224,7 +226,8 @@ def grid_settings(**changes):
 
 
 def test_a_grid_s_cells_are_exact():
-    from posbias.audit.batteries import grid_battery, summarise_grid
+    from posbias.audit.batteries import grid_battery
+    from posbias.audit.results import summarise_grid
 
     result = summarise_grid(grid_battery(ShortOrEarly(), grid_settings()), STATS, window=50)
     cells = result.values.groupby(["length", "depth"])["value"].mean()
@@ -266,7 +269,8 @@ def test_paraphrased_needles_share_fewer_words_with_the_question():
 
 
 def test_a_reader_s_depth_by_length_grid_is_exact(tmp_path):
-    from posbias.audit.batteries import reader_grid_battery, summarise_grid
+    from posbias.audit.batteries import reader_grid_battery
+    from posbias.audit.results import summarise_grid
 
     reader = open_language_model(parse_model_spec("reader:mock:u_curve"), str(tmp_path), "off")
     settings = {**settings_with(None)["reader_grid"], "n_documents": [3, 5]}
@@ -291,7 +295,7 @@ def test_bad_settings_are_one_line(overrides, message):
 
 
 def test_a_raw_score_s_curve_has_no_ratios():
-    from posbias.audit.batteries import BatteryResult
+    from posbias.audit.results import BatteryResult
 
     values = pd.DataFrame({"unit": ["a", "b", "c"] * 3, "position": [0] * 3 + [1] * 3 + [2] * 3,
                            "value": [0.5, 0.6, 0.4, 0.2, 0.3, 0.1, -0.9, -1.0, -1.1]})

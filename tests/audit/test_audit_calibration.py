@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from posbias.audit.batteries import chance
+from posbias.audit.results import chance
 from posbias.audit.calibration import CALIBRATED, Plant, calibrate, shape, write_calibration
 from posbias.cli import main
 from posbias.errors import InputError
@@ -107,14 +107,15 @@ def test_the_command_refuses_an_unknown_battery_with_status_2(tmp_path, capsys):
 def test_the_planted_list_ranker_puts_the_gold_first_at_its_planted_rate_through_rankgpt():
     """The order battery's mock reads RankGPT's own prompt: with no drop planted (and rho 0) the gold is ranked
     first in about 80% of lists wherever it enters, and a drop at the last place lowers the MRR there alone."""
-    from posbias.audit import batteries
+    from posbias.audit.batteries import order_battery
+    from posbias.audit.battery_settings import settings_with
     from posbias.audit.calibration import planted_model
 
-    settings = batteries.settings_with({"order": {"n_queries": 40}})["order"]
+    settings = settings_with({"order": {"n_queries": 40}})["order"]
     curves = {}
     for kind, size in (("none", 0.0), ("drop", 0.4)):
         model = planted_model("order", Plant(kind, size, seed=3, rho=0.0), settings)
-        curves[kind] = batteries.order_battery(model, settings).values.groupby("position")["value"].mean()
+        curves[kind] = order_battery(model, settings).values.groupby("position")["value"].mean()
     floor = chance(settings["n_candidates"] - 1)
     assert curves["none"].min() > 0.8 + 0.2 * floor - 0.15
     assert curves["drop"].iloc[-1] < curves["drop"].iloc[:-1].min() - 0.15

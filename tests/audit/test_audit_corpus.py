@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from posbias.audit.corpus import ORACLE, ORACLE_SHA256, build_corpus, choose, oracle_records
-from posbias.litm.matching import has_answer
+from posbias.reading.matching import has_answer
 
 
 def overlap_ranker(questions, texts):
@@ -34,8 +34,8 @@ def test_the_pool_holds_no_chosen_answer_and_no_needle():
 
 def test_the_built_files_read_back_through_the_batteries_readers(tmp_path):
     from posbias.audit.haystack import world_from_files
-    from posbias.litm.qa_builder import build_position
-    from posbias.litm.qa_data import read_qa_records
+    from posbias.reading.qa_builder import build_position
+    from posbias.reading.qa_data import read_qa_records
 
     paths = build_corpus(tmp_path, n_questions=12, pool_size=100, depth=8, rank=overlap_ranker)
     questions, pool = world_from_files(paths["queries.tsv"], paths["qrels.txt"], paths["passages.jsonl"], 5000)

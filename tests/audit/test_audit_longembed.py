@@ -9,9 +9,11 @@ import json
 import numpy as np
 import pytest
 
-from posbias.audit.batteries import grid_battery, settings_with, source_files, summarise_grid
+from posbias.audit.batteries import grid_battery
+from posbias.audit.battery_settings import settings_with, source_files
+from posbias.audit.results import summarise_grid
 from posbias.audit.longembed import locate_needle, locate_passkey, sentences
-from posbias.audit.models import PairModel
+from posbias.scoring.protocol import Scorer
 from posbias.errors import InputError
 
 STATS = settings_with(None)["statistics"]
@@ -30,7 +32,7 @@ FILLER = "The grass is green. The sky is blue. The sun is yellow. Here we go. Th
 PEOPLE = {"alfaro": ("Douglas Alfaro", 6699), "horton": ("Declan Horton", 4821), "wilcox": ("Denisse Wilcox", 3355)}
 
 
-class FirstWords(PairModel):
+class FirstWords(Scorer):
     """Reads the first `window` words of a document; its score is how many of the query's content words it finds
     there (none: 0, tied with every document it finds nothing in)."""
 

@@ -12,7 +12,7 @@ from posbias.audit.mitigations import apply, checked, parse_mitigation
 from posbias.audit.spec import parse_model_spec
 from posbias.audit.steps import audit, write_reports
 from posbias.errors import InputError
-from posbias.litm.qa_builder import ends_first
+from posbias.reading.qa_builder import ends_first
 
 HARMONIC_5 = (1 + 1 / 2 + 1 / 3 + 1 / 4 + 1 / 5) / 5  # the gold tied with 4 others: chance
 ORDER = {"order": {"n_queries": 12}}
@@ -183,7 +183,7 @@ def test_window_aggregation_is_swept_over_its_base_s_documents(tiny_backbone, tm
      r"already reads windows"),
 ])
 def test_mitigation_mistakes_are_one_line(mitigation, spec, message):
-    from posbias.audit.batteries import settings_with
+    from posbias.audit.battery_settings import settings_with
 
     with pytest.raises(InputError, match=message):
         apply(parse_model_spec(spec), settings_with(None), mitigation)

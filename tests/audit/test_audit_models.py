@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from posbias.audit.batteries import probes_battery, settings_with, summarise
-from posbias.audit.models import CheckpointModel, CrossEncoderModel, SentenceTransformerModel
+from posbias.audit.batteries import probes_battery
+from posbias.audit.battery_settings import settings_with
+from posbias.audit.results import summarise
+from posbias.audit.models import load_pair_model
 from posbias.audit.spec import parse_model_spec
 from posbias.errors import InputError
 
@@ -28,11 +30,16 @@ def sentence_transformer(backbone: str, path) -> str:
     return str(path)
 
 
+
+def _loaded(ref, device="cpu"):
+    """The pair scorer a spec names, as the audit loads it (no language model: no response cache)."""
+    return load_pair_model(ref, cache_dir="", cache_mode="off", device=device)
+
 def test_a_sentence_transformers_directory_scores_with_its_own_modules(tiny_backbone, tmp_path):
     from transformers import AutoModel, AutoTokenizer
 
     path = sentence_transformer(tiny_backbone, tmp_path / "st")
-    model = SentenceTransformerModel(parse_model_spec(f"bi-encoder:{path}"), device="cpu")
+    model = _loaded(parse_model_spec(f"bi-encoder:{path}"), device="cpu")
     tokenizer, encoder = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
 
     def by_hand(text):  # mean of the real tokens' states, L2-normalised
@@ -67,10 +74,10 @@ def test_an_exported_firstp_scores_what_its_checkpoint_scores(tiny_backbone, tmp
 
     checkpoint = firstp_checkpoint(tiny_backbone, tmp_path / "ckpt")
     exported = export_checkpoint(checkpoint, str(tmp_path / "hf"))
-    outside = CrossEncoderModel(parse_model_spec(f"cross-encoder:{exported}"), device="cpu")
-    inside = CheckpointModel(parse_model_spec(f"checkpoint:{checkpoint}"), device="cpu")
+    outside = _loaded(parse_model_spec(f"cross-encoder:{exported}"), device="cpu")
+    inside = _loaded(parse_model_spec(f"checkpoint:{checkpoint}"), device="cpu")
     assert outside.describe()["architecture"] == "ElectraForSequenceClassification"
-    assert outside.model.max_length == 8 + 16 + 3  # the input length the ranker was trained on
+    assert outside.max_length == 8 + 16 + 3  # the input length the ranker was trained on
     short = [(q, d) for q, d in PAIRS if inside.count_tokens(d) <= 16]  # both read these whole
     assert len(short) == 3
     assert outside.score(short) == pytest.approx(inside.score(short), abs=1e-5)
@@ -87,7 +94,7 @@ def test_only_a_first_token_firstp_exports(tiny_backbone, tmp_path):
 
 
 def test_the_position_probe_battery_on_a_pair_scorer(tiny_backbone, tmp_path):
-    checkpoint = CheckpointModel(parse_model_spec(f"checkpoint:{firstp_checkpoint(tiny_backbone, tmp_path / 'c')}"),
+    checkpoint = _loaded(parse_model_spec(f"checkpoint:{firstp_checkpoint(tiny_backbone, tmp_path / 'c')}"),
                                  device="cpu")
     settings = {**settings_with(None)["probes"], "n": 6, "positions": 5}
     result = summarise(probes_battery(checkpoint, settings), settings_with(None)["statistics"])

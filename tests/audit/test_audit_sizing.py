@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from posbias.audit.batteries import settings_with, summarise_result, sweep_battery
+from posbias.audit.batteries import sweep_battery
+from posbias.audit.battery_settings import settings_with
+from posbias.audit.results import summarise_result
 from posbias.audit.calibration import Plant, planted_model
 from posbias.audit.card import sizing_note
 from posbias.audit.sizing import run_sized

@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 from posbias.litm.stats import gap_table, position_table
-from posbias.litm.predict import predict, read_examples, write_predictions
-from posbias.litm.qa_builder import write_oracle_file, write_position_file
+from posbias.reading.predict import predict, read_examples, write_predictions
+from posbias.reading.qa_builder import write_oracle_file, write_position_file
 from posbias.litm.score import score_file
 from posbias.llm.types import Completion, Decoding
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from posbias.litm.predict import kv_examples
+from posbias.reading.predict import kv_examples
 from posbias.llm.types import Decoding
 from posbias.litm import steps as litm
 from posbias.litm.paths import data_file

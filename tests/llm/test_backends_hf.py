@@ -327,7 +327,7 @@ def test_seq2seq_never_truncates_and_decodes_the_output(tiny_t5, tokenizer):
 
 
 def test_next_token_log_probabilities_equal_a_forward_pass_alone(tiny_llama, tokenizer):
-    """What a pointwise ranker reads (posbias.audit.llm_ranker): each prompt's next-token log-probabilities of the
+    """What a pointwise ranker reads (posbias.scoring.llm_ranker): each prompt's next-token log-probabilities of the
     words' first tokens, in batches padded on the left, equal to one prompt's forward pass by hand."""
     import torch
     from transformers import AutoModelForCausalLM

@@ -10,7 +10,7 @@ import pytest
 
 from posbias.errors import InputError
 from posbias.io import write_documents, write_qrels, write_queries
-from posbias.positions.truth import read_truth
+from posbias.data.answer_passages import read_truth
 from posbias.positions import steps
 from posbias.positions.paths import report_paths
 

@@ -11,10 +11,10 @@ from posbias.probes.answer import (ANSWER_IMPORTANCE, answer_importance, answer_
                                    has_similar_label_to_tail, head_sentence_without_tail)
 from posbias.probes.foil import (FOIL, foil, foil_candidates, foil_document, is_eligible, unrelated_block,
                                  unrelated_documents)
-from posbias.probes.queries import ProbeQuery, build_query_table
-from posbias.probes.redocred import read_redocred
-from posbias.probes.sampling import sample
-from posbias.probes.synthetic import write_synthetic_redocred
+from posbias.docred.queries import ProbeQuery, build_query_table
+from posbias.docred.documents import read_redocred
+from posbias.docred.sampling import sample
+from posbias.docred.synthetic import write_synthetic_redocred
 
 FILLERS = ["The weather was mild that year .", "Many fans came to the shows .", "Nothing else happened ."]
 

@@ -11,9 +11,9 @@ import pytest
 from posbias.probes.literal import (COMPARISONS, LITERAL, RADAR_CONDITION, LiteralPair, literal, literal_candidates,
                                     literal_pairs, long_and_short_names, renamed_document, renamed_sentences,
                                     short_query)
-from posbias.probes.queries import build_query_table
-from posbias.probes.redocred import read_redocred
-from posbias.probes.synthetic import write_synthetic_redocred
+from posbias.docred.queries import build_query_table
+from posbias.docred.documents import read_redocred
+from posbias.docred.synthetic import write_synthetic_redocred
 
 
 def mention(name: str, sent_id: int, start: int, end: int, type_: str = "PER") -> dict:

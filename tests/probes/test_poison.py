@@ -10,10 +10,10 @@ import pytest
 from posbias.errors import InputError
 from posbias.probes import poison
 from posbias.probes.foil import foil
-from posbias.probes.pairs import evidence_sentence_id
-from posbias.probes.queries import build_query_table
-from posbias.probes.redocred import read_redocred
-from posbias.probes.synthetic import write_synthetic_redocred
+from posbias.docred.pairs import evidence_sentence_id
+from posbias.docred.queries import build_query_table
+from posbias.docred.documents import read_redocred
+from posbias.docred.synthetic import write_synthetic_redocred
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,9 @@ import pytest
 
 from posbias.errors import InputError
 from posbias.probes.brevity import BREVITY, brevity, brevity_candidates
-from posbias.probes.position import FIRST_LAST, SWEEP, first_last, first_last_candidates, sweep, sweep_candidates
-from posbias.probes.queries import build_query_table
-from posbias.probes.redocred import read_redocred
+from posbias.docred.position import FIRST_LAST, SWEEP, first_last, first_last_candidates, sweep, sweep_candidates
+from posbias.docred.queries import build_query_table
+from posbias.docred.documents import read_redocred
 
 
 def fact_document(index: int, n_sents: int, evidence_at: int, head_mentions: int = 1, second_label: bool = False):

@@ -8,7 +8,7 @@ from scipy import stats
 from posbias.probes import report
 from posbias.probes.report import (critical_value, heatmap_cells, heatmap_figure, literal_table, probe_table,
                                    sorted_summary, summary_figure, sweep_figure, write_probe_table)
-from posbias.probes.stats import correct_together, probe_statistic
+from posbias.stats.document_pairs import correct_together, probe_statistic
 from posbias.reporting.figure_files import save_figure
 from posbias.reporting.render import MISSING, Cell
 

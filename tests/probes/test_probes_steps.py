@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from posbias.errors import InputError
-from posbias.probes.synthetic import write_synthetic_redocred
+from posbias.docred.synthetic import write_synthetic_redocred
 from posbias.probes import steps as probes
 from posbias.probes.paths import report_paths
 

@@ -8,10 +8,10 @@ import json
 import pytest
 
 from posbias.errors import InputError
-from posbias.probes.queries import ProbeQuery, build_query_table
-from posbias.probes.redocred import read_redocred
+from posbias.docred.queries import ProbeQuery, build_query_table
+from posbias.docred.documents import read_redocred
 from posbias.probes.repetition import REPETITION, repetition, repetition_candidates, repetition_sentences
-from posbias.probes.synthetic import SHAPE_SHARES, write_synthetic_redocred
+from posbias.docred.synthetic import SHAPE_SHARES, write_synthetic_redocred
 
 
 def document(index: int, sentences: list[str], evidence: list[int], extra_labels: list[dict] | None = None) -> dict:

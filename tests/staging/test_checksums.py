@@ -58,7 +58,8 @@ def test_the_probes_refuse_a_re_docred_file_of_another_sha256(tmp_path):
 
 
 def test_the_reader_batteries_refuse_a_qa_file_of_another_sha256(tmp_path):
-    from posbias.audit.batteries import _reader_records, source_files
+    from posbias.audit.batteries import _reader_records
+    from posbias.audit.battery_settings import source_files
 
     path = tmp_path / "nq-open.jsonl.gz"
     path.write_bytes(b"")

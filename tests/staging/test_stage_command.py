@@ -55,7 +55,7 @@ def test_stage_resolves_an_unpinned_model_s_commit_downloads_it_and_locks_it(fak
 
     # the jobs load that snapshot, and the manifest names its commit
     from posbias.backbones import locate
-    from posbias.provenance import weights_identity
+    from posbias.provenance.identity import weights_identity
 
     assert locate(TOKENIZER) == (str(snapshot), None)
     assert weights_identity(TOKENIZER)["revision"] == COMMIT
@@ -74,7 +74,7 @@ def test_a_pinned_revision_is_what_stage_fetches_records_and_jobs_load(fake_hub,
                                                     "ignore": hub.ignore_patterns(FILES)}
     # a job gets the pin from the Snakefile (POSBIAS_REVISIONS) and loads the snapshot staged for it
     from posbias.command_flags import read_config_object
-    from posbias.provenance import weights_identity
+    from posbias.provenance.identity import weights_identity
     from posbias.staging.offline import job_environment
 
     for variable, value in job_environment([str(config)], read_config_object(str(config)).revisions).items():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -13,7 +12,7 @@ from statsmodels.stats.multitest import multipletests
 
 from posbias.errors import InputError
 from posbias.stats.unpaired import mean_interval, welch_t_test
-from posbias.sweep.stats import bins_from_edges, expected_random, position_breakdown, sweep_curves, with_ranks
+from posbias.sweep.stats import bins_from_edges, position_breakdown, sweep_curves, with_ranks
 
 STATISTICS = {"test": "t", "correction": "holm", "permutations": 999, "seed": 0}
 
@@ -70,15 +69,6 @@ def test_a_missing_variant_is_an_error(sweep):
         with_ranks(frame.assign(value=frame["value"].where(frame["qid"] != "b0@p1", 0.0)), "RR")
     with pytest.raises(InputError, match="no sweep values for 1 queries"):
         sweep_curves(with_ranks(frame[frame["qid"] != "b3@p2"], "RR"), positions, {"m": "M"}, "RR", STATISTICS, 0.05)
-
-
-def test_expected_random_is_the_mean_over_every_order():
-    for n in (1, 3, 5):
-        orders = list(itertools.permutations(range(n)))
-        mrr = np.mean([1 / (order.index(0) + 1) for order in orders])
-        rank = np.mean([order.index(0) + 1 for order in orders])
-        assert expected_random({"q": n}) == pytest.approx((mrr, rank))
-    assert expected_random({"a": 1, "b": 2}) == pytest.approx(((1 + 0.75) / 2, (1 + 1.5) / 2))
 
 
 def test_welch_and_intervals_match_scipy():

@@ -1,7 +1,7 @@
 """Every rule's work by hand (the rule map's "by hand" column, docs/architecture.md): on the tiny config's finished
 run, the commands write the files the workflow's jobs wrote, byte for byte (the same arguments, from the same
 config accessors). The cross-validation commands are checked on the sources workflow
-(tests/workflow/test_sources_workflow.py), the manifest in tests/test_provenance.py."""
+(tests/workflow/test_sources_workflow.py), the manifest in tests/provenance/test_manifest.py."""
 
 from __future__ import annotations
 

@@ -404,7 +404,8 @@ def test_report_zip_holds_the_tables_and_figures(finished_run, tmp_path):
 
 def test_the_manifest_covers_every_table_run_and_checkpoint_with_the_configs_hash(finished_run):
     from posbias.config import load_config
-    from posbias.provenance import config_hash, sha256_file
+    from posbias.provenance.hashing import config_hash
+    from posbias.staging.checksums import sha256_file
 
     work = finished_run
     manifest = json.loads((work / "results/provenance.json").read_text())

@@ -5,13 +5,13 @@ model is loaded with its own code, runs every battery its kind can take, and eac
 metric suite every position curve in posbias shares (`posbias.stats.position_curve`). Modules, one idea each:
 
 - `spec`: parsing a model spec (kind, target, typed options) and what each kind can do
-- `models`: the outside models behind one pair-scoring face (a Hugging Face cross-encoder, a sentence-transformers
-  bi-encoder, a posbias checkpoint) or a language model answering through the response cache
-- `llm_ranker`: a language model as a pointwise ranker (yes against no)
+- `models`: the model a spec names, loaded as one of `posbias.scoring`'s pair scorers (a Hugging Face
+  cross-encoder, a sentence-transformers bi-encoder, a posbias checkpoint, a language model as a pointwise ranker)
+  or as a language model answering through the response cache
 - `haystack`: the embedded sweep (needles, haystacks and distractors in the model's own tokens), or a real passage
   collection
 - `batteries`: the sweep, the position probes, Lost in the Middle and the listwise order, each as values per
-  (unit, position), and their summaries
+  (unit, position); `battery_settings` their defaults and checks; `results` a battery's result and its summaries
 - `card`: the card per model and the leaderboard, from the battery files
 - `export`: a first-token FirstP checkpoint as a Hugging Face ELECTRA sequence-classification model
 

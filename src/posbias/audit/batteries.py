@@ -15,7 +15,8 @@
   position the reciprocal rank of the gold document in the output (`source` as the sweep's).
 
 Every battery ends in one value per (unit, position), and the same metric suite makes the curve and its summary
-(`posbias.stats.position_curve`): position 0 (the first place, where a truncating model reads) is the reference.
+(`posbias.audit.results`, `posbias.stats.position_curve`): position 0 (the first place, where a truncating model
+reads) is the reference. The batteries' settings and defaults are `posbias.audit.battery_settings`.
 """
 
 from __future__ import annotations
@@ -23,200 +24,23 @@ from __future__ import annotations
 import copy
 import functools
 import logging
-import math
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 
+from posbias.audit.results import METRICS, BatteryResult, chance, expected_reciprocal_rank
 from posbias.errors import InputError
 
-# pandas and the position curve (scipy.stats) are imported by the functions that use them: the config's check
-# imports this module for its settings, in every Snakemake and posbias command (about 1 CPU second)
+# pandas and the position curve (scipy.stats) are imported by the functions that use them
 if TYPE_CHECKING:
     import pandas as pd
 
 log = logging.getLogger(__name__)
 
-# What each capability runs by default, and what it may be asked for besides (the depth x length grids cost a sweep
-# per length: asked for by name)
-BATTERIES = {"pairs": ("sweep", "probes"), "reader": ("reader",), "list": ("order",)}
-OFFERED = {"pairs": ("sweep", "probes", "grid"), "reader": ("reader", "reader_grid"), "list": ("order",)}
 
-
-# The sizing settings of a battery (`posbias.audit.sizing`): `detect`, the drop to find at 80% power in the metric's
-# units (null: run the configured units as they are), and `max_units`, the most units sizing may ask for (null: all
-# the battery's data hold)
-SIZED = {"detect": None, "max_units": None}
-
-
-DEPTHS = [0.0, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 1.0]  # denser near both ends, where the curves bend
-DEFAULTS = {
-    # `source`: null for the embedded data, else the real files (see each battery)
-    "sweep": {"n_queries": 12, "n_positions": 6, "n_distractors": 4, "doc_tokens": None, "min_doc_tokens": 96,
-              "max_doc_tokens": 1024, "seed": 0, "source": None, **SIZED},
-    "probes": {"n_documents": 120, "n": 16, "positions": 8, "rest": "paper", "seed": 0, "source": None, **SIZED},
-    # `arrange`: the context in retrieval order, or with the best documents at both ends ("ends": the
-    # relevance_ordered_context mitigation, posbias.audit.mitigations)
-    "reader": {"n_questions": 12, "n_documents": 5, "max_new_tokens": 24, "arrange": "retrieval", "source": None,
-               **SIZED},
-    # `window`/`step`: RankGPT's sliding windows (null: one window over the list; step: half the window);
-    # `consistency_*`: permutation self-consistency (k = 1: off; posbias.rankers.listwise.aggregate)
-    "order": {"n_queries": 12, "n_candidates": 5, "window": None, "step": None, "consistency_k": 1,
-              "consistency_aggregate": "borda", "consistency_orders": "shuffles", "consistency_seed": 0,
-              "source": None, **SIZED},
-    "grid": {"n_queries": 8, "n_distractors": 4, "depths": DEPTHS, "window_multiples": [0.5, 1.0, 1.5, 2.0],
-             "lengths": None, "min_doc_tokens": 48, "max_doc_tokens": 1024, "needles": "lexical", "seed": 0,
-             "source": None, **SIZED},
-    "reader_grid": {"n_questions": 8, "n_documents": [3, 5, 10], "depths": [0.0, 0.5, 1.0], "max_new_tokens": 24,
-                    "arrange": "retrieval", "source": None, **SIZED},
-    # The randomisation (sign-flip) test: a reciprocal rank or a raw score is far from normal, and a drop that
-    # every unit shows alike (a deterministic model) has no variance for a t-test to divide by.
-    "statistics": {"test": "randomisation", "correction": "holm", "alpha": 0.05, "confidence": 0.95,
-                   "n_resamples": 1000, "seed": 0},
-}
 # A reader's chance floor: an exact-match answer is not guessed from a list of options, so a reader that reads
 # nothing scores about 0 (what it knows without the documents is signal, measured from the floor up)
 READER_CHANCE = 0.0
-RATIO_SCALE = ("MRR", "accuracy")  # metrics with a true zero: PSI and the relative numbers mean something
-GRID_BATTERIES = ("grid", "reader_grid")  # depth x length: a curve per length, a heatmap
-METRICS = {"sweep": "MRR", "probes": "score", "reader": "accuracy", "order": "MRR", "grid": "MRR",
-           "reader_grid": "accuracy"}
-
-
-# What a `source` names, per battery (`pool_size` is optional, and `<key>_sha256` the sha256 of a file placed by
-# hand: the reader's `qa_sha256`, which the battery checks); the grid also reads LongEmbed's needle and passkey
-# sets, `{longembed: needle|passkey, ...}` (`posbias.audit.longembed.SOURCE_OPTIONS`)
-SOURCE_KEYS = {"sweep": ("queries", "qrels", "passages"), "grid": ("queries", "qrels", "passages"),
-               "order": ("queries", "qrels", "passages"), "probes": ("redocred",), "reader": ("qa",),
-               "reader_grid": ("qa",)}
-
-
-def source_files(source: Mapping | None) -> list[str]:
-    """The local files a battery's `source` reads (the workflow's job inputs): every path it names, or for LongEmbed
-    only its local `data_files` (a hub id is no file)."""
-    from posbias.audit.longembed import is_longembed, source_inputs
-
-    if not source:
-        return []
-    return source_inputs(source) if is_longembed(source) else [path for key, path in source.items()
-                                                                if key != "pool_size" and not key.endswith("_sha256")]
-CHOICES = {"test": ("t", "wilcoxon", "randomisation", "mcnemar"),
-           "correction": ("none", "bonferroni", "holm", "fdr_bh"), "needles": ("lexical", "paraphrased"),
-           "rest": ("paper", "authors"), "aggregate": ("max", "first"), "arrange": ("retrieval", "ends"),
-           "consistency_aggregate": ("borda", "rrf"), "consistency_orders": ("shuffles", "rotations")}
-# keys whose default is null: the type a value must have
-NULLABLE = {"doc_tokens": int, "lengths": list, "window": int, "step": int, "detect": float, "max_units": int}
-POSITIVE = ("detect", "max_units")  # keys whose value must be above 0
-
-
-def settings_with(overrides: Mapping | None) -> dict:
-    """The battery defaults with `overrides` (`{battery: {key: value}}`) applied; unknown keys, values of another
-    type than the default's, unknown choices and malformed sources are one InputError naming the key."""
-    merged = copy.deepcopy(DEFAULTS)
-    if not isinstance(overrides or {}, Mapping):
-        raise InputError("audit settings: expected a mapping {battery: {key: value}}")
-    for battery, values in (overrides or {}).items():
-        if battery not in merged:
-            raise InputError(f"audit settings: unknown battery {battery!r}; known: {', '.join(merged)}")
-        if not isinstance(values or {}, Mapping):
-            raise InputError(f"audit settings.{battery}: expected a mapping of settings, got {values!r}")
-        unknown = sorted(set(values or {}) - set(merged[battery]))
-        if unknown:
-            raise InputError(f"audit settings.{battery}: unknown keys {unknown}; known: {sorted(merged[battery])}")
-        for key, value in (values or {}).items():
-            _check_setting(battery, key, value, merged[battery][key])
-        merged[battery].update(values or {})
-    return merged
-
-
-def _check_setting(battery: str, key: str, value, default) -> None:
-    where = f"audit settings.{battery}.{key}"
-    if key == "source":
-        needed = SOURCE_KEYS[battery]
-        if battery == "grid" and isinstance(value, Mapping) and "longembed" in value:  # LongEmbed's needle, passkey
-            from posbias.audit.longembed import check_source
-
-            return check_source(value, where)
-        if value is not None and (not isinstance(value, Mapping) or set(needed) - set(value)):
-            raise InputError(f"{where}: expected null or a mapping with {', '.join(needed)}, got {value!r}")
-        return
-    wanted = NULLABLE.get(key) or type(default)
-    numeric = wanted in (int, float) and isinstance(value, (int, float)) and not isinstance(value, bool) and (
-        wanted is float or isinstance(value, int))
-    typed = wanted not in (int, float) and isinstance(value, wanted)
-    if not (numeric or typed or (value is None and key in NULLABLE)):
-        raise InputError(f"{where}: expected {wanted.__name__}{' or null' if key in NULLABLE else ''}, got {value!r}")
-    if key in CHOICES and value not in CHOICES[key]:
-        raise InputError(f"{where}: {value!r} is not one of {', '.join(CHOICES[key])}")
-    if key in POSITIVE and value is not None and not value > 0:
-        raise InputError(f"{where}: expected a number above 0, got {value!r}")
-
-
-@dataclass
-class BatteryResult:
-    battery: str
-    metric: str
-    values: pd.DataFrame  # unit, position, value (+ the battery's own columns, e.g. tokens)
-    curve: pd.DataFrame = field(default=None)
-    summary: dict = field(default_factory=dict)
-    extra: dict = field(default_factory=dict)  # battery-specific figures (the first-last probe's paired test)
-
-
-def smallest_adjusted_p(test: str, n_units: int, n_tests: int) -> float:
-    """The smallest p the curve's corrected tests can reach: 2 / 2^n for the sign-flip and the exact McNemar test
-    over n units (all of them one way), times the tests of a curve (Holm's first step); a t-test has no floor."""
-    return 0.0 if test == "t" else min(1.0, n_tests * 2.0 ** (1 - n_units))
-
-
-def summarise(result: BatteryResult, statistics: Mapping, window: int | None = None,
-              test: str | None = None) -> BatteryResult:
-    """The curve and its summary from the result's values; where the values carry `tokens` (a position's start in
-    the model's tokens), the reach is also given in tokens (the mean start at the reach position) and as a
-    fraction of the model's `window`: where the needle ends at the reach position (none when nothing dropped in
-    documents shorter than the window: the reach is then only where the document ends). `underpowered`: too few
-    units for any drop to reach significance; `detectable_drop`: the drop below the first position, in the
-    metric's units, that the curve's tests find with 80% power (`posbias.stats.power`; NaN when underpowered)."""
-    from posbias.stats.position_curve import curve_summary, position_curve
-    from posbias.stats.power import minimum_detectable_drop
-    stats, test = dict(statistics), test or statistics["test"]
-    curve = position_curve(result.values, test=test, correction=stats["correction"], alpha=stats["alpha"],
-                           confidence=stats["confidence"], n_resamples=stats["n_resamples"], seed=stats["seed"],
-                           ratio_scale=result.metric in RATIO_SCALE)
-    # a grid's depths are denser near the ends: its middle is weighted by the depth each stands for
-    depths = result.values.groupby("position")["depth"].first() if "depth" in result.values else None
-    summary = curve_summary(curve, coordinates=depths, chance=result.extra.get("chance"))
-    floor = smallest_adjusted_p(test, int(curve["n"].min()), len(curve) - 1)
-    summary["underpowered"] = bool(floor >= stats["alpha"])
-    summary["detectable_drop"] = minimum_detectable_drop(result.values, curve.attrs["reference"], stats["alpha"],
-                                                         floor_p=floor, bounded=result.metric in RATIO_SCALE)
-    if "tokens" in result.values:
-        tokens = result.values.groupby("position")["tokens"].mean()
-        curve["tokens"] = curve["position"].map(tokens)
-        # the last token the model was shown to read: where the needle ends at the reach position
-        summary["reach_tokens"] = float(result.values.groupby("position")["end"].mean()[summary["reach"]])
-        length = result.values["length"].iloc[0] if "length" in result.values else result.extra.get("doc_tokens")
-        short = summary["reach_censored"] and length and window and length < window
-        summary["reach_fraction"] = summary["reach_tokens"] / window if window and not short else math.nan
-    result.curve, result.summary = curve, summary
-    return result
-
-
-def battery_test(battery: str, statistics: Mapping) -> str:
-    """The paired test of a battery's curve: a reader's right and wrong answers take the exact McNemar test, every
-    other battery the configured `statistics.test`."""
-    return "mcnemar" if battery.startswith("reader") else statistics["test"]
-
-
-def summarise_result(result: BatteryResult, statistics: Mapping, window: int | None, test: str) -> BatteryResult:
-    """The curve and summary of a battery's result: one curve, or a grid's curve per length."""
-    return (summarise_grid if "length" in result.values else summarise)(result, statistics, window, test)
-
-
-def expected_reciprocal_rank(target: float, others: np.ndarray) -> float:
-    """1/rank of `target` among `others`, averaged over every order of the scores tied with it."""
-    higher, tied = int(np.sum(others > target)), int(np.sum(others == target))
-    return float(np.mean([1.0 / (higher + j) for j in range(1, tied + 2)]))
 
 
 def default_doc_tokens(window: int | None, settings: Mapping) -> int:
@@ -226,13 +50,6 @@ def default_doc_tokens(window: int | None, settings: Mapping) -> int:
         return int(settings["doc_tokens"])
     wanted = 2 * window if window else settings["max_doc_tokens"]
     return int(min(max(wanted, settings["min_doc_tokens"]), settings["max_doc_tokens"]))
-
-
-def chance(n_distractors: int) -> float:
-    """The needle's expected reciprocal rank among `n_distractors` when the scores say nothing."""
-    from posbias.sweep.stats import expected_random
-
-    return expected_random({"needle": n_distractors + 1})[0]
 
 
 def rank_swept(model, swept: list, extra: Mapping | None = None) -> list[dict]:
@@ -314,9 +131,9 @@ def grid_battery(model, settings: Mapping) -> BatteryResult:
 
 def probe_queries(settings: Mapping) -> list:
     """The probe battery's queries: its Re-DocRED `source` file's, or the embedded world's."""
-    from posbias.probes.queries import build_query_table
-    from posbias.probes.redocred import documents_from_records, read_redocred
-    from posbias.probes.synthetic import synthetic_redocred
+    from posbias.docred.queries import build_query_table
+    from posbias.docred.documents import documents_from_records, read_redocred
+    from posbias.docred.synthetic import synthetic_redocred
 
     if settings["source"]:
         documents = read_redocred(settings["source"]["redocred"], "dev")
@@ -328,8 +145,8 @@ def probe_queries(settings: Mapping) -> list:
 
 def probes_battery(model, settings: Mapping) -> BatteryResult:
     import pandas as pd
-    from posbias.probes import position
-    from posbias.probes.stats import probe_statistic
+    from posbias.docred import position
+    from posbias.stats.document_pairs import probe_statistic
 
     queries = probe_queries(settings)
     moved = position.sweep(queries, settings["n"], settings["seed"], settings["positions"], settings["rest"])
@@ -354,8 +171,8 @@ def probes_battery(model, settings: Mapping) -> BatteryResult:
 
 def reader_battery(language_model, settings: Mapping) -> BatteryResult:
     import pandas as pd
-    from posbias.litm.metric import best_subspan_em
-    from posbias.litm.predict import qa_examples
+    from posbias.reading.metric import best_subspan_em
+    from posbias.reading.predict import qa_examples
     from posbias.llm.types import Decoding
 
     k = settings["n_documents"]
@@ -496,8 +313,8 @@ def reader_grid_battery(language_model, settings: Mapping) -> BatteryResult:
     in the model's own tokens: the mean prompt its backend counted) and the gold document at each depth
     (gold index round(depth x (k - 1)))."""
     import pandas as pd
-    from posbias.litm.metric import best_subspan_em
-    from posbias.litm.predict import qa_examples
+    from posbias.reading.metric import best_subspan_em
+    from posbias.reading.predict import qa_examples
     from posbias.llm.types import Decoding
 
     records = _reader_records(settings, max(settings["n_documents"]))
@@ -528,8 +345,8 @@ def _answers(language_model, examples: list, decoding) -> list:
 
 def _context(record: Mapping, k: int, rank: int, arrange: str) -> dict:
     """The record with k documents, the gold one at retrieval rank `rank` (0 first) among k - 1 distractors, in
-    retrieval order or arranged with the best at both ends (`posbias.litm.qa_builder.ends_first`)."""
-    from posbias.litm.qa_builder import build_position, ends_first
+    retrieval order or arranged with the best at both ends (`posbias.reading.qa_builder.ends_first`)."""
+    from posbias.reading.qa_builder import build_position, ends_first
 
     built = build_position(record, k, rank)
     return {**built, "ctxs": ends_first(built["ctxs"])} if arrange == "ends" else built
@@ -537,7 +354,7 @@ def _context(record: Mapping, k: int, rank: int, arrange: str) -> dict:
 
 def _reader_records(settings: Mapping, k: int) -> list[dict]:
     """The reader batteries' questions with their retrieved documents (at least k - 1 distractors each)."""
-    from posbias.litm.qa_data import read_qa_records
+    from posbias.reading.qa_data import read_qa_records
 
     if settings["source"]:
         from posbias.staging.checksums import verify
@@ -553,22 +370,6 @@ def _embedded_qa_records(n_questions: int, depth: int) -> list[dict]:
     """The embedded world's questions with their retrieved documents, retrieved once per process (the retrieval
     loads an encoder; a calibration asks for the same records hundreds of times)."""
     from posbias.audit.haystack import WORLD
-    from posbias.litm.synthetic_qa import synthetic_qa_records
+    from posbias.reading.synthetic_qa import synthetic_qa_records
 
     return synthetic_qa_records(WORLD, n_questions, depth=depth)
-
-
-def summarise_grid(result: BatteryResult, statistics: Mapping, window: int | None = None,
-                   test: str | None = None) -> BatteryResult:
-    """A grid's curve per length (the metric suite at each, `summarise`), stacked with a `length` column; the
-    summary is the longest length's, with every length's under `lengths`."""
-    import pandas as pd
-    curves, summaries = [], {}
-    for length, part in result.values.groupby("length", sort=True):
-        one = summarise(BatteryResult(result.battery, result.metric, part.reset_index(drop=True),
-                                      extra={"chance": result.extra.get("chance")}), statistics, window, test)
-        curves.append(one.curve.assign(length=length))
-        summaries[str(length)] = one.summary
-    result.curve = pd.concat(curves, ignore_index=True)
-    result.summary = {**summaries[str(max(result.values["length"]))], "lengths": summaries}
-    return result

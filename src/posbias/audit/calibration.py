@@ -49,9 +49,9 @@ from typing import Mapping, Sequence
 import numpy as np
 from scipy.stats import norm
 
-from posbias.audit.models import PairModel
 from posbias.audit.sizing import UNIT_SETTING
 from posbias.errors import InputError
+from posbias.scoring.protocol import Scorer
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ def _relative(meta: Mapping, coordinates: Sequence[float] | None) -> float:
     return index / (count - 1) if count > 1 else 0.0
 
 
-class PlantedScorer(PairModel):
+class PlantedScorer(Scorer):
     """A pair scorer with a planted position effect (module docstring): `metric` MRR (found or at random among the
     distractors) or score (probes: a normal draw less the drop). Tokens are whitespace words."""
 
@@ -203,7 +203,7 @@ class PlantedListRanker:
 
 def planted_model(battery: str, plant: Plant, settings: Mapping):
     """The mock a battery reads, with `plant`'s effect in the battery's metric."""
-    from posbias.audit.batteries import chance
+    from posbias.audit.results import chance
 
     if battery == "order":
         from posbias.audit.haystack import questions_and_pool
@@ -222,11 +222,12 @@ def run_once(battery: str, plant: Plant, settings: Mapping) -> dict:
     """One replicate: the battery run on the planted model and summarised as an audit summarises it (its test,
     correction and alpha); the verdict and the power figures of its curve (a grid's: its longest length)."""
     from posbias.audit import batteries
+    from posbias.audit.results import battery_test, summarise_result
 
     model = planted_model(battery, plant, settings[battery])
     result = getattr(batteries, f"{battery}_battery")(model, settings[battery])
-    test = batteries.battery_test(battery, settings["statistics"])
-    batteries.summarise_result(result, settings["statistics"], model_window(model), test)
+    test = battery_test(battery, settings["statistics"])
+    summarise_result(result, settings["statistics"], model_window(model), test)
     summary = result.summary
     # a grid's verdict: a drop at any of its lengths (each length's curve is its own Holm family)
     drops = [each["significant_drops"] for each in summary.get("lengths", {}).values()] or \
@@ -248,7 +249,7 @@ def calibrate(batteries: Sequence[str], shapes: Sequence[str], units: Sequence[i
     `none` (which it needs): its power should be at least 80%; NaN where that drop cannot be planted."""
     import pandas as pd
 
-    from posbias.audit.batteries import settings_with
+    from posbias.audit.battery_settings import settings_with
 
     unknown = sorted(set(batteries) - set(CALIBRATED))
     if unknown:
@@ -275,7 +276,7 @@ def _measure(battery: str, kind: str, planted: tuple[str, float], settings: Mapp
     """`replicates` runs of the battery with one planted effect (`planted`: its shape and size), summed up."""
     from statsmodels.stats.proportion import proportion_confint
 
-    from posbias.audit.batteries import battery_test
+    from posbias.audit.results import battery_test
 
     shape_name, size_here = planted
     runs = []

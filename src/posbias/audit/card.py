@@ -266,7 +266,7 @@ def source_label(record: Mapping) -> str:
     source = record["settings"][record["battery"]].get("source")
     if not source:
         return "embedded synthetic world"
-    from posbias.audit.batteries import source_files
+    from posbias.audit.battery_settings import source_files
 
     files = source_files(source)
     return Path(files[0]).parent.name if files else json.dumps(source, sort_keys=True)
@@ -313,7 +313,7 @@ def side_by_side(out: str | Path, name: str, record: Mapping, others: Mapping[st
 def write_card(out: str | Path, name: str, records: Sequence[Mapping],
                environment: Sequence[Sequence[str]], others: Mapping[str, Sequence[Mapping]] | None = None) -> Path:
     """The model's card from its battery records and curve files; `environment` is the provenance's rows of what
-    ran the first battery (`posbias.provenance.environment_rows`); `others`: the same model's other audits
+    ran the first battery (`posbias.provenance.manifest.environment_rows`); `others`: the same model's other audits
     (`beside`), whose curves of a battery are set beside this one's."""
     directory = Path(out) / name
     first = records[0]

@@ -44,7 +44,7 @@ def register(commands) -> None:
                                              "window_aggregation, permutation_self_consistency, "
                                              "relevance_ordered_context, debiased_training (posbias.audit.mitigations)")
     parser.add_argument("--mitigates", help="with --mitigation: the name of the audit (in --out) it is compared with")
-    reads(parser, "--settings", help="YAML of battery settings, {battery: {key: value}} (posbias.audit.batteries)")
+    reads(parser, "--settings", help="YAML of battery settings, {battery: {key: value}} (posbias.audit.battery_settings)")
     parser.add_argument("--cache", help="the language models' response cache directory (default: the config's "
                                         "llm.cache, else cache/llm)")
     parser.add_argument("--cache-mode", choices=("read_write", "read_only", "off"),

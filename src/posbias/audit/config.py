@@ -58,7 +58,7 @@ def spec_of(cfg: dict, name: str) -> str:
 
 def check(cfg: dict, warnings: list[str]) -> None:
     """Specs parse, batteries suit their kind, trained models exist and are trained, settings keys are known."""
-    from posbias.audit.batteries import settings_with
+    from posbias.audit.battery_settings import settings_with
     from posbias.audit.steps import batteries_of
     from posbias.audit.spec import check_name, parse_model_spec
     from posbias.errors import InputError
@@ -150,7 +150,7 @@ class Audit:
 
     def settings(self, name: str) -> dict:
         """The battery settings of one model: the defaults, audit.settings, then the model's own."""
-        from posbias.audit.batteries import settings_with
+        from posbias.audit.battery_settings import settings_with
 
         merged = settings_with(self.data.get("settings"))
         for battery, values in (entry_of(self._cfg.data, name).get("settings") or {}).items():
@@ -193,7 +193,7 @@ class Audit:
     def inputs(self, name: str) -> list[str]:
         """The files the model's jobs read: a trained checkpoint or the cross-encoder exported from it, and the
         batteries' real sources (files the workflow may make, such as the FarRelevant passage collection)."""
-        from posbias.audit.batteries import source_files
+        from posbias.audit.battery_settings import source_files
 
         settings = self.settings(name)
         sources = [path for battery in self.batteries(name) for path in source_files(settings[battery]["source"])]

@@ -1,5 +1,5 @@
 """A posbias FirstP checkpoint saved as a Hugging Face sequence-classification model, so that the audit reads the
-same weights through the outside-model path (`posbias.rankers.cross_encoder`) that any hub cross-encoder takes.
+same weights through the outside-model path (`posbias.scoring.cross_encoder`) that any hub cross-encoder takes.
 
 Which rankers can be exported: a `firstp` ranker that reads its first token (`pooling: cls`, no query padding) of a
 BERT-shaped backbone. Its score is a linear layer on that token's final state, w . h + b. No Hugging Face

@@ -8,7 +8,7 @@ answer none of the questions. Per question (the first `n_queries`, in the world'
 - the haystack: pool passages drawn at random (seeded by `seed` and the question's id, so a question's documents
   do not depend on which others are audited), each at most once, while the needle still fits in `doc_tokens`;
 - the variants: the needle placed at `n_positions` boundaries between haystack passages spread evenly in tokens,
-  from the very start to the very end (`posbias.sweep.placement`, as the workflow's sweep places it);
+  from the very start to the very end (`posbias.data.placement`, as the workflow's sweep places it);
 - the distractors: `n_distractors` documents of the same length built the same way around another question's
   answering passage (a fact about another entity), placed at a random boundary, so every candidate holds one fact
   and only the needle answers the question.
@@ -25,7 +25,7 @@ from typing import Callable, Mapping, Sequence
 from posbias.data.synthetic import GeneratorSettings, generate
 from posbias.errors import InputError
 from posbias.io import iter_documents, read_qrels, read_queries
-from posbias.sweep.placement import Variant, place, spread_slots
+from posbias.data.placement import Variant, place, spread_slots
 
 NEEDLES = ("lexical", "paraphrased")
 # The embedded world the audit draws from: small (generated in about 0.1 s), questions enough for every battery

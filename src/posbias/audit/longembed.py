@@ -252,7 +252,7 @@ def moved(item: Item, depths: Sequence[float], count: Callable[[str], int]) -> d
 def longembed_grid(model, settings: Mapping):
     """The grid battery on a LongEmbed source (see the module docstring): a `BatteryResult` with a row per query,
     length and depth."""
-    from posbias.audit.batteries import METRICS, BatteryResult, chance, expected_reciprocal_rank
+    from posbias.audit.results import METRICS, BatteryResult, chance, expected_reciprocal_rank
 
     source, depths = settings["source"], list(settings["depths"])
     groups = read_groups(source, settings["n_queries"], settings["seed"])

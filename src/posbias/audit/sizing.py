@@ -29,7 +29,7 @@ def _headline_values(result):
 
 def units_needed(result, detect: float, alpha: float) -> int | None:
     """The units the result's curve needs to find a drop of `detect` at 80% power (None: its values do not vary)."""
-    from posbias.audit.batteries import RATIO_SCALE
+    from posbias.audit.results import RATIO_SCALE
     from posbias.stats.power import difference_spread, units_for_drop
 
     values = _headline_values(result)
@@ -53,11 +53,11 @@ def available_units(battery: str, own: Mapping) -> int:
         return len(questions) - others
     if battery == "probes":
         from posbias.audit.batteries import probe_queries
-        from posbias.probes.position import sweep_candidates
+        from posbias.docred.position import sweep_candidates
 
         return len(sweep_candidates(probe_queries(own), own["positions"], own["rest"]))
     if own["source"]:
-        from posbias.litm.qa_data import qa_records
+        from posbias.reading.qa_data import qa_records
 
         return sum(1 for _ in qa_records(own["source"]["qa"], True))
     from posbias.audit.haystack import WORLD

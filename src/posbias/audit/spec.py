@@ -2,7 +2,7 @@
 
     KIND:TARGET[?key=value&key=value...]
 
-- `cross-encoder:DIR-OR-HUB-ID`: a Hugging Face sequence-classification model (`posbias.rankers.cross_encoder`);
+- `cross-encoder:DIR-OR-HUB-ID`: a Hugging Face sequence-classification model (`posbias.scoring.cross_encoder`);
   options `revision`, `trust_remote_code`, `max_length`, `batch_size`, and `window`/`stride`/`aggregate` (max or
   first) to read a document window by window with the same model (zero-shot MaxP);
 - `bi-encoder:DIR-OR-HUB-ID`: a sentence-transformers model with its own modules (pooling, normalisation) and

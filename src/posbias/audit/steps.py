@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 from typing import Mapping
 
-from posbias.audit.batteries import BATTERIES, OFFERED, battery_test, summarise_result
+from posbias.audit.battery_settings import BATTERIES, OFFERED
+from posbias.audit.results import battery_test, summarise_result
 from posbias.audit.sizing import run_sized
 from posbias.audit.spec import ModelRef, check_name, parse_model_spec
 from posbias.errors import InputError
@@ -54,7 +55,7 @@ def load_model(ref: ModelRef, cache_dir: str, cache_mode: str, device: str):
 
 class CountedModel:
     """The model a battery reads, counting the inputs it computes: (query, document) inputs for a pair scorer (times
-    its windows, `PairModel.input_count`), prompts for a language model (a listwise call is one). The mitigation
+    its windows, `posbias.scoring.protocol.Scorer.input_count`), prompts for a language model (a listwise call is one). The mitigation
     table's cost multiplier is the ratio of these counts."""
 
     def __init__(self, model):
@@ -77,7 +78,7 @@ def run_battery(model, ref: ModelRef, battery: str, settings: Mapping, out: str 
     """Run one battery and write its three files; returns the summary record (with the `mitigation` it audits, as
     `posbias.audit.mitigations.checked` gave it, and the model that mitigates: `of`)."""
     from posbias.audit import batteries
-    from posbias.provenance import environment
+    from posbias.provenance.environment import environment
 
     started = time.perf_counter()
     counted = CountedModel(model)
@@ -133,7 +134,7 @@ def audit(spec: str, out: str | Path, batteries: list[str] | None = None, settin
     a `mitigation` (`posbias.audit.mitigations`), the model as that mitigation changes it, recorded as mitigating
     the audit named `mitigates` (its batteries are compared with that audit's in the mitigation table)."""
     from posbias.audit import mitigations
-    from posbias.audit.batteries import settings_with
+    from posbias.audit.battery_settings import settings_with
 
     ref = parse_model_spec(spec)
     if name:
@@ -156,7 +157,7 @@ def write_reports(out: str | Path, jobs: list[tuple[str, str]] | None = None) ->
     mitigates another, the mitigation table (restricted to the (name, battery) `jobs` when given)."""
     from posbias.audit.card import (beside, leaderboard_files, mitigation_files, read_records, write_card,
                                     write_grid_files, write_leaderboard, write_mitigations)
-    from posbias.provenance import environment_rows
+    from posbias.provenance.manifest import environment_rows
 
     found = read_records(out, jobs)
     if not found:

@@ -59,7 +59,7 @@ def _provenance_usage(args) -> str | None:
 
 
 def provenance(args) -> None:
-    from posbias.provenance import main_environment, manifest_params, write_manifest
+    from posbias.provenance.manifest import main_environment, manifest_params, write_manifest
 
     if not args.write:
         config = read_config(args.config) if args.config else None

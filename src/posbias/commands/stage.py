@@ -34,7 +34,7 @@ def register(commands) -> None:
 
 def _snakefile(given: str | None) -> str:
     from posbias.errors import InputError
-    from posbias.provenance import code_root
+    from posbias.provenance.environment import code_root
 
     if given:
         return given

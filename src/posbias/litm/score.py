@@ -15,10 +15,9 @@ from typing import Mapping
 import pandas as pd
 
 from posbias.errors import InputError
-from posbias.io import FormatError, nonempty
-from posbias.litm.files import read_jsonl, write_jsonl
-from posbias.litm.metric import best_subspan_em, empty_first_line, kv_accuracy, kv_strict_accuracy
-from posbias.litm.qa_data import gold_position
+from posbias.io import FormatError, json_objects, nonempty, write_jsonl
+from posbias.reading.metric import best_subspan_em, empty_first_line, kv_accuracy, kv_strict_accuracy
+from posbias.reading.qa_data import gold_position
 
 METRIC = {"qa": "metric_best_subspan_em", "kv": "metric_accuracy"}
 
@@ -68,7 +67,7 @@ def score_file(path: str | os.PathLike, out: str | os.PathLike | None = None, ta
     example: `example_id`, `example_index`, `gold_index`, `n_items`, `score` and `correct`, plus the
     diagnostic (`empty_first_line` or `strict`). `task` (qa or kv) is read from the first record if not given."""
     scored, rows = [], []
-    for index, (line_no, record) in enumerate(read_jsonl(path)):
+    for index, (line_no, record) in enumerate(json_objects(path)):
         try:
             task = task or task_of(record)
             if task not in METRIC:

@@ -47,7 +47,7 @@ def variants_of(task: str, section: dict, setting: str) -> list[str]:
 def build_qa(section: dict, retrieval: str | None, outputs: dict[str, str]) -> None:
     """Write the QA data files (`outputs`: setting name -> path) from retrieval records (the authors'
     retrieval file or our synthetic one), or copy them out of the authors' built files (source kind `files`)."""
-    from posbias.litm import qa_builder
+    from posbias.reading import qa_builder
     from posbias.staging.checksums import verify
 
     source, limit = section["source"], section.get("limit")
@@ -78,11 +78,11 @@ def _authors_qa_file(directory: str, name: str, size: int, gold_index: int | Non
 
 
 def _copy_authors_file(src: str, out: str, limit: int | None) -> None:
-    from posbias.litm.files import read_jsonl, write_jsonl
-    from posbias.litm.qa_data import check_qa_record
+    from posbias.io import json_objects, write_jsonl
+    from posbias.reading.qa_data import check_qa_record
 
     records = []
-    for line, record in read_jsonl(src):
+    for line, record in json_objects(src):
         if limit is not None and len(records) >= limit:
             break
         try:
@@ -94,16 +94,16 @@ def _copy_authors_file(src: str, out: str, limit: int | None) -> None:
 
 
 def build_synthetic_qa(generator: dict, n_questions: int, out: str) -> None:
-    """NQ-shaped retrieval records about the embedded world (`posbias.litm.synthetic_qa`)."""
-    from posbias.litm.synthetic_qa import write_synthetic_qa
+    """NQ-shaped retrieval records about the embedded world (`posbias.reading.synthetic_qa`)."""
+    from posbias.reading.synthetic_qa import write_synthetic_qa
 
     write_synthetic_qa(out, generator["settings"], n_questions, tokenizer=generator["tokenizer"])
 
 
 def build_kv(section: dict, outputs: dict[str, str]) -> None:
     """Write one key-value file per (size, gold position): generated with a seed, or the authors' files."""
-    from posbias.litm import kv
-    from posbias.litm.files import write_jsonl
+    from posbias.reading import kv
+    from posbias.io import write_jsonl
     from posbias.staging.checksums import verify
 
     source, limit = section["source"], section.get("limit")
@@ -132,7 +132,7 @@ def predict(task: str, section: dict, llm: dict, cache: dict, decoding: dict, da
     """Ask one language model every example of a task: `data` maps setting names to data files, `outputs` maps
     `{variant}/{setting}` to prediction files. The model is loaded once, and only if some answer is not cached.
     `threads` caps a local model's CPU threads (the job's share of the cores)."""
-    from posbias.litm.predict import predict as ask, read_examples, write_predictions
+    from posbias.reading.predict import predict as ask, read_examples, write_predictions
     from posbias.llm.generate import open_model
     from posbias.llm.types import Decoding
 

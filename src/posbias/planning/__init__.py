@@ -46,7 +46,7 @@ def make_plan(cfg, config_file: str, targets: Sequence[str] = (), gpu: str | Non
     """The plan of `snakemake --configfile config_file *targets` (run in `directory`, else from scratch), with
     rates for the GPU named `gpu` (else this machine) and `profile`'s limits; `cfg` is that file read
     (`posbias.config.load_config`)."""
-    from posbias.provenance import git_state
+    from posbias.provenance.environment import git_state
 
     device, device_sentence = device_named(gpu)
     jobs, assumed = scheduled_run(config_file, targets, directory)

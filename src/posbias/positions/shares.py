@@ -13,27 +13,9 @@ from typing import Mapping
 
 import pandas as pd
 
-from posbias.errors import InputError
 
 NONE = -1
 SHARE_COLUMNS = ("bin0", "bin1", "bin2_plus", "none")
-ROW_COLUMNS = ("kind", "qid", "doc_id", "source", "position", "position_bin", "doc_tokens", "length_bin")
-
-
-def read_rows(path: str) -> pd.DataFrame:
-    """A positions file (`results/positions/{set}.tsv`, one row per query and document)."""
-    frame = pd.read_csv(path, sep="\t", dtype={"qid": str, "doc_id": str}, keep_default_na=False, na_values=[""])
-    missing = [c for c in ROW_COLUMNS if c not in frame.columns]
-    if missing:
-        raise InputError(f"{path}: not a positions file (no column {', '.join(missing)})")
-    return frame
-
-
-def first_relevant_starts(frame: pd.DataFrame) -> dict[str, int]:
-    """Each query's earliest located start in its judged relevant documents (the passage's BM25 documents and
-    documents without a relevant passage or chunk left out): what the position breakdown of a table reads."""
-    located = frame[(frame["source"] == "judged") & (frame["position"] >= 0)]
-    return {str(qid): int(start) for qid, start in located.groupby("qid")["position"].min().items()}
 
 
 def position_bin(position: int, bin_tokens: int) -> int:

@@ -26,8 +26,8 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
+from posbias.data.first_relevant import ROW_COLUMNS, read_rows
 from posbias.io import atomic_write, read_documents, read_qrels, read_queries
-from posbias.positions.shares import ROW_COLUMNS, read_rows
 
 log = logging.getLogger(__name__)
 
@@ -301,7 +301,7 @@ def report(rows: Mapping[str, str], summaries: Mapping[str, str], settings: Mapp
     `judge_labels`; `oracle_judges`: mock oracles, consistent by construction)."""
     from posbias.positions import report as draw
     from posbias.positions.shares import share_table
-    from posbias.positions.truth import agreement, read_truth
+    from posbias.data.answer_passages import agreement, read_truth
     from posbias.reporting.render import Table, write_tables
 
     frames = {name: read_rows(path) for name, path in rows.items()}

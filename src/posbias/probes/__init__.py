@@ -2,13 +2,14 @@
 documents built from Re-DocRED that differ in one property, scored by any retriever or ranker, and compared with
 paired tests.
 
-- `redocred`: the released `*_revised.json` files as typed documents, and their text.
-- `queries`: the query table (relation templates in `templates.tsv`, the longest head name, the duplicate filter).
-- `sampling`: the study's seeded row selection (pandas `sample`, `groupby().tail`, `drop_duplicates`).
-- `pairs`: the pair every probe builds, and the candidate conditions they share.
-- `position`, `brevity`, `answer`, `literal`, `repetition`, `foil`: the probes' pair constructions (spec §2.1-§2.7).
-- `synthetic`: a Re-DocRED-format world the demo writes itself.
-- `stats`: the paired statistics of one probe and scorer.
+The documents, their query table, the seeded sampling, the pair every probe builds and the position probes'
+pairs are the domain the audit shares (`posbias.docred`); the paired statistics of one probe and scorer are
+`posbias.stats.document_pairs`, the scorers `posbias.scoring`. Here:
+
+- `declarations`: every probe by name, what the config gives it.
+- `brevity`, `answer`, `literal`, `repetition`, `foil`, `poison`: the other probes' pair constructions (spec
+  §2.1-§2.7).
+- `stats`: the position sweep probe through the metric suite every position curve shares.
 - `rag`: RAG poisoning (readers, the judge's prompt and verdict, the accuracy table); `judge_swap`: the judge's own
   position bias, a sample of its verdicts asked again with the model answer before the evidence.
 - `report`: the probe table, the RAG table and the figures (sweep, heatmaps, summary).
@@ -18,5 +19,6 @@ Every analysis stage has the same four orchestration files: `config` (its config
 that rules/probes.smk and its command line run) and `cli` (`posbias probes ...`).
 
 Its role modules (docs/architecture.md, analysis stages) are `stats` and `report`. There is no `build`: the
-steps build the query table (`queries`) and then each probe's pairs with the probe's own module, side by side.
+steps build the query table (`posbias.docred.queries`) and then each probe's pairs with the probe's own module,
+side by side.
 """

@@ -21,9 +21,9 @@ from collections import Counter
 
 from posbias.errors import InputError
 from posbias.probes.declarations import ANSWER_IMPORTANCE
-from posbias.probes.pairs import ProbePair, answer_named_in_evidence, evidence_sentence_id, join, single_evidence
-from posbias.probes.queries import ProbeQuery
-from posbias.probes.sampling import last_per_group, sample
+from posbias.docred.pairs import ProbePair, answer_named_in_evidence, evidence_sentence_id, join, single_evidence
+from posbias.docred.queries import ProbeQuery
+from posbias.docred.sampling import last_per_group, sample
 
 NEUTRAL_VARIANTS = ("authors", "strict")
 QUERIES_PER_DOCUMENT = 3

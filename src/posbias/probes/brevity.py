@@ -12,10 +12,10 @@ evidence must also spell the answer and the rest mention neither head nor answer
 from __future__ import annotations
 
 from posbias.probes.declarations import BREVITY
-from posbias.probes.pairs import ProbePair, evidence_sentence_id, join, other_sentences
-from posbias.probes.position import candidate_filter
-from posbias.probes.queries import ProbeQuery
-from posbias.probes.sampling import first_per_group, sample, shuffle
+from posbias.docred.pairs import ProbePair, evidence_sentence_id, join, other_sentences
+from posbias.docred.position import candidate_filter
+from posbias.docred.queries import ProbeQuery
+from posbias.docred.sampling import first_per_group, sample, shuffle
 
 
 def brevity_candidates(queries: list[ProbeQuery], seed: int, rest: str = "paper") -> list[ProbeQuery]:

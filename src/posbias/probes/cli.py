@@ -50,7 +50,7 @@ def run_command(args) -> None:
     if args.probes_command == "build":
         files = probes.redocred_files(section["redocred"], str(Path(args.out) / "synthetic_revised.json"))
         if "synthetic" in section["redocred"]:
-            from posbias.probes.synthetic import write_synthetic_redocred
+            from posbias.docred.synthetic import write_synthetic_redocred
 
             synthetic = section["redocred"]["synthetic"]
             write_synthetic_redocred(files["files"][0]["path"], synthetic["seed"], synthetic["n_documents"])

@@ -2,17 +2,17 @@
 the config lists probes itself, and whether it samples with a seed of its own (`probes.seeds.<name>`).
 
 The config schema's list of probes and seeds, and the steps' list of probes, are read from here
-(`with_probes`, `posbias.probes.steps.probe_names`). It imports nothing, so the workflow reads it when it
-builds its graph.
+(`with_probes`, `posbias.probes.steps.probe_names`). It imports only the position probes' pair builder (for their
+names), so the workflow reads it cheaply when it builds its graph.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from posbias.docred.position import FIRST_LAST, SWEEP  # the position probes' names, made where their pairs are
+
 ANSWER_IMPORTANCE = "answer_importance"
-FIRST_LAST = "position_first_last"
-SWEEP = "position_sweep"
 LITERAL = "literal"
 BREVITY = "brevity"
 REPETITION = "repetition"

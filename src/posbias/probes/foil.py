@@ -37,10 +37,10 @@ from dataclasses import dataclass
 from posbias.errors import InputError
 from posbias.probes.answer import has_similar_label_to_tail, head_sentence_without_tail, passes_mention_filter
 from posbias.probes.declarations import FOIL
-from posbias.probes.pairs import ProbePair, answer_named_in_evidence, evidence_sentence_id, join
-from posbias.probes.queries import ProbeQuery
-from posbias.probes.redocred import Document
-from posbias.probes.sampling import first_per_group, last_per_group, sample
+from posbias.docred.pairs import ProbePair, answer_named_in_evidence, evidence_sentence_id, join
+from posbias.docred.queries import ProbeQuery
+from posbias.docred.documents import Document
+from posbias.docred.sampling import first_per_group, last_per_group, sample
 
 BLOCK_SENTENCES = 4  # the S̃-block: the first 4 sentences of the unrelated document
 MIN_UNRELATED_SENTENCES = 4  # the study's `len(sents) > 3`

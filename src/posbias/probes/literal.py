@@ -21,10 +21,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from posbias.probes.declarations import LITERAL
-from posbias.probes.pairs import answer_named_in_evidence, join, single_evidence
-from posbias.probes.queries import ProbeQuery, shortest_other_name
-from posbias.probes.redocred import Mention
-from posbias.probes.sampling import first_per_group, sample
+from posbias.docred.pairs import answer_named_in_evidence, join, single_evidence
+from posbias.docred.queries import ProbeQuery, shortest_other_name
+from posbias.docred.documents import Mention
+from posbias.docred.sampling import first_per_group, sample
 
 RADAR_CONDITION = "SS-SL"
 # (first side, second side) as (query name, document name) codes, in Table 3 / A.7's order.

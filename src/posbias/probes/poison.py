@@ -29,8 +29,8 @@ from typing import Callable, Mapping, Sequence
 from posbias.errors import InputError
 from posbias.probes.declarations import POISON
 from posbias.probes.foil import foil
-from posbias.probes.pairs import ProbePair, evidence_sentence_id
-from posbias.probes.queries import ProbeQuery, longest_name
+from posbias.docred.pairs import ProbePair, evidence_sentence_id
+from posbias.docred.queries import ProbeQuery, longest_name
 
 log = logging.getLogger(__name__)
 

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 
 from posbias.errors import InputError
 from posbias.probes.declarations import REPETITION
-from posbias.probes.pairs import (ProbePair, answer_named_in_evidence, evidence_sentence_id, join, not_repeated_label,
+from posbias.docred.pairs import (ProbePair, answer_named_in_evidence, evidence_sentence_id, join, not_repeated_label,
                                   single_evidence)
-from posbias.probes.queries import ProbeQuery
-from posbias.probes.sampling import first_per_group, sample
+from posbias.docred.queries import ProbeQuery
+from posbias.docred.sampling import first_per_group, sample
 
 VARIANTS = ("paper", "authors")
 VARIANT_KEY = "probes.variants.repetition"

@@ -2,7 +2,7 @@
 the repetition x length heatmaps and a summary of the five bias axes.
 
 Every function reads a finished summary (one row per probe, condition and scorer, with the fields of
-`posbias.probes.stats.ProbeStatistic`) or the heatmap scores, so a change of layout costs no scoring. D1 is always
+`posbias.stats.document_pairs.ProbeStatistic`) or the heatmap scores, so a change of layout costs no scoring. D1 is always
 the first document of a probe: a positive t means D1 scored higher, which is good for answer importance, foil and
 poison (↑) and a bias for the others (↓).
 
@@ -23,7 +23,7 @@ from matplotlib.patches import Patch
 from scipy import stats
 
 from posbias.probes.declarations import ANSWER_IMPORTANCE, BREVITY, FIRST_LAST, FOIL, LITERAL, POISON, REPETITION, SWEEP
-from posbias.probes.stats import ProbeStatistic
+from posbias.stats.document_pairs import ProbeStatistic
 from posbias.reporting.figure_files import plt, save_figure
 from posbias.reporting.render import (MISSING, NO_TEST, Cell, Table, html_page, html_table, percent, write_outputs,
                                       write_tables)

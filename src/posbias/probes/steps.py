@@ -42,7 +42,8 @@ def probe_names() -> tuple[str, ...]:
 
 def _constructions() -> dict:
     """Probe name -> (candidate pool, pair builder), each called with the query table and the `probes` section."""
-    from posbias.probes import answer, brevity, foil, literal, position, repetition
+    from posbias.docred import position
+    from posbias.probes import answer, brevity, foil, literal, repetition
 
     variants = lambda section: section.get("variants", {})  # noqa: E731
     rest = lambda section: variants(section).get("rest", "paper")  # noqa: E731
@@ -87,7 +88,7 @@ def redocred_files(section: Mapping, synthetic_path: str) -> dict[str, list[dict
 def read_corpus(files: Sequence[Mapping]) -> list:
     """The documents of every `{path, split}` entry, in the order given; an entry's file must have its `sha256`, when
     the entry gives one."""
-    from posbias.probes.redocred import read_redocred
+    from posbias.docred.documents import read_redocred
     from posbias.staging.checksums import verify
 
     documents = []
@@ -104,7 +105,7 @@ def build(section: Mapping, pairs_out: Mapping[str, str], heatmap_out: str, tabl
     """Write each probe's pairs (`pairs_out`: probe -> path), the heatmap's queries and the query table's counts;
     with the poison probe, also the replacement entities it used (`replacements_out`), asked of the language model
     `llm` through the response cache `cache` when `probes.poison.source` is llm."""
-    from posbias.probes.queries import query_table_with_counts
+    from posbias.docred.queries import query_table_with_counts
 
     files, dedup = section["redocred"]["files"], section["redocred"].get("dedup_files", [])
     queries, counts = query_table_with_counts(read_corpus(files), read_corpus(dedup))
@@ -256,7 +257,7 @@ def score(spec: Mapping, checkpoint: str | None, pairs: Mapping[str, str], heatm
           out: str, heatmap_out: str | None, threads: int | None = None) -> None:
     """Score every probe's pairs (`pairs`: probe -> pairs file) and, if asked, the heatmap's queries with the scorer
     `spec` (a `probes.scorers` entry) describes, on `threads` CPU threads (default: torch's)."""
-    from posbias.probes.scorers import build_scorer
+    from posbias.scoring.scorers import build_scorer
 
     if threads:
         import torch
@@ -304,7 +305,7 @@ def statistics(scores: Mapping[str, str], correction: str) -> pd.DataFrame:
     on how many sweep positions were run. The `family` column names each row's.
     """
     from posbias.probes.report import COLUMNS
-    from posbias.probes.stats import correct_together, probe_statistic
+    from posbias.stats.document_pairs import correct_together, probe_statistic
 
     shown = {(column.probe, column.condition) for column in COLUMNS}
     keys, found, cut = [], [], []

@@ -8,7 +8,7 @@ Layout of a checkpoint directory:
   ranker.json   registry name and constructor arguments (`ranker.args`, see `build_ranker`), and the backbone's
                 class (`backbone_class`, `module.Class`: MOSAIC BERT's is bert_layers.BertModel of its own code)
   provenance.json  (optional) what made it: code, environment, device, precision, weights, config hash
-                (`posbias.provenance`); loading never reads it
+                (`posbias.provenance.identity`); loading never reads it
 
 Loading is strict on both parts: a parameter missing from `ranker.pt` or from the backbone's weights is
 an error, never a freshly initialised weight (`posbias.loaded_weights`), and the backbone must load as the class

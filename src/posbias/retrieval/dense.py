@@ -11,7 +11,6 @@ model's own modules) comes from `posbias.retrieval.encoder_network`.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -21,53 +20,9 @@ from tqdm import tqdm
 from posbias.device import autocast, autocast_dtype, dtype_name, pick_device
 from posbias.errors import InputError
 from posbias.retrieval.encoder_network import load_network
-from posbias.settings import from_section
+from posbias.retrieval.encoder_settings import EncoderSettings
 
-POOLINGS = ("cls", "mean")
-HEADS = ("none", "ance")  # what runs on the pooled vector; `ance`: ANCE's projection and LayerNorm
 SORT_BLOCK = 8192  # texts tokenised and sorted by length together: bounds the memory held by token ids
-
-
-@dataclass(frozen=True)
-class EncoderSettings:
-    """What an encoder is made of; the config's `encoder` section maps onto these fields."""
-
-    model: str
-    pooling: str = "cls"
-    query_prefix: str = ""
-    passage_prefix: str = ""
-    max_query_tokens: int = 64
-    max_passage_tokens: int = 512
-    batch_size: int = 64
-    device: str = "auto"
-    trust_remote_code: bool = False
-    head: str = "none"
-    normalize: bool = True  # L2-normalise (cosine); false: the raw pooled vector (dot product)
-
-    # Fields that change the vectors; an index must be queried with an encoder agreeing on all of them.
-    VECTOR_FIELDS = ("model", "pooling", "head", "query_prefix", "passage_prefix", "max_query_tokens",
-                     "max_passage_tokens", "normalize")
-
-    def __post_init__(self):
-        if self.pooling not in POOLINGS:
-            raise InputError(f"encoder settings: pooling must be one of {POOLINGS}, got {self.pooling!r}")
-        if self.head not in HEADS:
-            raise InputError(f"encoder settings: head must be one of {HEADS}, got {self.head!r}")
-        if self.head == "ance" and self.pooling != "cls":
-            raise InputError(f"encoder settings: head 'ance' projects the CLS vector, so pooling must be 'cls', "
-                             f"got {self.pooling!r}")
-        for key in ("max_query_tokens", "max_passage_tokens", "batch_size"):
-            if not isinstance(getattr(self, key), int) or getattr(self, key) < 1:
-                raise InputError(f"encoder settings: {key} must be a positive integer, got {getattr(self, key)!r}")
-        if not isinstance(self.normalize, bool):
-            raise InputError(f"encoder settings: normalize must be true or false, got {self.normalize!r}")
-
-    @classmethod
-    def from_config(cls, section: Mapping) -> "EncoderSettings":
-        return from_section(cls, section, "encoder settings")
-
-    def vector_identity(self) -> dict:
-        return {key: getattr(self, key) for key in self.VECTOR_FIELDS}
 
 
 class DenseEncoder:

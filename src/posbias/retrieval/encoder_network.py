@@ -14,15 +14,13 @@ Which network runs depends on the model and the encoder's `head` setting:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
 from posbias.backbones import from_pretrained, load_base_model, load_tokenizer, resolve
 from posbias.errors import InputError
-
-if TYPE_CHECKING:
-    from posbias.retrieval.dense import EncoderSettings
+from posbias.retrieval.encoder_settings import EncoderSettings
 
 
 @dataclass
@@ -33,7 +31,7 @@ class EncoderNetwork:
     max_positions: int | None  # the backbone's position embeddings, if it has a limit
 
 
-def load_network(settings: "EncoderSettings") -> EncoderNetwork:
+def load_network(settings: EncoderSettings) -> EncoderNetwork:
     from sentence_transformers.util import is_sentence_transformer_model
 
     path = resolve(settings.model)
@@ -82,7 +80,7 @@ class SentenceTransformerModules(torch.nn.Module):
         return self.model({"input_ids": input_ids, "attention_mask": attention_mask})["sentence_embedding"]
 
 
-def _sentence_transformer(settings: "EncoderSettings", path: str) -> EncoderNetwork:
+def _sentence_transformer(settings: EncoderSettings, path: str) -> EncoderNetwork:
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
 

@@ -21,7 +21,8 @@ from tqdm import tqdm
 from posbias.errors import InputError
 from posbias.retrieval import faiss_index
 from posbias.retrieval.bm25 import check_index
-from posbias.retrieval.dense import DenseEncoder, EncoderSettings
+from posbias.retrieval.dense import DenseEncoder
+from posbias.retrieval.encoder_settings import EncoderSettings
 from posbias.retrieval.fusion import check_weight, fuse
 from posbias.retrieval.jvm import prepare_jvm
 

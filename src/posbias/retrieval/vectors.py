@@ -30,7 +30,8 @@ from posbias.device import pick_device
 from posbias.errors import InputError
 from posbias.disk_space import full_disk_reported
 from posbias.io import batched, iter_documents, numbered_lines, read_json
-from posbias.retrieval.dense import DenseEncoder, EncoderSettings
+from posbias.retrieval.dense import DenseEncoder
+from posbias.retrieval.encoder_settings import EncoderSettings
 from posbias.retrieval.partial import PartialOutput, file_identity
 from posbias.training.resume import fingerprint
 

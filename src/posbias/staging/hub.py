@@ -7,8 +7,8 @@ hub, and a made-up one would pin nothing. Instead `posbias stage` resolves each 
 `model_info(...).sha`, at the pinned revision or the default branch), downloads that snapshot and records it in
 the lock file (`lock_path`: results/staging.lock.yaml, beside the results it makes). Every later load by name
 reads that snapshot (`load_target`), so all jobs of a results tree read the same weights whatever the hub's
-branch does meanwhile, and the run's manifest names the commit (posbias.provenance). A job offline reads nothing
-else; online, an id never staged is fetched by the library as before.
+branch does meanwhile, and the run's manifest names the commit (posbias.provenance.identity). A job offline reads
+nothing else; online, an id never staged is fetched by the library as before.
 """
 
 from __future__ import annotations

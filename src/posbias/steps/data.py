@@ -13,7 +13,7 @@ from posbias.backbones import load_tokenizer, token_counter
 from posbias.data import farrelevant
 from posbias.data.synthetic import GeneratorSettings, generate
 from posbias.data.vocabulary import vocabulary_entity_words
-from posbias.positions.truth import write_answer_passages
+from posbias.data.answer_passages import write_answer_passages
 from posbias.data.sources import SourceError
 from posbias.errors import InputError
 from posbias.io import (atomic_write, document_records, read_documents, read_folds, read_qrels, read_queries,

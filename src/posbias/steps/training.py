@@ -13,7 +13,7 @@ from posbias.config.sections.models import learning_rates, tokenizer_name
 from posbias.data.token_store import TokenStore
 from posbias.errors import InputError
 from posbias.io import atomic_write, iter_run, nonempty, read_qrels, read_queries, read_run, write_run
-from posbias.provenance import checkpoint_provenance
+from posbias.provenance.identity import checkpoint_provenance
 from posbias.rankers.checkpoint import load_checkpoint, save_checkpoint
 from posbias.rankers.inference import rerank
 from posbias.rankers.registry import build_ranker

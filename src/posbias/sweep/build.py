@@ -20,7 +20,7 @@ from typing import Callable, Mapping, Sequence
 
 from posbias.errors import InputError
 from posbias.sweep.candidates import substitute, was_retrieved
-from posbias.sweep.placement import Variant, place, spread_slots
+from posbias.data.placement import Variant, place, spread_slots
 from posbias.sweep.units import split_document
 
 MAX_DRAWS = 1000  # pool draws per query while topping up

@@ -9,8 +9,8 @@ import os
 
 from posbias.io import FormatError, atomic_write, numbered_lines
 
-MISSING = ("", "na", "nan", "none")
-ANALYSIS_COLUMNS = ("qid", "source", "position")  # what marks a positions file (posbias.positions.shares)  # a start that was not found (compared in lower case)
+MISSING = ("", "na", "nan", "none")  # a start that was not found (compared in lower case)
+ANALYSIS_COLUMNS = ("qid", "source", "position")  # what marks a positions file (posbias.data.first_relevant)
 SWEEP_COLUMNS = ("qid", "start", "slot", "position", "base", "doc_tokens")
 
 
@@ -20,7 +20,7 @@ def read_positions(path: str | os.PathLike) -> dict[str, int]:
     (results/positions/{set}.tsv, one row per query and document) gives each query's earliest start in its
     judged relevant documents."""
     if _is_analysis_file(path):
-        from posbias.positions.shares import first_relevant_starts, read_rows
+        from posbias.data.first_relevant import first_relevant_starts, read_rows
 
         return first_relevant_starts(read_rows(str(path)))
     positions: dict[str, int] = {}

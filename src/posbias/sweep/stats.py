@@ -20,7 +20,6 @@ import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 
 from posbias.errors import InputError
@@ -47,14 +46,6 @@ def with_ranks(per_seed: pd.DataFrame, metric: str) -> pd.DataFrame:
                          f"variant must be among every run's candidates (was the candidate list cut?)")
     ranks = rows.assign(metric=RANK, value=1.0 / rows["value"])
     return average_over_seeds(pd.concat([rows, ranks], ignore_index=True))
-
-
-def expected_random(candidate_counts: Mapping[str, int]) -> tuple[float, float]:
-    """MRR and mean rank of a uniformly random order of each query's candidates (averaged over queries):
-    E[1/rank] = H_n / n and E[rank] = (n + 1) / 2 for n candidates."""
-    counts = np.asarray(list(candidate_counts.values()), float)
-    harmonic = np.array([np.sum(1.0 / np.arange(1, n + 1)) for n in counts])
-    return float(np.mean(harmonic / counts)), float(np.mean((counts + 1) / 2))
 
 
 def sweep_curves(averaged: pd.DataFrame, positions: pd.DataFrame, models: Mapping[str, str], metric: str,

@@ -14,10 +14,10 @@ from posbias.io import (nonempty, read_documents, read_qrels, read_queries, read
                         write_qrels, write_queries, write_run)
 from posbias.names import RETRIEVER
 from posbias.reporting.render import Table, write_tables
+from posbias.stats.chance import expected_random
 from posbias.sweep.build import SweepSettings, relevant_document, sweep_id, sweep_query
 from posbias.sweep.positions import read_positions, write_sweep_positions
-from posbias.sweep.stats import (bins_from_edges, expected_random, position_breakdown, sweep_curves, sweep_sensitivity,
-                                 with_ranks)
+from posbias.sweep.stats import bins_from_edges, position_breakdown, sweep_curves, sweep_sensitivity, with_ranks
 
 log = logging.getLogger(__name__)
 

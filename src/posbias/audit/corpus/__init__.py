@@ -8,7 +8,7 @@ Middle authors' oracle file (shipped in this folder; its README states the sourc
   passages}`, `posbias.audit.haystack.world_from_files`): each question's gold passage is its needle (at most
   `max_words` words, so that a haystack twice a 256-token window still has room for six places), and the pool is
   the sentences of other questions' gold passages (real Wikipedia text on other topics) that hold none of the
-  chosen questions' answers (DPR's matcher, `posbias.litm.matching.has_answer`) and share no title with a needle:
+  chosen questions' answers (DPR's matcher, `posbias.reading.matching.has_answer`) and share no title with a needle:
   sentences, not passages, so the needle can stand at many places of a haystack of a few hundred tokens;
 - `qa.jsonl.gz` for the readers (`source: {qa}`, Lost in the Middle's retrieval-results format): each question's
   `depth` distractors are the pool passages the MiniLM encoder ranks highest for it (the authors retrieved theirs
@@ -57,7 +57,7 @@ def choose(records: list[dict], n_questions: int, pool_size: int, min_words: int
     """The chosen questions' indices (the first usable ones) and the pool's (other usable questions' gold passages
     that name none of the chosen answers and share no chosen title)."""
     from posbias.errors import InputError
-    from posbias.litm.matching import has_answer
+    from posbias.reading.matching import has_answer
 
     counts = Counter(_gold(r)["text"] for r in records)
     usable = [i for i, r in enumerate(records)
@@ -77,9 +77,9 @@ def build_corpus(out: str | Path, n_questions: int = 60, pool_size: int = 400, d
                  min_words: int = 50, rank=None) -> dict[str, Path]:
     """Write the batteries' files under `out` (module docstring); `rank` replaces the MiniLM ranker (tests)."""
     from posbias.io import write_documents, write_qrels, write_queries
-    from posbias.litm.matching import has_answer
-    from posbias.litm.files import write_jsonl
-    from posbias.litm.synthetic_qa import dense_ranker
+    from posbias.reading.matching import has_answer
+    from posbias.io import write_jsonl
+    from posbias.reading.synthetic_qa import dense_ranker
 
     records = oracle_records()
     chosen, pool = choose(records, n_questions, pool_size, min_words)

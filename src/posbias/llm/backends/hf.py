@@ -265,7 +265,7 @@ class HFCausal(_HFBackend):
     def next_token_logprobs(self, sents: list[str], words: Sequence[str]):
         """For each prompt (rows), the log-probability of each word's first token being the next one (columns), as
         a float64 array: one forward pass per `batch_size` prompts padded on the left (the last position is then
-        every row's next token). A pointwise ranker reads "yes" against "no" here (`posbias.audit.llm_ranker`)."""
+        every row's next token). A pointwise ranker reads "yes" against "no" here (`posbias.scoring.llm_ranker`)."""
         import numpy as np
         import torch
 

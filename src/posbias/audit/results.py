@@ -1,0 +1,107 @@
+"""A battery's result and its summary: one value per (unit, position), made into the curve and the summary by the
+metric suite every position curve shares (`posbias.stats.position_curve`), a grid's curve per length; and the
+needle's reciprocal rank among its distractors (ties averaged) with its chance level."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Mapping
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+RATIO_SCALE = ("MRR", "accuracy")  # metrics with a true zero: PSI and the relative numbers mean something
+METRICS = {"sweep": "MRR", "probes": "score", "reader": "accuracy", "order": "MRR", "grid": "MRR",
+           "reader_grid": "accuracy"}
+
+
+@dataclass
+class BatteryResult:
+    battery: str
+    metric: str
+    values: pd.DataFrame  # unit, position, value (+ the battery's own columns, e.g. tokens)
+    curve: pd.DataFrame = field(default=None)
+    summary: dict = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)  # battery-specific figures (the first-last probe's paired test)
+
+
+def smallest_adjusted_p(test: str, n_units: int, n_tests: int) -> float:
+    """The smallest p the curve's corrected tests can reach: 2 / 2^n for the sign-flip and the exact McNemar test
+    over n units (all of them one way), times the tests of a curve (Holm's first step); a t-test has no floor."""
+    return 0.0 if test == "t" else min(1.0, n_tests * 2.0 ** (1 - n_units))
+
+
+def summarise(result: BatteryResult, statistics: Mapping, window: int | None = None,
+              test: str | None = None) -> BatteryResult:
+    """The curve and its summary from the result's values; where the values carry `tokens` (a position's start in
+    the model's tokens), the reach is also given in tokens (the mean start at the reach position) and as a
+    fraction of the model's `window`: where the needle ends at the reach position (none when nothing dropped in
+    documents shorter than the window: the reach is then only where the document ends). `underpowered`: too few
+    units for any drop to reach significance; `detectable_drop`: the drop below the first position, in the
+    metric's units, that the curve's tests find with 80% power (`posbias.stats.power`; NaN when underpowered)."""
+    from posbias.stats.position_curve import curve_summary, position_curve
+    from posbias.stats.power import minimum_detectable_drop
+    stats, test = dict(statistics), test or statistics["test"]
+    curve = position_curve(result.values, test=test, correction=stats["correction"], alpha=stats["alpha"],
+                           confidence=stats["confidence"], n_resamples=stats["n_resamples"], seed=stats["seed"],
+                           ratio_scale=result.metric in RATIO_SCALE)
+    # a grid's depths are denser near the ends: its middle is weighted by the depth each stands for
+    depths = result.values.groupby("position")["depth"].first() if "depth" in result.values else None
+    summary = curve_summary(curve, coordinates=depths, chance=result.extra.get("chance"))
+    floor = smallest_adjusted_p(test, int(curve["n"].min()), len(curve) - 1)
+    summary["underpowered"] = bool(floor >= stats["alpha"])
+    summary["detectable_drop"] = minimum_detectable_drop(result.values, curve.attrs["reference"], stats["alpha"],
+                                                         floor_p=floor, bounded=result.metric in RATIO_SCALE)
+    if "tokens" in result.values:
+        tokens = result.values.groupby("position")["tokens"].mean()
+        curve["tokens"] = curve["position"].map(tokens)
+        # the last token the model was shown to read: where the needle ends at the reach position
+        summary["reach_tokens"] = float(result.values.groupby("position")["end"].mean()[summary["reach"]])
+        length = result.values["length"].iloc[0] if "length" in result.values else result.extra.get("doc_tokens")
+        short = summary["reach_censored"] and length and window and length < window
+        summary["reach_fraction"] = summary["reach_tokens"] / window if window and not short else math.nan
+    result.curve, result.summary = curve, summary
+    return result
+
+
+def battery_test(battery: str, statistics: Mapping) -> str:
+    """The paired test of a battery's curve: a reader's right and wrong answers take the exact McNemar test, every
+    other battery the configured `statistics.test`."""
+    return "mcnemar" if battery.startswith("reader") else statistics["test"]
+
+
+def summarise_result(result: BatteryResult, statistics: Mapping, window: int | None, test: str) -> BatteryResult:
+    """The curve and summary of a battery's result: one curve, or a grid's curve per length."""
+    return (summarise_grid if "length" in result.values else summarise)(result, statistics, window, test)
+
+
+def summarise_grid(result: BatteryResult, statistics: Mapping, window: int | None = None,
+                   test: str | None = None) -> BatteryResult:
+    """A grid's curve per length (the metric suite at each, `summarise`), stacked with a `length` column; the
+    summary is the longest length's, with every length's under `lengths`."""
+    import pandas as pd
+    curves, summaries = [], {}
+    for length, part in result.values.groupby("length", sort=True):
+        one = summarise(BatteryResult(result.battery, result.metric, part.reset_index(drop=True),
+                                      extra={"chance": result.extra.get("chance")}), statistics, window, test)
+        curves.append(one.curve.assign(length=length))
+        summaries[str(length)] = one.summary
+    result.curve = pd.concat(curves, ignore_index=True)
+    result.summary = {**summaries[str(max(result.values["length"]))], "lengths": summaries}
+    return result
+
+
+def expected_reciprocal_rank(target: float, others: np.ndarray) -> float:
+    """1/rank of `target` among `others`, averaged over every order of the scores tied with it."""
+    higher, tied = int(np.sum(others > target)), int(np.sum(others == target))
+    return float(np.mean([1.0 / (higher + j) for j in range(1, tied + 2)]))
+
+
+def chance(n_distractors: int) -> float:
+    """The needle's expected reciprocal rank among `n_distractors` when the scores say nothing."""
+    from posbias.stats.chance import expected_random
+
+    return expected_random({"needle": n_distractors + 1})[0]

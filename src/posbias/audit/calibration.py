@@ -47,7 +47,6 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
-from scipy.stats import norm
 
 from posbias.audit.sizing import UNIT_SETTING
 from posbias.errors import InputError
@@ -100,6 +99,8 @@ class Plant:
     def succeeds(self, units: Sequence, positions: Sequence[float], rng: np.random.Generator,
                  scale: float = 1.0) -> np.ndarray:
         """Whether each request succeeds: with probability base - size x shape(r) / scale at its position r."""
+        from scipy.stats import norm  # here, not at the top: every `posbias` command reads this module's names
+
         p = np.array([self.base - self.size * shape(self.shape, r) / scale for r in positions])
         if np.any(p < 0) or np.any(p > 1):
             raise InputError(f"calibration: a {self.shape} drop of {self.size} below {self.base} leaves a "

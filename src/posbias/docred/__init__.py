@@ -7,5 +7,6 @@ the domain that the bias probes (`posbias.probes`) and the audit's probe battery
 - `synthetic`: a Re-DocRED-format world the demo writes itself.
 - `sampling`: the study's seeded row selection (pandas `sample`, `groupby().tail`, `drop_duplicates`).
 - `pairs`: the pair every probe builds, and the candidate conditions they share.
-- `position`: the position probes' pairs (the evidence sentence first or last, or swept through the document).
+- `position`: the position probes' pairs (the evidence sentence first or last, or swept through the document),
+  named in `probe_names`.
 """

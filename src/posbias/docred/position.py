@@ -20,12 +20,10 @@ from __future__ import annotations
 
 from posbias.docred.pairs import (ProbePair, evidence_alone_holds_the_fact, evidence_sentence_id, head_only_in_evidence,
                                   join, other_sentences)
+from posbias.docred.probe_names import FIRST_LAST, SWEEP
 from posbias.docred.queries import ProbeQuery
 from posbias.docred.sampling import last_per_group, sample
 
-# the two probes' names, each pair's `probe` (the probes stage declares them under these names)
-FIRST_LAST = "position_first_last"
-SWEEP = "position_sweep"
 REST_VARIANTS = ("paper", "authors")
 
 

@@ -2,15 +2,15 @@
 the config lists probes itself, and whether it samples with a seed of its own (`probes.seeds.<name>`).
 
 The config schema's list of probes and seeds, and the steps' list of probes, are read from here
-(`with_probes`, `posbias.probes.steps.probe_names`). It imports only the position probes' pair builder (for their
-names), so the workflow reads it cheaply when it builds its graph.
+(`with_probes`, `posbias.probes.steps.probe_names`). It imports nothing heavy, so the workflow reads it when it
+builds its graph.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from posbias.docred.position import FIRST_LAST, SWEEP  # the position probes' names, made where their pairs are
+from posbias.docred.probe_names import FIRST_LAST, SWEEP  # the position probes, whose pairs the domain builds
 
 ANSWER_IMPORTANCE = "answer_importance"
 LITERAL = "literal"

@@ -7,7 +7,7 @@ from typing import Mapping
 
 import pandas as pd
 
-from posbias.docred.position import SWEEP
+from posbias.docred.probe_names import SWEEP
 from posbias.stats.position_curve import curve_summary, position_curve
 
 

@@ -7,7 +7,6 @@ import gc
 from typing import Sequence
 
 import numpy as np
-import statsmodels.stats.multitest as multitest
 
 # Our names are statsmodels' method names; the values are for captions.
 METHODS = {"none": "no correction", "bonferroni": "Bonferroni", "holm": "Holm", "fdr_bh": "Benjamini-Hochberg"}
@@ -33,6 +32,10 @@ def adjust(p_values: Sequence[float], method: str) -> np.ndarray:
         raise ValueError(f"p-values must lie in [0, 1]: {p[tested & ((p < 0) | (p > 1))][:3].tolist()}")
     adjusted = np.full(p.shape, np.nan)
     if tested.any():
+        # imported here: statsmodels' multitest costs about a second to import, and most jobs that import this
+        # module (through their stage's statistics) never correct anything
+        import statsmodels.stats.multitest as multitest
+
         with _no_forced_collection():
             adjusted[tested] = multitest.multipletests(p[tested], method=method)[1]
     return adjusted

@@ -99,6 +99,10 @@ include: "rules/provenance.smk"  # after the others: it reads rule all's targets
 
 
 rule all:
+    """the default target: every table, figure and report of the config, excluded seeds' checkpoints, the provenance
+    manifest
+
+    By hand: `snakemake` (the workflow itself)"""
     input:
         REPORTED,
         [globals()[stage.reported] for stage in STAGES.values()],

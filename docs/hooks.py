@@ -5,7 +5,9 @@ A page asks for a generated part with a comment on a line of its own, `<!-- gene
 - `rankers`: the rankers' table, from the rankers' declarations (`ranker_table`);
 - `configuration`: the configuration reference, from the schema's `description:` fields (`configuration_reference`);
 - `reproduction NAME`: what `config/paper/NAME.yaml` runs, its departures and the published numbers it
-  reproduces (`reproduction_summary`).
+  reproduces (`reproduction_summary`);
+- `rule_map`: every rule of the workflow, what it makes and the command that does its work by hand, from each
+  rule's docstring in its rules file (`rule_map`), so adding a rule edits only that file.
 
 `benchmarks/timings.md` (the timing history) is copied into the site as `timings.md`. A page added under
 `docs/stages/` joins the nav's "Stages" section by itself (titled by its first heading), after those mkdocs.yml
@@ -25,6 +27,11 @@ STAGE_PAGES = "stages"  # the folder of the stage pages, and the nav section the
 PAPER_CONFIGS = REPO / "config" / "paper"
 TIMINGS = REPO / "benchmarks" / "timings.md"
 MARKER = re.compile(r"^<!-- generated: (\w+)(?: (\w+))? -->$", flags=re.M)
+SNAKEFILE = REPO / "Snakefile"
+# a rule and its docstring: `rule name:`, or a rule named in a loop (`rule:` with `name: f"litm_predict_{_task}"`)
+RULE_DOCSTRING = re.compile(r'^[ \t]*rule(?: (?P<name>\w+))?:[ \t]*\n[ \t]*"""(?P<doc>.*?)"""'
+                            r'(?:\s*name:\s*f"(?P<template>[\w{}]+)")?', flags=re.M | re.S)
+BY_HAND = "\n\nBy hand: "
 
 
 # --- generators ----------------------------------------------------------------------------------------------
@@ -113,6 +120,45 @@ def reproduction_summary(config: dict) -> str:
     return text
 
 
+def rule_files() -> list[Path]:
+    """The Snakefile and the rules files in the order it includes them, the analysis stages' where its loop over
+    the config registry includes them."""
+    from posbias.config.registry import stages
+
+    files = [SNAKEFILE]
+    for include in re.findall(r"^include: (.+?)(?:\s+#.*)?$", SNAKEFILE.read_text(encoding="utf-8"), flags=re.M):
+        if include.startswith('"'):
+            files.append(REPO / include.strip('"'))
+    at_loop = files.index(REPO / "rules" / "provenance.smk")  # the stages are included just before it
+    return files[:at_loop] + [REPO / stage.rules for stage in stages().values()] + files[at_loop:]
+
+
+def workflow_rules(files: list[Path] | None = None) -> list[tuple[str, str, str]]:
+    """(rule, what it makes, the command by hand) of every rule of `files`, in their order, from the rules'
+    docstrings: what the rule makes, then a paragraph `By hand: ...`. A rule named in a loop is written with its
+    loop variable (`litm_predict_{task}`). A rule without a docstring, or without its `By hand:`, is an error."""
+    found = []
+    for path in files or rule_files():
+        text, where = path.read_text(encoding="utf-8"), path.relative_to(REPO) if path.is_relative_to(REPO) else path
+        for match in RULE_DOCSTRING.finditer(text):
+            name = match["name"] or (match["template"] or "").replace("{_", "{")
+            doc = "\n".join(line.strip() for line in match["doc"].splitlines())
+            if not name or BY_HAND not in doc:
+                raise ValueError(f"{where}: rule {name or '(unnamed)'} has no docstring ending in "
+                                 f"'By hand: ...'")
+            makes, _, by_hand = doc.partition(BY_HAND)
+            found.append((name, _cell(makes), _cell(by_hand)))
+        undocumented = set(re.findall(r"^[ \t]*rule (\w+):", text, flags=re.M)) - {name for name, _, _ in found}
+        if undocumented:
+            raise ValueError(f"{where}: rules {sorted(undocumented)} have no docstring")
+    return found
+
+
+def rule_map() -> str:
+    return "| rule | makes | by hand |\n| --- | --- | --- |\n" + "".join(
+        f"| `{name}` | {makes} | {by_hand} |\n" for name, makes, by_hand in workflow_rules())
+
+
 def _cell(text) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
@@ -128,6 +174,8 @@ def generated(kind: str, argument: str | None) -> str:
     if kind == "reproduction":
         from posbias.config import read_layered
         return reproduction_summary(read_layered(PAPER_CONFIGS / f"{argument}.yaml"))
+    if kind == "rule_map":
+        return rule_map()
     raise ValueError(f"<!-- generated: {kind} -->: unknown kind")
 
 

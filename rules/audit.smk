@@ -9,6 +9,9 @@ include: "inputs/audit.smk"
 if AUDIT_EXPORTS:
 
     rule audit_export:
+        """`results/audit/exported/{model}/seed{seed}/` (a trained FirstP as a Hugging Face cross-encoder)
+
+        By hand: `posbias export-hf`"""
         input:
             checkpoint="results/models/{model}/seed{seed}",
         output:
@@ -24,6 +27,10 @@ if AUDIT_EXPORTS:
 # The audit's real corpus (posbias.audit.corpus): NQ-open questions and Wikipedia passages from the file shipped
 # with the package, as the files a battery's `source` reads. Built only where a source names them.
 rule audit_corpus:
+    """`results/corpora/nq/{queries.tsv,qrels.txt,passages.jsonl,qa.jsonl.gz}` (the real corpus shipped with the
+    package, as the batteries' source files; built where a source names them)
+
+    By hand: `posbias audit-corpus`"""
     output:
         **{name.split(".")[0]: f"{AUDIT_CORPUS}/{name}" for name in AUDIT_CORPUS_FILES},
     priority: RUN_EARLY_PRIORITY  # before the early audit jobs that read it
@@ -38,6 +45,9 @@ rule audit_corpus:
 if AUDIT_JOBS:
 
     rule audit_battery:
+        """`results/audit/{name}/{battery}.{parquet,curve.csv,json}` (one job per audited model and battery)
+
+        By hand: `posbias audit --config --name --battery --no-report`"""
         input:
             lambda wc: CFG.audit.inputs(wc.name),
         output:
@@ -65,6 +75,9 @@ if AUDIT_JOBS:
             "../scripts/audit_battery.py"
 
     rule audit_report:
+        """`results/audit/{name}/card.html` and `results/audit/leaderboard.{tex,csv,md,html}`
+
+        By hand: `posbias audit --report-only`"""
         localrule: True
         input:
             audit_battery_results(),

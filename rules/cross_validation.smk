@@ -11,6 +11,10 @@ include: "inputs/cross_validation.smk"
 if CV_QUERYSETS and CV_CHECKPOINT_JOB_MODELS:
 
     rule cross_validate_checkpoint:
+        """the merged runs of every cross-validated query set of a checkpoint, all its folds in one job that resumes
+        by fold (`cross_validation.jobs: per_checkpoint`; `seed{seed}.run.resume/` while it runs)
+
+        By hand: `posbias cross-validate checkpoint`"""
         input:
             init="results/models/{model}/seed{seed}",
             tokens=lambda wc: [tokens_of(collection_of(qs), wc.model) for qs in CV_QUERYSETS],
@@ -41,6 +45,9 @@ if CV_QUERYSETS and CV_CHECKPOINT_JOB_MODELS:
 if CV_QUERYSETS and CV_PER_FOLD_MODELS:
 
     rule cross_validate_fold:
+        """`results/runs-cv/{queryset}/{model}/seed{seed}/fold{k}.run`
+
+        By hand: `posbias cross-validate fold`"""
         input:
             init="results/models/{model}/seed{seed}",
             tokens=lambda wc: tokens_of(collection_of(wc.queryset), wc.model),
@@ -70,6 +77,9 @@ if CV_QUERYSETS and CV_PER_FOLD_MODELS:
             "../scripts/cross_validate_fold.py"
 
     rule merge_folds:
+        """`results/runs/{queryset}/{model}/seed{seed}.run` from the fold runs
+
+        By hand: `posbias cross-validate merge`"""
         input:
             runs=lambda wc: expand("results/runs-cv/{qs}/{model}/seed{seed}/fold{fold}.run", qs=wc.queryset,
                                    model=wc.model, seed=wc.seed, fold=range(1, CFG.querysets.folds_count(wc.queryset) + 1)),

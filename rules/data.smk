@@ -8,6 +8,10 @@ include: "inputs/data.smk"
 if "generator" in config:
 
     rule generate_synthetic:
+        """`results/data/synthetic/{docs.jsonl, queries/*.tsv, qrels/*.txt}` and the passage collection
+        `results/data/synthetic-passages/`
+
+        By hand: `posbias generate`"""
         output:
             queries=expand("results/data/synthetic/queries/{qs}.tsv", qs=SYNTHETIC_QUERYSETS),
             qrels=expand("results/data/synthetic/qrels/{qs}.txt", qs=SYNTHETIC_QUERYSETS),
@@ -35,6 +39,9 @@ if "generator" in config:
 if "generator" in config and "farrelevant" in config and CFG.farrelevant.source["kind"] == "synthetic":
 
     rule build_farrelevant:
+        """`results/data/farrelevant/` from the passage collection (the embedded FarRelevant)
+
+        By hand: `posbias farrelevant`"""
         input:
             passages="results/data/synthetic-passages/docs.jsonl",
             queries="results/data/synthetic-passages/queries/farrelevant.tsv",
@@ -56,6 +63,9 @@ if "generator" in config and "farrelevant" in config and CFG.farrelevant.source[
 
 
 rule fetch_documents:
+    """`results/data/{collection}/source/docs.jsonl` (ir_datasets, HF datasets, local files)
+
+    By hand: `posbias fetch --collection`"""
     output:
         docs="results/data/{collection}/source/docs.jsonl",
     params:
@@ -71,6 +81,9 @@ rule fetch_documents:
 
 
 rule fetch_queryset:
+    """`results/data/{collection}/{queries,qrels}/{queryset}.*`
+
+    By hand: `posbias fetch --queryset`"""
     output:
         queries="results/data/{collection}/queries/{queryset}.tsv",
         qrels="results/data/{collection}/qrels/{queryset}.txt",
@@ -87,6 +100,9 @@ rule fetch_queryset:
 
 
 rule fetch_folds:
+    """`results/data/{collection}/folds/{queryset}.tsv`
+
+    By hand: `posbias fetch --folds`"""
     output:
         folds="results/data/{collection}/folds/{queryset}.tsv",
     params:
@@ -104,6 +120,9 @@ rule fetch_folds:
 # The rankers read documents cut to N tokens of a named tokenizer (paper: 1431 BERT tokens);
 # first-stage retrieval indexes the full documents.
 rule truncate_documents:
+    """`results/data/{collection}/docs.truncated.jsonl` (what the rankers read)
+
+    By hand: `posbias truncate`"""
     input:
         docs="results/data/{collection}/source/docs.jsonl",
     output:
@@ -124,6 +143,9 @@ rule truncate_documents:
 # De-biased training documents (the study's RQ3): the whole source documents of the training collection, each cut
 # at random word boundaries and reordered, for the models with `debias` (one copy per n_splits and seed).
 rule debias_documents:
+    """`results/data/{collection}/docs.jsonl`, a de-biased copy (each document rotated at a random word boundary)
+
+    By hand: `posbias debias`"""
     input:
         docs=lambda wc: source_docs_of(DEBIASED[wc.collection]["base"]),
     output:
@@ -144,6 +166,9 @@ rule debias_documents:
 # The rankers' token ids: each collection tokenised once per ranker tokenizer into a store that
 # training and reranking read by document id (src/posbias/data/token_store.py).
 rule tokenize_documents:
+    """`results/tokens/{collection}/{tokenizer}/` (token ids the rankers read, once per tokenizer)
+
+    By hand: `posbias tokenize`"""
     input:
         docs=lambda wc: docs_of(wc.collection),
     output:

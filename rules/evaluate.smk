@@ -8,6 +8,9 @@ include: "inputs/evaluate.smk"
 
 
 rule evaluate:
+    """`results/eval/{queryset}/{system}/seed{seed}.parquet`
+
+    By hand: `posbias evaluate --config --system`"""
     input:
         qrels=lambda wc: qrels_of(wc.queryset),
         run=lambda wc: run_of(wc.queryset, wc.system, wc.seed),
@@ -33,6 +36,9 @@ rule evaluate:
 if FINETUNED_QUERYSETS:
 
     rule evaluate_finetuned:
+        """`results/eval-finetuned/{queryset}/{system}/seed{seed}.parquet`
+
+        By hand: `posbias evaluate --config --system`"""
         input:
             qrels=lambda wc: qrels_of(wc.queryset),
             run=lambda wc: run_of(wc.queryset, wc.system, wc.seed, stage="runs-finetuned"),
@@ -59,6 +65,9 @@ if FINETUNED_QUERYSETS:
 if POOLED_QUERYSETS:
 
     rule pool_evaluations:
+        """`results/eval/{pooled queryset}/{system}/seed{seed}.parquet` (its members' values stacked)
+
+        By hand: `posbias pool`"""
         input:
             values=pool_members_evaluated,
         output:
@@ -83,6 +92,9 @@ if POOLED_QUERYSETS:
 if OUTCOME_QUERYSETS:
 
     rule evaluate_cutoff:
+        """`results/eval-cutoff/k{k}/{queryset}/{model}/seed{seed}.parquet` (the outcome table's RR@k)
+
+        By hand: `posbias evaluate --metric --system`"""
         input:
             qrels=lambda wc: qrels_of(wc.queryset),
             run=lambda wc: run_of(wc.queryset, wc.system, wc.seed),
@@ -106,6 +118,9 @@ if OUTCOME_QUERYSETS:
 
 
 rule evaluate_first_stage:
+    """`results/eval-first-stage/{retriever}/{queryset}/top{depth}.parquet`
+
+    By hand: `posbias evaluate --metric --system`"""
     input:
         qrels=lambda wc: qrels_of(wc.queryset),
         run=lambda wc: retrieval_run(wc.retriever, wc.queryset, wc.depth),

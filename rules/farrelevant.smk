@@ -8,6 +8,10 @@ include: "inputs/farrelevant.smk"
 if "farrelevant" in config and CFG.farrelevant.source["kind"] != "synthetic":
 
     rule build_farrelevant_source:
+        """`results/data/farrelevant/{docs.jsonl, queries/, qrels/, positions/}` from MS MARCO passages
+        (`farrelevant.source`, the paper config)
+
+        By hand: `posbias farrelevant-source`"""
         input:
             **farrelevant_source_inputs(),
         output:

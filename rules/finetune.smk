@@ -11,6 +11,11 @@ include: "inputs/finetune.smk"
 if FINETUNING:
 
     rule finetune:
+        """`results/models-finetuned/{model}/seed{seed}/` and
+        `results/runs-finetuned/{queryset}/{model}/seed{seed}.run{,.json}` (Table 4's fine-tuned checkpoints,
+        reranked in the same job)
+
+        By hand: `posbias finetune`"""
         input:
             init="results/models/{model}/seed{seed}",
             **finetuning_inputs(),

@@ -10,6 +10,9 @@ include: "inputs/litm.smk"
 if "qa" in LITM_TASKS and LITM["qa"]["source"]["kind"] == "synthetic":
 
     rule litm_synthetic_qa:
+        """`results/litm/data/qa/synthetic-retrieval.jsonl.gz` (Lost in the Middle's demo questions)
+
+        By hand: `posbias litm build --task`"""
         priority: RUN_EARLY_PRIORITY
         output:
             "results/litm/data/qa/synthetic-retrieval.jsonl.gz",
@@ -28,6 +31,9 @@ if "qa" in LITM_TASKS and LITM["qa"]["source"]["kind"] == "synthetic":
 if "qa" in LITM_TASKS:
 
     rule litm_build_qa:
+        """`results/litm/data/qa/{setting}.jsonl.gz` (`k5_gold_at_2`, `oracle`, ...)
+
+        By hand: `posbias litm build --task`"""
         priority: RUN_EARLY_PRIORITY
         input:
             unpack(litm_qa_source),
@@ -47,6 +53,9 @@ if "qa" in LITM_TASKS:
 if "kv" in LITM_TASKS:
 
     rule litm_build_kv:
+        """`results/litm/data/kv/{setting}.jsonl.gz` (`n8_gold_at_3`, ...)
+
+        By hand: `posbias litm build --task`"""
         priority: RUN_EARLY_PRIORITY
         output:
             list(litm_data("kv").values()),
@@ -64,6 +73,10 @@ if "kv" in LITM_TASKS:
 for _task in LITM_TASKS:
 
     rule:
+        """`results/litm/predictions/{task}/{model}/{variant}/{setting}.jsonl.gz` (one job per model; task `qa` or
+        `kv`)
+
+        By hand: `posbias litm run`"""
         name:
             f"litm_predict_{_task}"
         input:
@@ -98,6 +111,9 @@ for _task in LITM_TASKS:
             "../scripts/litm_predict.py"
 
     rule:
+        """`results/litm/eval/{task}.parquet`
+
+        By hand: `posbias litm evaluate`"""
         name:
             f"litm_score_{_task}"
         localrule: True
@@ -118,6 +134,10 @@ for _task in LITM_TASKS:
 if LITM_TASKS:
 
     rule litm_report:
+        """`results/[{experiment}/]litm/*.{tex,csv,md,html}` (each size's table, and `sensitivity.*`: every curve's
+        PSI, drops and reach) and `figures/`
+
+        By hand: `posbias litm report`"""
         localrule: True
         input:
             [f"results/litm/eval/{task}.parquet" for task in LITM_TASKS],

@@ -11,6 +11,9 @@ include: "inputs/positions.smk"
 if POSITIONS:
 
     rule positions_sparse:
+        """`results/positions/{set}.tsv`, `{set}.json` (approximate passage matching; one job per set)
+
+        By hand: `posbias positions locate`"""
         input:
             unpack(position_set_inputs),
         output:
@@ -33,6 +36,10 @@ if POSITIONS:
             "../scripts/positions_sparse.py"
 
     rule positions_dense:
+        """the same, `{set}.judgments.parquet` (a language model judging chunks) and `{set}.consistency.parquet` (the
+        judges' order check)
+
+        By hand: `posbias positions locate`"""
         input:
             unpack(position_set_inputs),
         output:
@@ -63,6 +70,10 @@ if POSITIONS:
             "../scripts/positions_dense.py"
 
     rule positions_report:
+        """`results/[{experiment}/]positions/positions.{tex,csv,md,html}`, `judges.{tex,csv,md,html}` (the judges'
+        consistency), `agreement.csv`, `figures/figure{1,7}.{png,pdf}`
+
+        By hand: `posbias positions report`"""
         localrule: True
         input:
             rows=[f"results/positions/{s}.tsv" for s in POSITION_SETS],

@@ -11,6 +11,9 @@ include: "inputs/probes.smk"
 if PROBES and "synthetic" in PROBES["redocred"]:
 
     rule probes_synthetic:
+        """`results/probes/data/synthetic_revised.json` (the demo's Re-DocRED)
+
+        By hand: `posbias probes build`"""
         priority: RUN_EARLY_PRIORITY
         output:
             PROBE_SYNTHETIC,
@@ -28,6 +31,9 @@ if PROBES and "synthetic" in PROBES["redocred"]:
 if PROBES:
 
     rule probes_build:
+        """`results/probes/pairs/{probe}.jsonl`, `heatmap.jsonl`, `query_table.json`
+
+        By hand: `posbias probes build`"""
         priority: RUN_EARLY_PRIORITY
         input:
             probe_build_inputs(),
@@ -50,6 +56,9 @@ if PROBES:
             "../scripts/probes_build.py"
 
     rule probes_score:
+        """`results/probes/scores/{scorer}.parquet`, `{scorer}.heatmap.parquet` (one job per scorer)
+
+        By hand: `posbias probes score`"""
         priority: RUN_EARLY_PRIORITY
         input:
             unpack(probe_score_inputs),
@@ -74,6 +83,10 @@ if PROBES:
             "../scripts/probes_score.py"
 
     rule probes_report:
+        """`results/[{experiment}/]probes/probes.{tex,csv,md,html}`, `sensitivity.*` (the position sweep's PSI, drops
+        and reach per scorer), `figures/{sweep,heatmap,summary}.{png,pdf}`
+
+        By hand: `posbias probes report`"""
         localrule: True
         input:
             scores=[f"results/probes/scores/{s}.parquet" for s in PROBE_SCORERS],
@@ -101,6 +114,10 @@ if PROBES:
 if PROBE_RAG:
 
     rule probes_rag:
+        """`results/probes/rag/answers.parquet`, `judge_consistency.{parquet,json}` (the judge's swap check),
+        `results/[{experiment}/]probes/rag.{tex,csv,md,html}` (`probes.rag`)
+
+        By hand: `posbias probes rag`"""
         input:
             poison=probe_pairs("poison"),
             foil=probe_pairs("foil"),

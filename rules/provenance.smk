@@ -13,6 +13,9 @@ PROVENANCE_REPORTED = list(PROVENANCE.values())
 
 
 rule provenance:
+    """`results/[{experiment}/]provenance.{json,html}` (the last job)
+
+    By hand: `posbias provenance --write`"""
     localrule: True
     input:
         # everything rule all asks for but the manifest (read when the graph is built: a target added to rule all

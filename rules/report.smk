@@ -12,6 +12,10 @@ include: "inputs/report.smk"
 for _table in CFG.tables.of_layout():
 
     rule:
+        """one rule per model table of the config (`table1`, `table7`, `table8`, `table5`; the de-biasing `table2`,
+        `table3`; the ablation `table6`): `results/[{experiment}/]{table}.{tex,csv,md,html}`
+
+        By hand: `posbias study table --name`"""
         name:
             f"{_table}"
         localrule: True
@@ -33,6 +37,9 @@ for _table in CFG.tables.of_layout():
 if "table4" in TABLES:
 
     rule table4:
+        """`results/[{experiment}/]table4.*` (FarRelevant)
+
+        By hand: `posbias study table --name --finetuned`"""
         localrule: True
         input:
             averaged=expand(f"{OUT}/eval/{{qs}}/seed_averaged.parquet", qs=CFG.tables.querysets("table4")),
@@ -50,6 +57,9 @@ if "table4" in TABLES:
             "../scripts/table4.py"
 
     rule farrelevant_figure:
+        """`results/[{experiment}/]figures/farrelevant.{png,pdf}`
+
+        By hand: `posbias study farrelevant-figure`"""
         localrule: True
         input:
             per_seed=f"{OUT}/eval/{FAR_QUERYSET}/per_seed.parquet",
@@ -72,6 +82,9 @@ if "table4" in TABLES:
 if EFFICIENCY_RUNS:
 
     rule efficiency_figure:
+        """`results/[{experiment}/]figures/efficiency.{png,pdf}`
+
+        By hand: `posbias study efficiency-figure`"""
         localrule: True
         input:
             table=f"{OUT}/table1.csv",
@@ -93,6 +106,9 @@ if EFFICIENCY_RUNS:
 if "outcomes" in TABLES:
 
     rule outcome_table:
+        """`results/[{experiment}/]outcomes.*`
+
+        By hand: `posbias study outcomes`"""
         localrule: True
         input:
             per_seed=expand(f"{OUT}/eval-cutoff/k{{k}}/{{qs}}/per_seed.parquet", k=TABLES.get("outcomes", {}).get("k"),
@@ -113,6 +129,9 @@ if "outcomes" in TABLES:
 if "first_stage" in TABLES:
 
     rule first_stage_table:
+        """`results/[{experiment}/]first_stage.*`
+
+        By hand: `posbias study first-stage`"""
         localrule: True
         input:
             values=expand("results/eval-first-stage/{r}/{qs}/top{depth}.parquet",
@@ -136,6 +155,9 @@ if "dataset_stats" in TABLES:
     STATS_QUERYSETS, STATS_COLLECTIONS = STATS["querysets"], STATS["collections"]
 
     rule collection_statistics:
+        """`results/stats/collections/*.json`
+
+        By hand: `posbias study collection-stats`"""
         input:
             unpack(statistics_input),
         output:
@@ -151,6 +173,9 @@ if "dataset_stats" in TABLES:
             "../scripts/collection_statistics.py"
 
     rule queryset_statistics:
+        """`results/stats/querysets/*.json`
+
+        By hand: `posbias study queryset-stats`"""
         input:
             queries=lambda wc: queries_of(wc.queryset),
             qrels=lambda wc: qrels_of(wc.queryset),
@@ -167,6 +192,9 @@ if "dataset_stats" in TABLES:
             "../scripts/queryset_statistics.py"
 
     rule dataset_tables:
+        """`results/[{experiment}/]table9.*` and `table10.*`
+
+        By hand: `posbias study dataset-tables`"""
         localrule: True
         input:
             collections=expand("results/stats/collections/{c}.json", c=STATS_COLLECTIONS),
@@ -190,6 +218,9 @@ if "table11" in TABLES:
     TABLE11 = CFG.tables.table11_params()
 
     rule table11:
+        """`results/[{experiment}/]table11.*` (parameters per ranker)
+
+        By hand: `posbias study table11`"""
         localrule: True
         input:
             checkpoints=[f"results/models/{m}/seed{s}" for m, s in zip(TABLE11["trained"], TABLE11["seeds"])],

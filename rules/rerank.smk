@@ -11,6 +11,9 @@
 
 
 rule rerank:
+    """`results/runs/{queryset}/{model}/seed{seed}.run{,.json}` (one job per query set and checkpoint)
+
+    By hand: `posbias rerank --checkpoint`"""
     input:
         checkpoint="results/models/{model}/seed{seed}",
         tokens=lambda wc: [tokens_of(collection_of(wc.queryset), wc.model)],
@@ -41,6 +44,9 @@ rule rerank:
 # With `finetuning:` the same job then fine-tunes the checkpoint and reranks the fine-tuned query sets
 # (what rule finetune does otherwise): its inputs, outputs and params carry the prefix `finetune_`.
 rule rerank_checkpoint:
+    """the same runs, all query sets of a checkpoint, and its fine-tuning (`rerank.jobs: per_checkpoint`)
+
+    By hand: `posbias rerank --checkpoint`, `posbias finetune`"""
     input:
         checkpoint="results/models/{model}/seed{seed}",
         tokens=lambda wc: [tokens_of(collection_of(qs), wc.model) for qs in DIRECT_QUERYSETS],
@@ -71,6 +77,9 @@ rule rerank_checkpoint:
 
 
 rule rerank_zero_shot:
+    """`results/runs/{queryset}/{model}/seed0.run{,.json}` (zero-shot models: no train job)
+
+    By hand: `posbias rerank --model`"""
     input:
         tokens=lambda wc: tokens_of(collection_of(wc.queryset), wc.model),
         queries=lambda wc: queries_of(wc.queryset),
@@ -100,6 +109,9 @@ rule rerank_zero_shot:
 
 # `rerank.jobs: per_checkpoint`: a zero-shot model scores every reranked query set in one job, as a checkpoint does.
 rule rerank_zero_shot_model:
+    """the same runs, all query sets of a zero-shot model (`rerank.jobs: per_checkpoint`)
+
+    By hand: `posbias rerank --model`"""
     input:
         tokens=lambda wc: [tokens_of(collection_of(qs), wc.model) for qs in RERANK_QUERYSETS],
         queries=[queries_of(qs) for qs in RERANK_QUERYSETS],
@@ -131,6 +143,9 @@ rule rerank_zero_shot_model:
 # documents, or its own sentence prefixes for FirstP) go to a language model through the response cache
 # (llm.cache). Zero-shot, so one run per query set, like the models above.
 rule rerank_listwise:
+    """`results/runs/{queryset}/{model}/seed0.run{,.json}` (RankGPT: through `llm.models`, `cache/llm/`)
+
+    By hand: `posbias rerank --model`"""
     input:
         docs=lambda wc: source_docs_of(collection_of(wc.queryset)),
         queries=lambda wc: queries_of(wc.queryset),

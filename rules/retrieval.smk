@@ -10,6 +10,9 @@ include: "inputs/retrieval.smk"
 
 
 rule bm25_index:
+    """`results/index/{collection}/lucene` (pyserini; doc2query text joined first)
+
+    By hand: `posbias index`"""
     input:
         unpack(expansions_input),
         docs=lambda wc: source_docs_of(wc.collection),
@@ -28,6 +31,9 @@ rule bm25_index:
 
 
 rule bm25_retrieve:
+    """`results/candidates/{retriever}/{queryset}/top{depth}.run`
+
+    By hand: `posbias retrieve`"""
     input:
         index=lambda wc: lucene_index_of(collection_of(wc.queryset)),
         queries=lambda wc: queries_of(wc.queryset),
@@ -54,6 +60,10 @@ rule bm25_retrieve:
 # sibling of its output, which no rule declares: Snakemake deletes a failed job's outputs, not that, so the same
 # command after a kill or a time-out resumes from the last saved chunk (posbias.retrieval.partial).
 rule dense_encode:
+    """`results/vectors/{collection}/{retriever}/` (`vectors.npy`, a float32 matrix, memory-mapped; `doc_ids.json`;
+    `metadata.json`; `{retriever}.partial/` while it runs), on the GPU
+
+    By hand: `posbias dense-index` (both steps)"""
     input:
         docs=lambda wc: source_docs_of(wc.collection),
     output:
@@ -74,6 +84,10 @@ rule dense_encode:
 
 
 rule dense_index:
+    """`results/index/{collection}/dense/{retriever}` (FAISS, built on the CPU from the vectors;
+    `{retriever}.partial/` while it runs)
+
+    By hand: `posbias dense-index`"""
     input:
         vectors="results/vectors/{collection}/{retriever}",
     output:
@@ -92,6 +106,9 @@ rule dense_index:
 
 
 rule hybrid_retrieve:
+    """the same, from the dense k-NN re-scored with BM25
+
+    By hand: `posbias hybrid`"""
     input:
         dense=lambda wc: f"results/index/{collection_of(wc.queryset)}/dense/{wc.retriever}",
         lucene=lambda wc: lucene_index_of(collection_of(wc.queryset)),
@@ -118,6 +135,9 @@ rule hybrid_retrieve:
 
 
 rule import_run:
+    """`results/candidates/given/{queryset}/top{depth}.run` (`querysets.<name>.candidates`)
+
+    By hand: `posbias import-run`"""
     input:
         run=lambda wc: QUERYSETS[wc.queryset].candidates,
         queries=lambda wc: queries_of(wc.queryset),
@@ -136,6 +156,9 @@ rule import_run:
 
 
 rule random_shuffle:
+    """`results/runs/{queryset}/random/seed{seed}.run`
+
+    By hand: `posbias shuffle`"""
     input:
         candidates=lambda wc: candidates_of(wc.queryset),
     output:

@@ -4,6 +4,9 @@
 
 
 rule combine_seeds:
+    """`results/[{experiment}/]eval/{queryset}/{per_seed,seed_averaged}.parquet`
+
+    By hand: `posbias study combine-seeds`"""
     localrule: True
     input:
         values=lambda wc: systems_evaluated(wc.queryset),
@@ -23,6 +26,9 @@ rule combine_seeds:
 if FINETUNED_QUERYSETS:
 
     rule combine_finetuned_seeds:
+        """the same for the fine-tuned runs
+
+        By hand: `posbias study combine-seeds`"""
         localrule: True
         input:
             values=lambda wc: systems_evaluated(wc.queryset, stage="eval-finetuned"),
@@ -42,6 +48,9 @@ if FINETUNED_QUERYSETS:
 if OUTCOME_QUERYSETS:
 
     rule combine_cutoff_seeds:
+        """the same for the outcome table's RR@k
+
+        By hand: `posbias study combine-seeds`"""
         localrule: True
         input:
             values=lambda wc: [f"results/eval-cutoff/k{wc.k}/{wc.queryset}/{model}/seed{seed}.parquet"

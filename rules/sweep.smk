@@ -9,6 +9,9 @@ include: "inputs/sweep.smk"
 if SWEEP_QUERYSET:
 
     rule build_sweep:
+        """`results/data/sweep/docs.jsonl` with the sweep query set's queries, qrels, positions and candidates
+
+        By hand: `posbias sweep build`"""
         input:
             **sweep_source_inputs(),
         output:
@@ -26,6 +29,10 @@ if SWEEP_QUERYSET:
 if SWEEP_MODELS:
 
     rule sweep_report:
+        """`results/[{experiment}/]sweep.*`, `sweep_sensitivity.*` (each curve's PSI, drops and reach) and
+        `figures/sweep.{png,pdf}`
+
+        By hand: `posbias sweep report`"""
         localrule: True
         input:
             per_seed=f"{OUT}/eval/{SWEEP_QUERYSET}/per_seed.parquet",
@@ -51,6 +58,9 @@ if SWEEP_MODELS:
 if BREAKDOWN:
 
     rule position_breakdown:
+        """`results/[{experiment}/]position_breakdown.*`
+
+        By hand: `posbias sweep breakdown`"""
         localrule: True
         input:
             averaged=f"{OUT}/eval/{BREAKDOWN['queryset']}/seed_averaged.parquet",

@@ -4,6 +4,10 @@
 
 
 rule train:
+    """`results/models/{model}/seed{seed}/` (`backbone/`, `ranker.pt`, `ranker.json`; `seed{seed}.resume/` while it
+    runs)
+
+    By hand: `posbias train`"""
     input:
         tokens=lambda wc: tokens_of(CFG.models.training_collection(wc.model), wc.model),  # de-biased models: a copy
         queries=lambda wc: queries_of(CFG.training.queryset),  # lambdas: a config without the study has none

@@ -105,9 +105,8 @@ def rule_names() -> set[str]:
 
 
 def rule_map_rows() -> dict[str, str]:
-    """Each row of the rule map: the rule -> its "by hand" cell."""
-    section = (DOCS / "architecture.md").read_text(encoding="utf-8").split("## The rule map", 1)[1]
-    return dict(re.findall(r"^\| `([\w{}]+)` \| .* \| ([^|]+) \|$", section, flags=re.M))
+    """Each row of the rule map (generated from the rules' docstrings): the rule -> its "by hand" cell."""
+    return {name: by_hand for name, _, by_hand in hooks.workflow_rules()}
 
 
 def rule_map() -> set[str]:
@@ -136,8 +135,31 @@ def test_rule_names_are_read_from_rules_and_loop_templates():
 
 def test_rule_map_names_every_rule_and_no_other():
     rules, mapped = rule_names(), rule_map()
-    assert not rules - mapped, f"docs/architecture.md's rule map lacks {sorted(rules - mapped)}"
-    assert not mapped - rules, f"docs/architecture.md's rule map names rules not in rules/: {sorted(mapped - rules)}"
+    assert not rules - mapped, f"the rule map lacks {sorted(rules - mapped)}"
+    assert not mapped - rules, f"the rule map names rules not in rules/: {sorted(mapped - rules)}"
+    assert "<!-- generated: rule_map -->" in (DOCS / "architecture.md").read_text(encoding="utf-8")
+
+
+def test_every_rule_snakemake_lists_is_in_the_rule_map():
+    """Snakemake's own list of the default config's rules, each a row of the map (a loop's rules, `table1` and
+    `litm_predict_qa`, the row of their template)."""
+    listed = subprocess.run([sys.executable, "-m", "snakemake", "--list-rules"], cwd=REPO, capture_output=True,
+                            text=True, timeout=300, check=True).stdout
+    names = re.findall(r"^(\w+)", listed, flags=re.M)
+    patterns = [re.compile(re.sub(r"\\{\w+\\}", r"\\w+", re.escape(row)) + "$") for row in rule_map()]
+    assert len(names) > 40
+    assert [name for name in names if not any(pattern.match(name) for pattern in patterns)] == []
+
+
+def test_a_rule_without_its_docstring_is_refused(tmp_path):
+    rules = tmp_path / "x.smk"
+    rules.write_text('rule a:\n    """`a.txt`\n\n    By hand: `posbias a`"""\n    output: "a.txt"\n\n'
+                     'rule b:\n    output: "b.txt"\n')
+    with pytest.raises(ValueError, match=r"x.smk: rules \['b'\] have no docstring"):
+        hooks.workflow_rules([rules])
+    rules.write_text('rule a:\n    """`a.txt`"""\n    output: "a.txt"\n')
+    with pytest.raises(ValueError, match="rule a has no docstring ending in 'By hand"):
+        hooks.workflow_rules([rules])
 
 
 def test_every_rule_s_work_has_a_command_that_exists():

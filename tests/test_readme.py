@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow(longest=True)  # minutes: `make test` starts it beside the tiny run's build
+pytestmark = pytest.mark.slow  # the walk-through takes minutes: make test starts this file first
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = {path: path.read_text(encoding="utf-8")

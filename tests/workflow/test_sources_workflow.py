@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data" / "sources")
 from fixtures_robust_beir import ROBUST04, ROBUST04_FOLDS, write_beir_nq, write_robust04  # noqa: E402
 from snakemake_runs import run_snakemake, scheduled_jobs, write_config  # noqa: E402
 
-pytestmark = pytest.mark.slow(longest=True)  # minutes: `make test` starts it beside the tiny run's build
+pytestmark = pytest.mark.slow  # minutes: `make test` starts this file first (tests/conftest.py)
 
 OFFLINE = "offline:all-MiniLM-L6-v2"
 

@@ -163,9 +163,9 @@ def pytest_collection_modifyitems(items):
     """The files marked slow first, and of those the ones reading the tiny workflow's run (the suite's longest
     chain: the run, then its tests) first of all; every other test keeps its place. `make test` hands whole files
     to its two workers in this order (--dist loadfile --no-loadscope-reorder), so the longest start at once. The
-    run has both cores to itself (its jobs run two at a time) while the other worker waits for it: starting the
-    walk-through beside it instead made the suite take longer (23 min 38 s against 20 min or less on the AMD
-    EPYC, 40 min 41 s of CPU against 36: four busy processes on two cores)."""
+    run's jobs run two at a time, so it keeps both cores busy while the other worker waits for it; starting the
+    walk-through beside it instead gained nothing measurable (23 min 38 s on the AMD EPYC, 40 min 41 s of CPU, at an
+    hour when the demo's jobs ran 30% slower than that morning: three or four busy processes on two cores)."""
     reading_the_run = {item.path for item in items if "finished_run" in item.fixturenames}
     items.sort(key=lambda item: (item.get_closest_marker("slow") is None, item.path not in reading_the_run))
 

@@ -121,16 +121,15 @@ def reproduction_summary(config: dict) -> str:
 
 
 def rule_files() -> list[Path]:
-    """The Snakefile and the rules files in the order it includes them, the analysis stages' where its loop over
-    the config registry includes them."""
+    """The Snakefile and the rules files in the order it includes them, the analysis stages' (its loop's
+    `include: _stage.rules`) in the config registry's order."""
     from posbias.config.registry import stages
 
     files = [SNAKEFILE]
-    for include in re.findall(r"^include: (.+?)(?:\s+#.*)?$", SNAKEFILE.read_text(encoding="utf-8"), flags=re.M):
-        if include.startswith('"'):
-            files.append(REPO / include.strip('"'))
-    at_loop = files.index(REPO / "rules" / "provenance.smk")  # the stages are included just before it
-    return files[:at_loop] + [REPO / stage.rules for stage in stages().values()] + files[at_loop:]
+    for include in re.findall(r"^\s*include: (\S+)", SNAKEFILE.read_text(encoding="utf-8"), flags=re.M):
+        files += [REPO / stage.rules for stage in stages().values()] if include == "_stage.rules" \
+            else [REPO / include.strip('"')]
+    return files
 
 
 def workflow_rules(files: list[Path] | None = None) -> list[tuple[str, str, str]]:

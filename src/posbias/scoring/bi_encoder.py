@@ -9,7 +9,7 @@ from typing import Sequence
 import numpy as np
 
 from posbias.errors import InputError
-from posbias.scoring.protocol import Scorer
+from posbias.scoring.protocol import Scorer, tokens_in
 
 
 class SentenceTransformerScorer(Scorer):
@@ -52,7 +52,7 @@ class SentenceTransformerScorer(Scorer):
         return similarity.double().numpy()
 
     def count_tokens(self, text: str) -> int:
-        return len(self.model.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+        return tokens_in(self.model.tokenizer, text)
 
     def describe(self) -> dict:
         modules = [type(module).__name__ for module in self.model]

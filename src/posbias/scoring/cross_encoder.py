@@ -24,7 +24,7 @@ import torch
 from posbias.backbones import from_pretrained, load_model
 from posbias.device import autocast, autocast_dtype, pick_device
 from posbias.errors import InputError
-from posbias.scoring.protocol import Pair, Scorer
+from posbias.scoring.protocol import Pair, Scorer, tokens_in
 
 AGGREGATIONS = ("max", "first")
 
@@ -133,7 +133,7 @@ class CrossEncoder(Scorer):
         return best
 
     def count_tokens(self, text: str) -> int:
-        return len(self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+        return tokens_in(self.tokenizer, text)
 
     def input_count(self, pairs: Sequence[Pair]) -> int:
         if not self.view:

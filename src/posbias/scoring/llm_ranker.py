@@ -16,7 +16,7 @@ import numpy as np
 
 from posbias.errors import InputError
 from posbias.llm.types import Decoding, Request
-from posbias.scoring.protocol import Pair, Scorer
+from posbias.scoring.protocol import Pair, Scorer, tokens_in
 
 PROMPT = ("Query: {query}\n\nDocument: {document}\n\n"
           "Is the document relevant to the query? Answer yes or no.")
@@ -74,7 +74,7 @@ class PointwiseLLM(Scorer):
         tokenizer = getattr(backend, "tokenizer", None) if self.lm.spec.backend.startswith("hf_") else None
         if tokenizer is None:
             return len(text.split())
-        return len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+        return tokens_in(tokenizer, text)
 
     @property
     def token_unit(self) -> str:

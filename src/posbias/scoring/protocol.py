@@ -13,6 +13,12 @@ import numpy as np
 Pair = tuple[str, str]  # (query, document)
 
 
+def tokens_in(tokenizer, text: str) -> int:
+    """The text's length in a Hugging Face tokenizer's tokens, no special tokens (what `Scorer.count_tokens` gives
+    for a scorer with a tokenizer)."""
+    return len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+
+
 class Scorer(ABC):
     """M(query, document) for a batch of pairs."""
 

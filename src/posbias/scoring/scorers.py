@@ -27,7 +27,7 @@ import numpy as np
 from tqdm import tqdm
 
 from posbias.errors import InputError
-from posbias.scoring.protocol import Pair, Scorer
+from posbias.scoring.protocol import Pair, Scorer, tokens_in
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +146,7 @@ class CheckpointScorer(Scorer):
         return np.array([len(ids) > self.limit for ids in self._document_ids(documents)], dtype=bool)
 
     def count_tokens(self, text: str) -> int:
-        return len(self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+        return tokens_in(self.tokenizer, text)
 
     def describe(self) -> dict:
         return {"ranker": self.ranker.registry_name, "backbone": self.ranker.backbone_name, "window": self.window}

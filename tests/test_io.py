@@ -14,9 +14,9 @@ from safetensors import SafetensorError
 from posbias.evaluation.metrics import trec_eval_order
 from posbias.disk_space import full_disk_reported
 from posbias.errors import DiskFullError, InputError
-from posbias.io import (FormatError, atomic_directory, atomic_write, batched, iter_run, nonempty,
+from posbias.io import (FormatError, atomic_directory, atomic_write, batched, iter_run, json_objects, nonempty,
                         read_documents, read_folds, read_json, read_qrels, read_queries, read_ranked_run, read_run,
-                        write_run)
+                        write_jsonl, write_run)
 
 
 def test_run_round_trip_orders_by_score_then_docid_descending_as_trec_eval(tmp_path):
@@ -342,3 +342,25 @@ def test_batched_reads_lazily_and_keeps_the_remainder():
     assert next(batches) == [0, 1] and consumed == [0, 1]  # nothing read ahead of the first batch
     assert list(batches) == [[2, 3], [4]]
     assert list(batched([], 3)) == []
+
+
+def test_gzip_output_is_reproducible_and_reads_back(tmp_path):
+    records = [{"question": "q", "answers": ["Ö"]}, {"n": 2}]
+    a, b = tmp_path / "a.jsonl.gz", tmp_path / "sub" / "b.jsonl.gz"
+    assert write_jsonl(a, records) == 2 and write_jsonl(b, records) == 2
+    assert a.read_bytes() == b.read_bytes()
+    assert gzip.decompress(a.read_bytes()).decode() == '{"question": "q", "answers": ["Ö"]}\n{"n": 2}\n'
+    assert [record for _, record in json_objects(a)] == records
+    plain = tmp_path / "c.jsonl"
+    write_jsonl(plain, records)
+    assert plain.read_text(encoding="utf-8").count("\n") == 2
+
+
+def test_a_failed_write_leaves_nothing_behind(tmp_path):
+    def records():
+        yield {"n": 1}
+        raise RuntimeError("interrupted")
+
+    with pytest.raises(RuntimeError):
+        write_jsonl(tmp_path / "out.jsonl.gz", records())
+    assert list(tmp_path.iterdir()) == []

@@ -19,7 +19,7 @@ and wall time (after imports and the tokenizer load, which both paths share):
 
   store   `build_token_store(docs, out, "offline:all-MiniLM-L6-v2", cap=1431)`: time, size on disk, peak RSS.
   train   prepare training for the training queries x top 100, up to the first forward pass.
-          new: what `posbias.steps.training.fit` and `train` do: open the store, `candidate_numbers`
+          new: what `posbias.training.steps.fit` and `train` do: open the store, `candidate_numbers`
           over the streamed run, `PairSampler`, one epoch of triples, then the first 200 batches of
           16 pairs (32 sequences) from `store.ids` with `Chunker.batch` (MaxP geometry: query 32,
           chunks of 477 every 477, 1431 document tokens).

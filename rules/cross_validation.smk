@@ -3,7 +3,7 @@
 # not kept); the fold runs are merged into results/runs/{queryset}/{model}/seed{seed}.run.
 # `cross_validation.jobs: per_fold` gives each fold its own job and each query set a merge job;
 # `per_checkpoint` gives a checkpoint one job for all its folds and query sets, resuming by fold
-# (src/posbias/steps/cross_validation.py).
+# (src/posbias/training/steps.py).
 
 include: "inputs/cross_validation.smk"
 

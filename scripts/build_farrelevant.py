@@ -2,7 +2,7 @@
 from pathlib import Path
 
 from posbias.logs import job_log
-from posbias.steps.data import build_farrelevant
+from posbias.farrelevant.steps import build_farrelevant
 
 with job_log(snakemake.log[0]):
     build_farrelevant(snakemake.input.passages, snakemake.input.queries, snakemake.input.qrels,

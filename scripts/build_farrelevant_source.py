@@ -2,7 +2,7 @@
 from pathlib import Path
 
 from posbias.logs import job_log
-from posbias.steps.farrelevant import build_farrelevant_source
+from posbias.farrelevant.steps import build_farrelevant_source
 
 with job_log(snakemake.log[0]):
     build_farrelevant_source(snakemake.params.source, snakemake.params.settings, snakemake.params.tokenizer,

@@ -2,7 +2,7 @@
 rerank the fold), resuming by fold, then each query set's merged run."""
 from posbias.gpu_pool import gpu_slot
 from posbias.logs import job_log
-from posbias.steps.cross_validation import cross_validate_checkpoint
+from posbias.training.steps import cross_validate_checkpoint
 
 with job_log(snakemake.log[0]), gpu_slot(snakemake.resources):
     files = zip(snakemake.input.tokens, snakemake.input.queries, snakemake.input.qrels, snakemake.input.candidates,

@@ -1,7 +1,7 @@
 """Snakemake entry: fine-tune a trained checkpoint on every fold but one, rerank that fold."""
 from posbias.gpu_pool import gpu_slot
 from posbias.logs import job_log
-from posbias.steps.cross_validation import cross_validate_fold
+from posbias.training.steps import cross_validate_fold
 
 with job_log(snakemake.log[0]), gpu_slot(snakemake.resources):
     cross_validate_fold(snakemake.input.init, snakemake.params.model, snakemake.params.training,

@@ -1,6 +1,6 @@
 """Snakemake entry: per-query metric values of one system's run on one query set."""
 from posbias.logs import job_log
-from posbias.steps.evaluate import evaluate_run
+from posbias.evaluation.steps import evaluate_run
 
 p = snakemake.params
 with job_log(snakemake.log[0]):

@@ -2,7 +2,7 @@
 with it in the same job."""
 from posbias.gpu_pool import gpu_slot
 from posbias.logs import job_log
-from posbias.steps.training import finetune_job
+from posbias.training.steps import finetune_job
 
 with job_log(snakemake.log[0]), gpu_slot(snakemake.resources):
     finetune_job(snakemake.input.init, snakemake.input, snakemake.output, snakemake.params,

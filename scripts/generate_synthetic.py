@@ -2,7 +2,7 @@
 from pathlib import Path
 
 from posbias.logs import job_log
-from posbias.steps.data import generate_synthetic
+from posbias.data.steps import generate_synthetic
 
 with job_log(snakemake.log[0]):
     generate_synthetic(snakemake.params.settings, snakemake.params.tokenizer,

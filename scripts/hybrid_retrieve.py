@@ -1,7 +1,7 @@
 """Snakemake entry: hybrid candidates (dense k-NN re-scored by BM25 + cosine fusion) for a query set."""
 from posbias.gpu_pool import gpu_slot
 from posbias.logs import job_log
-from posbias.steps.retrieval import hybrid_retrieve
+from posbias.retrieval.steps import hybrid_retrieve
 
 with job_log(snakemake.log[0]), gpu_slot(snakemake.resources):
     hybrid_retrieve(snakemake.input.dense, snakemake.input.lucene, snakemake.input.queries, snakemake.output.run,

@@ -1,6 +1,6 @@
 """Snakemake entry: a pooled query set's per-query values of one system, stacked from its members'."""
 from posbias.logs import job_log
-from posbias.steps.evaluate import pool_values
+from posbias.evaluation.steps import pool_values
 
 p = snakemake.params
 with job_log(snakemake.log[0]):

@@ -3,7 +3,8 @@ aligned lists of token stores, queries, candidates and runs, one entry per query
 rerank_checkpoint with `finetuning:`, then fine-tune the checkpoint and rerank the fine-tuned query sets."""
 from posbias.gpu_pool import gpu_slot
 from posbias.logs import job_log
-from posbias.steps.training import finetune_job, rerank_candidates
+from posbias.rerank.steps import rerank_candidates
+from posbias.training.steps import finetune_job
 
 with job_log(snakemake.log[0]), gpu_slot(snakemake.resources):
     rerank_candidates(snakemake.input.checkpoint, tokens=list(snakemake.input.tokens),

@@ -1,7 +1,7 @@
 """Snakemake entry: rerank one query set's candidates with a listwise ranker (RankGPT) through a language model."""
 from posbias.gpu_pool import gpu_slot
 from posbias.logs import job_log
-from posbias.steps.listwise import rerank_listwise
+from posbias.rerank.steps import rerank_listwise
 
 with job_log(snakemake.log[0]), gpu_slot(snakemake.resources):
     p = snakemake.params

@@ -2,7 +2,7 @@
 rerank_zero_shot_model), with a zero-shot model straight from its pretrained weights."""
 from posbias.gpu_pool import gpu_slot
 from posbias.logs import job_log
-from posbias.steps.training import rerank_pretrained
+from posbias.rerank.steps import rerank_pretrained
 
 with job_log(snakemake.log[0]), gpu_slot(snakemake.resources):
     one = "run" in snakemake.output.keys()

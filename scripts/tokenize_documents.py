@@ -1,6 +1,6 @@
 """Snakemake entry: tokenise a collection once into a token store the rankers read by document id."""
 from posbias.logs import job_log
-from posbias.steps.data import tokenize_documents
+from posbias.data.steps import tokenize_documents
 
 with job_log(snakemake.log[0]):
     tokenize_documents(snakemake.input.docs, snakemake.output.store, snakemake.params.tokenizer,

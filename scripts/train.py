@@ -2,7 +2,7 @@
 pretrained backbone or, for the fine-tuned setting, from a trained checkpoint (`input.init`)."""
 from posbias.gpu_pool import gpu_slot
 from posbias.logs import job_log
-from posbias.steps.training import train_model
+from posbias.training.steps import train_model
 
 with job_log(snakemake.log[0]), gpu_slot(snakemake.resources):
     train_model(snakemake.params.model, snakemake.params.training, snakemake.params.seed,

@@ -7,17 +7,20 @@ in the domain layer).
                    staging
     domain         data, retrieval, rankers, training, llm, stats, evaluation, reading, docred, scoring
     reporting      reporting
-    analyses       each stage's folder (litm, probes, positions, sweep: a folder with a config.py), regression,
-                   reproduction, expected_values
-    orchestration  config, provenance, steps, workflow_lock, planning, and each stage's config, paths and steps (litm.config,
-                   ...)
-    interface      cli, command_flags, commands (the core stages' commands) and each stage's cli (litm.cli, ...)
+    analyses       each analysis stage's own modules (litm, probes, positions, sweep, audit, farrelevant, rerank: a
+                   stage folder not placed above), regression, reproduction, expected_values
+    orchestration  config, provenance, workflow_lock, planning, and every stage's config, paths and steps (litm.config,
+                   data.steps, ...)
+    interface      cli, command_flags and every stage's cli (litm.cli, data.cli, ...)
                    (and scripts/ and rules/, outside the package)
 
-An analysis stage is a folder holding a `config.py` (its config section); its modules are placed by their file
-names: its domain work (build, stats, report, ...) is an analysis, its `config`, `paths`, `steps` and `cli` are
-orchestration and interface, each a unit of its own here. A new stage needs no edit here; a new top-level module or
-package of another kind must be given a layer: the test fails until it is.
+A stage is a folder holding one of the role modules `config.py`, `paths.py`, `steps.py` or `cli.py`; each role
+module is a unit of its own, placed by its name (config, paths and steps in orchestration, cli in interface). The
+folder's other modules are placed with the folder: where LAYERS puts it (the study's stages are folders of the
+domain packages: data/steps.py beside data/synthetic.py), else among the analyses. Another stage may import a
+domain folder's own modules (the sweep reads `posbias.data.placement`) but never a stage's role modules or an
+analysis folder's modules. A new stage needs no edit here; a new top-level module or package of another kind must
+be given a layer: the test fails until it is.
 """
 
 from __future__ import annotations
@@ -36,22 +39,33 @@ LAYERS = (  # the top-level units of each layer; the stages' folders and role mo
                 "scoring"}),
     ("reporting", {"reporting"}),
     ("analyses", {"regression", "reproduction", "expected_values"}),
-    ("orchestration", {"config", "provenance", "steps", "workflow_lock", "planning"}),
-    ("interface", {"cli", "command_flags", "commands"}),
+    ("orchestration", {"config", "provenance", "workflow_lock", "planning"}),
+    ("interface", {"cli", "command_flags"}),
 )
 ROOT = "posbias"  # the package's own __init__ (its version): importable from every layer
 
 
 def stages_of(package: Path) -> frozenset[str]:
-    """The analysis stages: the package's folders that hold a `config.py`."""
-    return frozenset(p.parent.name for p in package.glob("*/config.py"))
+    """The stages: the package's folders that hold a role module (`config.py`, `paths.py`, `steps.py`, `cli.py`)."""
+    return frozenset(p.parent.name for role in STAGE_ROLES for p in package.glob(f"*/{role}.py"))
+
+
+def placed_units() -> set[str]:
+    return {unit for _, units in LAYERS for unit in units}
+
+
+def analysis_stages(stages: frozenset[str]) -> frozenset[str]:
+    """The stages whose own modules are analyses: the folders LAYERS does not place (litm, sweep, ...)."""
+    return stages - placed_units()
 
 
 def layers(stages: frozenset[str]) -> tuple[tuple[str, set[str]], ...]:
-    """LAYERS with each stage's folder among the analyses and its role modules (`litm.steps`) in their layers."""
+    """LAYERS with each analysis stage's folder among the analyses and every stage's role modules (`litm.steps`,
+    `data.steps`) in their layers."""
     roles = {name: {f"{s}.{r}" for s in stages for r, layer in STAGE_ROLES.items() if layer == name}
              for name in ("orchestration", "interface")}
-    return tuple((name, units | (stages if name == "analyses" else roles.get(name, set()))) for name, units in LAYERS)
+    return tuple((name, units | (analysis_stages(stages) if name == "analyses" else roles.get(name, set())))
+                 for name, units in LAYERS)
 
 
 def stage_unit(parts: list[str], stages: frozenset[str]) -> str | None:
@@ -171,8 +185,12 @@ def module_graph(package: Path) -> dict[str, dict[str, list[str]]]:
 
 
 def stage_of(unit: str, stages: frozenset[str]) -> str | None:
-    """The stage a unit belongs to (`litm` for litm and litm.steps), else None."""
-    return unit.split(".")[0] if unit.split(".")[0] in stages else None
+    """The stage a unit belongs to (`litm` for litm and litm.steps, `data` for data.steps), else None (`data`
+    itself: a domain folder's own modules belong to no stage)."""
+    folder = unit.split(".")[0]
+    if folder not in stages:
+        return None
+    return folder if "." in unit or folder in analysis_stages(stages) else None
 
 
 def stage_imports(graph: dict[str, dict[str, list[str]]], stages: frozenset[str]) -> list[str]:
@@ -258,6 +276,21 @@ def test_a_stage_importing_another_stage_is_found(tmp_path):
         "audit/steps.py": "from posbias.audit import batteries\nfrom posbias.litm import steps\n"})
     assert stage_imports(import_graph(package), stages_of(package)) == [
         "audit imports sweep in audit/batteries.py", "audit.steps imports litm.steps in audit/steps.py"]
+
+
+def test_a_domain_folders_own_modules_are_shared_but_its_stage_is_not(tmp_path):
+    """data/ is a domain package and the data stage's folder: the sweep may read data/placement.py, not
+    data/steps.py; data/steps.py is orchestration, so data/placement.py may not import it."""
+    package = write_package(tmp_path, {
+        "__init__.py": "", "data/__init__.py": "", "data/placement.py": "from posbias.data import steps\n",
+        "data/steps.py": "from posbias.data import placement\n", "data/cli.py": "from posbias.data import steps\n",
+        "sweep/__init__.py": "", "sweep/config.py": "",
+        "sweep/steps.py": "from posbias.data.placement import place\nfrom posbias.data.steps import generate\n"})
+    graph = import_graph(package)
+    stages = stages_of(package)
+    assert stages == {"data", "sweep"}
+    assert stage_imports(graph, stages) == ["sweep.steps imports data.steps in sweep/steps.py"]
+    assert layer_violations(graph, stages) == ["data (domain) imports data.steps (orchestration) in data/placement.py"]
 
 
 def test_a_cycle_inside_a_package_is_found(tmp_path):

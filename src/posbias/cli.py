@@ -1,8 +1,7 @@
 """The `posbias` command line: every step of the workflow by hand.
 
-The workflow's core stages have their commands in `posbias/commands/` (one module per stage: data, retrieval,
-training, evaluation, study, records); each analysis stage (litm, probes, positions, sweep) has its own in its
-folder's cli.py, found through the config registry (`posbias.config.registry.stages`). A command takes the
+Every stage has its commands in its folder's `cli.py` (`posbias/data/cli.py`, `posbias/sweep/cli.py`, ...), found
+through the stages' registry (`posbias.config.registry.STAGES`). A command takes the
 arguments the workflow's job gets from the same config accessors the rules call, so by hand it writes what the
 job writes; docs/architecture.md's rule map names the command of every rule.
 
@@ -56,15 +55,13 @@ from posbias.errors import InfrastructureError, InputError, exit_status, first_l
 
 
 def parser() -> argparse.ArgumentParser:
-    """Every command: the core stages' (posbias/commands/), then each analysis stage's (its config section names
-    the module, `posbias.config.registry.stages`), so no list here names a stage's commands."""
-    from posbias.commands import CORE_STAGES
-    from posbias.config.registry import stages
+    """Every stage's commands (its folder's `cli.py`), in the order of the stages' registry
+    (`posbias.config.registry.STAGES`), so no list here names a stage's commands."""
+    from posbias.config.registry import stage_modules
 
     command_line = argparse.ArgumentParser(prog="posbias", description=__doc__.split("\n")[0])
     commands = command_line.add_subparsers(dest="command", required=True)
-    modules = [f"posbias.commands.{name}" for name in CORE_STAGES] + [s.commands for s in stages().values()]
-    for module in modules:
+    for module in stage_modules("cli"):
         importlib.import_module(module).register(commands)
     return command_line
 

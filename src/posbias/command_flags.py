@@ -1,4 +1,4 @@
-"""What the commands' flags share (`posbias.cli`, `posbias.commands` and each stage's `cli`): numeric flag types
+"""What the commands' flags share (`posbias.cli` and each stage's `cli`): numeric flag types
 that name the flag in their error, input paths checked before any work starts, and the config loaded as the
 workflow loads it."""
 

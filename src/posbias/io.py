@@ -348,6 +348,14 @@ def write_qrels(path: str | os.PathLike, qrels: Mapping[str, Mapping[str, int]])
                 out.write(f"{qid} 0 {doc_id} {int(grade)}\n")
 
 
+def write_positions(path: str | os.PathLike, starts: Mapping[str, int]) -> None:
+    """Token offset at which each query's relevant passage starts in its relevant document."""
+    with atomic_write(path) as out:
+        out.write("qid\tstart\n")
+        for qid, start in starts.items():
+            out.write(f"{qid}\t{start}\n")
+
+
 # --- cross-validation folds --------------------------------------------------
 
 def read_folds(path: str | os.PathLike) -> dict[str, int]:

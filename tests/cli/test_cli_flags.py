@@ -77,7 +77,7 @@ def test_in_range_values_pass_the_parser(tmp_path, monkeypatch, input_error):
 
 def test_a_bug_is_not_reported_as_an_input_error(monkeypatch, tmp_path):
     """Only input errors become exit status 2: anything else keeps its traceback."""
-    from posbias.steps import retrieval
+    from posbias.retrieval import steps as retrieval
 
     def broken(*args):
         raise KeyError("a bug")

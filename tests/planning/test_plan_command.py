@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from posbias.cli import main
-from posbias.commands.plan import PAGE_BEGIN, PAGE_END
+from posbias.planning.cli import PAGE_BEGIN, PAGE_END
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = str(ROOT / "config" / "test" / "tiny.yaml")

@@ -81,7 +81,7 @@ def test_scores_from_a_bf16_backbone_come_from_an_fp32_head(tiny_backbone, token
 def test_rerank_info_is_recorded_next_to_the_run(tiny_backbone, tokenizer, token_store, tmp_path):
     from posbias.io import write_queries, write_run
     from posbias.rankers.checkpoint import save_checkpoint
-    from posbias.steps.training import rerank_candidates
+    from posbias.rerank.steps import rerank_candidates
 
     ranker, store = maxp(tiny_backbone), token_store(DOCS)
     save_checkpoint(ranker, tokenizer, tmp_path / "ckpt")

@@ -8,7 +8,7 @@ import pytest
 
 from posbias.errors import InputError
 from posbias.io import read_run, write_documents, write_queries
-from posbias.steps.retrieval import index, random_shuffle, retrieve
+from posbias.retrieval.steps import index, random_shuffle, retrieve
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,7 @@ def test_bm25_ranks_lexical_matches_and_respects_depth(collection):
 def test_a_search_loads_no_neural_library(collection):
     """BM25 jobs start the JVM and nothing else: pyserini's search module would import torch, transformers
     and the OpenAI client on the way (seconds per job)."""
-    script = ("import sys; from posbias.steps.retrieval import retrieve; "
+    script = ("import sys; from posbias.retrieval.steps import retrieve; "
               f"retrieve({str(collection / 'index')!r}, {str(collection / 'queries.tsv')!r}, "
               f"{str(collection / 'fresh.run')!r}, k=2, k1=0.9, b=0.4, threads=1); "
               "print(sorted({'torch', 'transformers', 'openai', 'sklearn'} & set(sys.modules)))")

@@ -70,7 +70,7 @@ def antique_downloads(monkeypatch):
 def test_stage_fetches_a_part_through_ir_datasets_and_offline_jobs_then_read_it(antique_downloads, tmp_path,
                                                                                monkeypatch, capsys):
     from posbias.config.inputs import IRDS, Need
-    from posbias.steps.staging import stage
+    from posbias.staging.steps import stage
 
     need = Need(IRDS, "antique/test", part="queries", used_by=["querysets.antique.source"])
     assert stage([need], fetch=False)[0].status == "to fetch" and not antique_downloads
@@ -95,7 +95,7 @@ def disks45_copy():
 
 
 def test_documents_placed_by_hand_of_another_sha256_are_refused_before_they_are_read(disks45_copy):
-    from posbias.steps.data import fetch_documents
+    from posbias.data.steps import fetch_documents
 
     source = {"kind": "ir_datasets", "id": ROBUST04, "manual_sha256": "e" * 64}
     with pytest.raises(ChecksumError, match=f"{disks45_copy}: sha256 [0-9a-f]{{64}} is not the {'e' * 64} that the "

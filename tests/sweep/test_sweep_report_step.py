@@ -8,7 +8,7 @@ import pytest
 
 from posbias.errors import InputError
 from posbias.io import write_run
-from posbias.steps.evaluate import write_parquet
+from posbias.evaluation.steps import write_parquet
 from posbias.sweep.steps import breakdown_report, sweep_report
 from posbias.sweep.positions import write_sweep_positions
 

@@ -171,7 +171,7 @@ def test_a_state_the_disk_has_no_room_for_leaves_the_last_one_whole(small_disk):
 
 def test_a_non_finite_loss_stops_the_job_naming_model_seed_and_step(training_inputs, tmp_path, monkeypatch):
     from posbias.rankers.base import ChunkRanker
-    from posbias.steps.training import train_model
+    from posbias.training.steps import train_model
 
     config = yaml.safe_load((training_inputs / "config.yaml").read_text())
     original_forward = ChunkRanker.forward

@@ -206,4 +206,4 @@ class Audit:
 
 
 SECTION = Section("audit", Path(__file__).with_name("config.schema.yaml"), check=check, accessor=Audit,
-                  stage=Stage("rules/audit.smk", "AUDIT_REPORTED", "posbias.audit.cli"))
+                  stage=Stage("rules/audit.smk", "AUDIT_REPORTED"))

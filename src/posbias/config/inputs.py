@@ -1,5 +1,5 @@
 """What a config reads from outside the workflow: every input `posbias stage` fetches or checks, with the config
-keys that name it (posbias.steps.staging stages them; docs/cluster.md).
+keys that name it (posbias.staging.steps stages them; docs/cluster.md).
 
 `collect(data)` walks a validated config (`posbias.config.Config.data`): the collections' and query sets'
 sources, every pretrained model and tokenizer (the arguments the rankers' declarations mark `pretrained`, the

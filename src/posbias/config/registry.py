@@ -1,18 +1,40 @@
-"""The one list of config sections: a module per top-level key, each declaring `SECTION`
-(`posbias.config.section.Section`). Adding a section means adding its module here and nothing else; an analysis
-stage is a section with a `stage` (its rules, targets and commands), so adding a stage is one line here too.
+"""The one list of stages and of config sections.
 
-The order is the order of derivations and checks (a check may rely on an earlier one: tables' models exist
-before the reproduction names their rows). Modules are named, not imported, so that this package imports no
-analysis stage: they are imported when a config is first prepared."""
+A stage is a folder of the package (`posbias/<stage>/`) with its role modules: `cli.py` (its `register(commands)`
+adds its `posbias` commands), `steps.py` (its jobs), `paths.py` (its output paths) and, for an analysis stage,
+`config.py` (its config section, whose `stage` names its rules file and targets). `STAGES` lists them in the order
+`posbias --help` shows their commands; adding a stage is a folder and one line there.
+
+A config section is a module per top-level key, each declaring `SECTION` (`posbias.config.section.Section`). The
+order of `SECTION_MODULES`, then the analysis stages' sections in the order of `STAGES`, then `LAST_SECTION_MODULES`
+is the order of derivations and checks (a check may rely on an earlier one: tables' models exist before the
+reproduction names their rows). Modules are named, not imported, so that this package imports no stage: they are
+imported when a config is first prepared or the command line is built."""
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from functools import lru_cache
 
 from posbias.config.section import Section, Stage
 
+STAGES = (
+    "staging",
+    "data",
+    "farrelevant",
+    "retrieval",
+    "training",
+    "rerank",
+    "evaluation",
+    "provenance",
+    "planning",
+    "litm",
+    "probes",
+    "sweep",
+    "positions",
+    "audit",
+)
 SECTION_MODULES = (
     "posbias.config.sections.experiment",
     "posbias.config.sections.departures",
@@ -30,20 +52,28 @@ SECTION_MODULES = (
     "posbias.config.sections.external_runs",
     "posbias.config.sections.farrelevant",
     "posbias.config.sections.llm",
-    "posbias.litm.config",
-    "posbias.probes.config",
-    "posbias.sweep.config",
-    "posbias.positions.config",
-    "posbias.audit.config",
+)
+LAST_SECTION_MODULES = (
     "posbias.config.sections.revisions",  # after every section whose keys name a model
     "posbias.config.sections.reproduction",
 )
 
 
+def stage_modules(role: str) -> list[str]:
+    """`posbias.<stage>.<role>` of every stage in `STAGES` that has that module, in its order."""
+    names = [f"posbias.{stage}.{role}" for stage in STAGES]
+    return [name for name in names if importlib.util.find_spec(name) is not None]
+
+
+def section_modules() -> list[str]:
+    """Every config section's module, in the order of derivations and checks."""
+    return [*SECTION_MODULES, *stage_modules("config"), *LAST_SECTION_MODULES]
+
+
 @lru_cache(maxsize=1)
 def sections() -> dict[str, Section]:
     """key -> Section, in the registry's order."""
-    declared = [importlib.import_module(name).SECTION for name in SECTION_MODULES]
+    declared = [importlib.import_module(name).SECTION for name in section_modules()]
     return {section.key: section for section in declared}
 
 

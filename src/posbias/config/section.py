@@ -1,8 +1,7 @@
 """A config section's declaration: the top-level key it owns, its schema fragment, and what the config layer does
 with its block (checks, derivations, the accessor `CFG.<key>` returns). Each section module declares one
 `SECTION`; `posbias.config.registry` lists the modules. An analysis stage's section also names the stage's rules
-file, its targets and its command line (`Stage`): the Snakefile and the `posbias` command read them from the
-registry, so a new stage edits neither.
+file and its targets (`Stage`): the Snakefile reads them from the registry, so a new stage does not edit it.
 
 A schema fragment is a YAML file holding `<key>:` (the property's schema, with a `description:` on every
 property) and, optionally, `$defs:` that only this section uses; `$ref`s point into the assembled schema's
@@ -23,11 +22,11 @@ class ConfigError(InputError):
 
 @dataclasses.dataclass(frozen=True)
 class Stage:
-    """What an analysis stage adds to the workflow and the command line besides its config section."""
+    """What an analysis stage adds to the workflow besides its config section (its commands are its folder's
+    `cli.py`, found through `posbias.config.registry.STAGES`)."""
 
     rules: str  # its rules file, from the repository root (the Snakefile includes it): "rules/sweep.smk"
     reported: str  # the list of targets its rules file defines for `rule all`: "SWEEP_REPORTED"
-    commands: str  # the module whose `register(commands)` adds its `posbias` subcommands: "posbias.sweep.cli"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -75,4 +75,4 @@ class Litm:
 
 
 SECTION = Section("litm", Path(__file__).with_name("config.schema.yaml"), check=check, accessor=Litm,
-                  stage=Stage("rules/litm.smk", "LITM_REPORTED", "posbias.litm.cli"))
+                  stage=Stage("rules/litm.smk", "LITM_REPORTED"))

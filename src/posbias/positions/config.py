@@ -109,4 +109,4 @@ class Positions:
 
 
 SECTION = Section("positions", Path(__file__).with_name("config.schema.yaml"), check=check,
-                  accessor=Positions, stage=Stage("rules/positions.smk", "POSITIONS_REPORTED", "posbias.positions.cli"))
+                  accessor=Positions, stage=Stage("rules/positions.smk", "POSITIONS_REPORTED"))

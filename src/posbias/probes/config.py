@@ -75,4 +75,4 @@ class Probes:
 
 SECTION = Section("probes", Path(__file__).with_name("config.schema.yaml"), check=check, accessor=Probes,
                   complete_schema=declarations.with_probes,
-                  stage=Stage("rules/probes.smk", "PROBE_REPORTED", "posbias.probes.cli"))
+                  stage=Stage("rules/probes.smk", "PROBE_REPORTED"))

@@ -9,7 +9,7 @@ checked, with the declared defaults it filled in, as `ranker.args`: a checkpoint
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping
 
 from posbias.errors import InputError
 from posbias.rankers import catalog
@@ -38,3 +38,9 @@ def build_ranker(name: str, args: dict) -> "ChunkRanker":
     ranker = cls(**args)
     ranker.args = {argument.name: args.get(argument.name, argument.default) for argument in declaration.arguments}
     return ranker
+
+
+def tokenizer_name(args: Mapping) -> str:
+    """The tokenizer a ranker reads with: its backbone's, unless `args.tokenizer` names another (MOSAIC BERT
+    ships none of its own and reads bert-base-uncased tokens)."""
+    return args.get("tokenizer", args["backbone"])

@@ -1,6 +1,6 @@
 """What `posbias stage` fetched, as the jobs that run offline read it (docs/cluster.md).
 
-`posbias stage --config FILE [TARGET...]` (posbias.commands.stage, posbias.steps.staging) finds every input a
+`posbias stage --config FILE [TARGET...]` (posbias.staging.cli, posbias.staging.steps) finds every input a
 config (or the jobs of the targets) reads from outside the workflow (posbias.config.inputs) and for each:
 
 - an ir_datasets dataset's documents, queries or judgments: the files ir_datasets keeps under IR_DATASETS_HOME,

@@ -163,4 +163,4 @@ class Sweep:
 
 
 SECTION = Section("sweep", Path(__file__).with_name("config.schema.yaml"), check=check, derive=derive,
-                  accessor=Sweep, stage=Stage("rules/sweep.smk", "SWEEP_REPORTED", "posbias.sweep.cli"))
+                  accessor=Sweep, stage=Stage("rules/sweep.smk", "SWEEP_REPORTED"))

@@ -14,6 +14,7 @@ from posbias.config.section import ConfigError, Section, require
 from posbias.config.canonical import canonical
 from posbias.config.sections.training import training_recipe
 from posbias.rankers import catalog
+from posbias.rankers.registry import tokenizer_name
 
 ZERO_SHOT_SEED = 0  # the one "seed" of a zero-shot model's runs (results/runs/<queryset>/<model>/seed0.run)
 DEBIASED_OWN_KEYS = ("label", "debias", "excluded_seeds")  # the rest of a de-biased model's block is its original's
@@ -88,12 +89,6 @@ def learning_rates(model: Mapping) -> dict:
 def tokenizer_key(name: str) -> str:
     """A path component for a tokenizer (a hub name, a directory or offline:...)."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_.") or "tokenizer"
-
-
-def tokenizer_name(args: Mapping) -> str:
-    """The tokenizer a ranker reads with: its backbone's, unless `args.tokenizer` names another (MOSAIC BERT
-    ships none of its own and reads bert-base-uncased tokens)."""
-    return args.get("tokenizer", args["backbone"])
 
 
 def reranks(model: Mapping, queryset: str) -> bool:

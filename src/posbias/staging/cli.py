@@ -1,5 +1,5 @@
 """Staging a config's inputs on a machine with internet (a cluster's login node), before jobs run offline
-(docs/cluster.md; posbias.staging, posbias.config.inputs, posbias.steps.staging).
+(docs/cluster.md; posbias.staging, posbias.config.inputs, posbias.staging.steps).
 
     posbias stage --config config/paper/robust04.yaml              (everything the config reads)
     posbias stage --config config/paper/audit.yaml results/real_models/audit/leaderboard.html   (a target's)
@@ -53,7 +53,7 @@ def stage(args) -> None:
 
 def stage_here(args) -> None:
     from posbias.config import inputs as needs
-    from posbias.steps import staging
+    from posbias.staging import steps as staging
 
     cfg = read_config_object(args.config)
     wanted = needs.collect(cfg.data)

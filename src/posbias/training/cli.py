@@ -1,12 +1,8 @@
-"""Training and reranking by hand (rules/train.smk, rules/rerank.smk, rules/finetune.smk,
-rules/cross_validation.smk): one model and seed trained, candidates reranked, a checkpoint fine-tuned and its
-runs, and a cross-validated query set's folds and their merged run.
+"""Training by hand (rules/train.smk, rules/finetune.smk, rules/cross_validation.smk): one model and seed
+trained, a checkpoint fine-tuned and its runs, and a cross-validated query set's folds and their merged run.
 
     posbias train --config config.yaml --model maxp --seed 1 --tokens tokens/ --queries ... --qrels ... \
         --candidates ... --out ckpt/
-    posbias rerank --checkpoint ckpt/ --tokens tokens/ --queries ... --candidates ... --run out.run
-    posbias rerank --model longp_rankgpt --config config.yaml --docs docs.jsonl --queries ... --candidates ... \
-        --run out.run          (RankGPT: document texts, answers through the config's llm.cache)
     posbias finetune --config config.yaml --model maxp --seed 1 --init ckpt/ --tokens ... --queries ... --qrels ... \
         --candidates ... --rerank TOKENS QUERIES CANDIDATES RUN [--rerank ...] --out ckpt-finetuned/
     posbias cross-validate fold --config config.yaml --model maxp --seed 1 --init ckpt/ --tokens ... --queries ... \
@@ -21,7 +17,7 @@ Fine-tuning and the folds take the model's recipe with the config's `finetuning.
 
 from __future__ import annotations
 
-from posbias.command_flags import (POSITIVE, SEED, add_command, add_stage, named_block, read_config,
+from posbias.command_flags import (POSITIVE, SEED, add_command, add_stage, named_block,
                                    read_config_object, reads, word)
 from posbias.errors import InputError
 
@@ -37,30 +33,6 @@ def register(commands) -> None:
         reads(tr, f"--{name}", required=True)
     tr.add_argument("--out", required=True)
     tr.add_argument("--threads", type=POSITIVE, default=1)
-
-    rr = add_command(commands, "rerank", rerank, usage_check=_rerank_usage,
-                     help="rerank candidates with a checkpoint, or with a zero-shot model of a config")
-    reads(rr, "--tokens", "directory", help="token store of the collection (posbias tokenize); for every ranker "
-                                             "but a listwise one")
-    reads(rr, "--docs", help="the collection's documents (JSONL), for a listwise --model (RankGPT)")
-    reads(rr, "--checkpoint", "directory", help="a trained checkpoint (posbias train)")
-    rr.add_argument("--model", help="instead of --checkpoint: a zero-shot model of --config (zero_shot: true), "
-                                    "scored with its pretrained weights, or a RankGPT model (its language model "
-                                    "answers through the config's llm.cache)")
-    rr.add_argument("--config", default="config.yaml", help="the config of --model")
-    rr.add_argument("--cache-mode", choices=["read_write", "read_only", "off"],
-                    help="RankGPT: the response cache's mode instead of the config's llm.cache.mode (read_only "
-                         "replays recorded answers and never calls a model)")
-    for name in ("queries", "candidates"):
-        reads(rr, f"--{name}", required=True)
-    rr.add_argument("--run", required=True)
-    rr.add_argument("--tag", type=word, default="posbias")
-    rr.add_argument("--batch-size", type=POSITIVE, default=32)
-    rr.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
-    rr.add_argument("--precision", default="auto", choices=["auto", "fp32", "bf16", "fp16"],
-                    help="the backbone's autocast dtype (auto: bf16 or fp16 on CUDA, fp32 on a CPU; bf16 also runs "
-                         "on a CPU); scores always come from an fp32 head")
-    rr.add_argument("--threads", type=POSITIVE, default=1)
 
     ft = add_command(commands, "finetune", finetune,
                      help="fine-tune a trained checkpoint on the config's finetuning query set, then rerank with it "
@@ -119,7 +91,7 @@ def _trained_model(config, path: str, model: str) -> None:
 
 
 def train(args) -> None:
-    from posbias.steps.training import train_model
+    from posbias.training.steps import train_model
 
     config = read_config_object(args.config)
     _trained_model(config, args.config, args.model)
@@ -128,59 +100,12 @@ def train(args) -> None:
                 args.tokens, args.queries, args.qrels, args.candidates, args.out, args.threads, name=args.model)
 
 
-def _rerank_usage(args) -> str | None:
-    if (args.checkpoint is None) == (args.model is None):
-        return "give either --checkpoint (a trained model) or --model (a zero-shot model of --config)"
-    return None
-
-
-def rerank(args) -> None:
-    from posbias.rankers import catalog
-
-    if args.model is None:
-        from posbias.steps.training import rerank_candidates
-
-        _needs(args, "--tokens", "a checkpoint reads the collection's token store")
-        rerank_candidates(args.checkpoint, [args.tokens], [args.queries], [args.candidates], [args.run], args.tag,
-                          _scoring(args), args.threads)
-        return
-    config = read_config(args.config)
-    model = named_block(config, "models", args.model, args.config, "--model")
-    if model["ranker"] in catalog.LISTWISE:
-        from posbias.steps.listwise import rerank_listwise
-
-        _needs(args, "--docs", f"models.{args.model} ranks document texts through a language model")
-        cache = {**config.get("llm", {}).get("cache", {"dir": "cache/llm", "mode": "read_write"}),
-                 **({"mode": args.cache_mode} if args.cache_mode else {})}
-        llm = {k: v for k, v in config["llm"]["models"][model["args"]["llm"]].items() if k != "label"}
-        rerank_listwise(model["args"], llm, cache, args.docs, args.queries, args.candidates, args.run, args.tag,
-                        llm_name=model["args"]["llm"])
-        return
-    if not model.get("zero_shot"):
-        raise InputError(f"--model {args.model}: models.{args.model} in {args.config} is trained, not "
-                         f"zero-shot; rerank with one of its checkpoints (--checkpoint)")
-    from posbias.steps.training import rerank_pretrained
-
-    _needs(args, "--tokens", "it reads the collection's token store")
-    rerank_pretrained(model, args.tokens, args.queries, args.candidates, [args.run], args.tag, _scoring(args),
-                      args.threads)
-
-
-def _needs(args, flag: str, why: str) -> None:
-    if getattr(args, flag.lstrip("-")) is None:
-        raise InputError(f"{flag}: required here ({why})")
-
-
-def _scoring(args) -> dict:
-    return {"batch_size": args.batch_size, "device": args.device, "precision": args.precision}
-
-
 def _training_files(args) -> dict:
     return {"tokens": args.tokens, "queries": args.queries, "qrels": args.qrels, "candidates": args.candidates}
 
 
 def finetune(args) -> None:
-    from posbias.steps.training import finetune_and_rerank
+    from posbias.training.steps import finetune_and_rerank
 
     config = read_config_object(args.config)
     _trained_model(config, args.config, args.model)
@@ -193,7 +118,7 @@ def finetune(args) -> None:
 
 
 def cross_validate(args) -> None:
-    from posbias.steps.cross_validation import cross_validate_checkpoint, cross_validate_fold, merge_fold_runs
+    from posbias.training.steps import cross_validate_checkpoint, cross_validate_fold, merge_fold_runs
 
     if args.cross_validate_command == "merge":
         from posbias.config.sections.cross_validation import run_tag

@@ -1,9 +1,7 @@
-"""The data stage by hand (rules/data.smk, rules/farrelevant.smk): the embedded collection, FarRelevant, a
-configured collection's documents, query sets and folds, truncation, the de-biased copy and the token store.
+"""The data stage by hand (rules/data.smk): the embedded collection, a configured collection's documents, query
+sets and folds, truncation, the de-biased copy and the token store.
 
     posbias generate --config config.yaml --out results/data/synthetic --passages results/data/synthetic-passages
-    posbias farrelevant --config config.yaml --passages ... --queries ... --qrels ... --out results/data/farrelevant
-    posbias farrelevant-source --config config/paper/farrelevant.yaml --out results/data/farrelevant
     posbias fetch --config config/paper/robust04.yaml --collection robust04 --out docs.jsonl
     posbias fetch --config config/paper/robust04.yaml --queryset robust04_desc --out q.tsv --qrels qrels.txt
     posbias fetch --config config/paper/robust04.yaml --folds robust04_desc --out folds.tsv
@@ -24,22 +22,6 @@ def register(commands) -> None:
     gen.add_argument("--config", default="config.yaml")
     gen.add_argument("--out", required=True)
     gen.add_argument("--passages", required=True, help="directory of the FarRelevant passage collection")
-
-    far = add_command(commands, "farrelevant", farrelevant,
-                      help="build FarRelevant documents from a passage collection")
-    far.add_argument("--config", default="config.yaml")
-    for name in ("passages", "queries", "qrels"):
-        reads(far, f"--{name}", required=True)
-    reads(far, "--negatives", help="documents (JSONL) that join the corpus unjudged, as the workflow's job adds the "
-                                   "generator's hard negatives (results/data/synthetic-passages/negatives.jsonl)")
-    far.add_argument("--out", required=True)
-    far.add_argument("--queryset", help="the test query set's name (default: the config's FarRelevant query set)")
-
-    far_source = add_command(commands, "farrelevant-source", farrelevant_source,
-                             help="build FarRelevant from MS MARCO passages (ir_datasets) or import it, as the "
-                                  "config's farrelevant.source says")
-    far_source.add_argument("--config", required=True)
-    far_source.add_argument("--out", required=True, help="directory for docs.jsonl, queries/, qrels/, positions/")
 
     fetch_ = add_command(commands, "fetch", fetch, usage_check=_fetch_usage,
                          help="write a configured collection's documents, a query set, or its folds")
@@ -77,32 +59,10 @@ def register(commands) -> None:
 
 
 def generate(args) -> None:
-    from posbias.steps.data import generate_synthetic
+    from posbias.data.steps import generate_synthetic
 
     generator = required_section(read_config(args.config), "generator", args.config)
     generate_synthetic(generator["settings"], generator["tokenizer"], args.out, args.passages)
-
-
-def farrelevant(args) -> None:
-    from posbias.steps.data import build_farrelevant
-
-    cfg = read_config_object(args.config)
-    required_section(cfg.data, "farrelevant", args.config)
-    job = cfg.farrelevant.build_params()  # as the workflow's build_farrelevant job gets them
-    build_farrelevant(args.passages, args.queries, args.qrels, job["settings"], job["tokenizer"], args.out,
-                      args.queryset or job["queryset"], job["train_queryset"], negatives=args.negatives)
-
-
-def farrelevant_source(args) -> None:
-    from posbias.steps.farrelevant import build_farrelevant_source
-
-    cfg = read_config_object(args.config)
-    required_section(cfg.data, "farrelevant", args.config)
-    if cfg.farrelevant.source["kind"] == "synthetic":
-        raise InputError(f"{args.config}: farrelevant.source is synthetic; use `posbias farrelevant`")
-    job = cfg.farrelevant.build_params()  # as the workflow's build_farrelevant_source job gets them
-    build_farrelevant_source(job["source"], job["settings"], job["tokenizer"], args.out, job["queryset"],
-                             job["train_queryset"])
 
 
 def _fetch_usage(args) -> str | None:
@@ -112,7 +72,7 @@ def _fetch_usage(args) -> str | None:
 
 
 def fetch(args) -> None:
-    from posbias.steps import data
+    from posbias.data import steps as data
 
     config = read_config(args.config)
     if args.collection:
@@ -134,13 +94,13 @@ def fetch(args) -> None:
 
 
 def truncate(args) -> None:
-    from posbias.steps.data import truncate_documents
+    from posbias.data.steps import truncate_documents
 
     truncate_documents(args.docs, args.out, args.tokenizer, args.max_tokens)
 
 
 def debias(args) -> None:
-    from posbias.steps.data import debias_collection
+    from posbias.data.steps import debias_collection
 
     cfg = read_config_object(args.config)
     named_block(cfg.data, "models", args.model, args.config, "--model")
@@ -151,6 +111,6 @@ def debias(args) -> None:
 
 
 def tokenize(args) -> None:
-    from posbias.steps.data import tokenize_documents
+    from posbias.data.steps import tokenize_documents
 
     tokenize_documents(args.docs, args.out, args.tokenizer, args.cap, args.trust_remote_code, args.threads)

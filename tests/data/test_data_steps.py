@@ -2,7 +2,8 @@
 
 from posbias.backbones import token_counter
 from posbias.io import read_documents, read_qrels, read_queries
-from posbias.steps.data import build_farrelevant, generate_synthetic
+from posbias.data.steps import generate_synthetic
+from posbias.farrelevant.steps import build_farrelevant
 
 SETTINGS = dict(seed=3, n_entities=60, n_train_queries=20, n_dev_queries=6, n_test_queries=4,
                 n_farrelevant_queries=30, first_window=16, min_doc_tokens=20, max_doc_tokens=48,
@@ -58,7 +59,7 @@ def test_farrelevant_hard_negatives_join_its_corpus_unjudged(tmp_path):
 
 def test_the_debiased_copy_reorders_every_document_and_keeps_ids_titles_and_words(tmp_path):
     from posbias.io import document_records, write_documents
-    from posbias.steps.data import debias_collection
+    from posbias.data.steps import debias_collection
 
     docs = [{"id": f"d{i}", "title": f"Title {i}", "text": " ".join(f"w{i}_{j}" for j in range(30))}
             for i in range(5)]

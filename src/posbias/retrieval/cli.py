@@ -77,20 +77,20 @@ def _hybrid_retriever(config: dict, name: str, path: str) -> dict:
 
 
 def index(args) -> None:
-    from posbias.steps.retrieval import index as build_index
+    from posbias.retrieval.steps import index as build_index
 
     build_index(args.docs, args.index, args.threads, args.expansions, args.expansions_sha256)
 
 
 def dense_index(args) -> None:
-    from posbias.steps.retrieval import encode_and_index
+    from posbias.retrieval.steps import encode_and_index
 
     spec = _hybrid_retriever(read_config(args.config), args.retriever, args.config)
     encode_and_index(args.docs, args.index, spec["encoder"], spec["faiss"], args.threads)
 
 
 def hybrid(args) -> None:
-    from posbias.steps.retrieval import hybrid_retrieve
+    from posbias.retrieval.steps import hybrid_retrieve
 
     config = read_config(args.config)
     spec = _hybrid_retriever(config, args.retriever, args.config)
@@ -100,18 +100,18 @@ def hybrid(args) -> None:
 
 
 def retrieve(args) -> None:
-    from posbias.steps.retrieval import retrieve as bm25_retrieve
+    from posbias.retrieval.steps import retrieve as bm25_retrieve
 
     bm25_retrieve(args.index, args.queries, args.run, args.depth, args.k1, args.b, args.threads)
 
 
 def import_run(args) -> None:
-    from posbias.steps.retrieval import import_run as take_run
+    from posbias.retrieval.steps import import_run as take_run
 
     take_run(args.run, args.queries, args.out, args.depth)
 
 
 def shuffle(args) -> None:
-    from posbias.steps.retrieval import random_shuffle
+    from posbias.retrieval.steps import random_shuffle
 
     random_shuffle(args.candidates, args.run, args.seed)

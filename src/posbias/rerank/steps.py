@@ -1,4 +1,5 @@
-"""Pipeline step of the listwise rankers: RankGPT reorders a query set's candidates through a language model.
+"""The rerank stage's jobs: a trained checkpoint's or a zero-shot model's reranking of query sets' candidates, and
+RankGPT's listwise reranking through a language model.
 
 The language model's answers go through the response cache (`llm.cache`), so a run made once with an API can be
 made again, bit for bit, offline (`read_only`), and the per-query latency recorded with each answer is what the
@@ -9,9 +10,36 @@ from __future__ import annotations
 
 import logging
 
+import torch
+
 from posbias.io import nonempty, read_documents, read_queries, read_run, write_run
+from posbias.rankers.checkpoint import load_checkpoint
+from posbias.rankers.reranking import pretrained_ranker, rerank_with
+from posbias.training.loop import seed_everything
 
 log = logging.getLogger(__name__)
+
+
+def rerank_pretrained(model: dict, tokens: str | list[str], queries: str | list[str], candidates: str | list[str],
+                      runs: list[str], tag: str, scoring: dict, threads: int, progress: bool = True) -> None:
+    """Rerank query sets with a zero-shot model (`models.<name>.zero_shot`), built once from its pretrained weights:
+    one (token store, queries, candidates) triple per run, or lists of them aligned with `runs`."""
+    torch.set_num_threads(threads)
+    seed_everything(0)  # a ranker with a freshly initialised head would depend on it; the bi-encoder has none
+    ranker, tokenizer = pretrained_ranker(model)
+    listed = [[x] if isinstance(x, str) else list(x) for x in (tokens, queries, candidates)]
+    rerank_with(ranker, tokenizer, *listed, runs, tag, scoring, progress)
+
+
+def rerank_candidates(checkpoint: str, tokens: list[str], queries: list[str], candidates: list[str],
+                      runs: list[str], tag: str, scoring: dict, threads: int, progress: bool = True) -> None:
+    """Load a checkpoint once and rerank each (token store, queries, candidates) triple into its run file."""
+    from posbias.device import pick_device
+
+    pick_device(scoring.get("device", "auto"))  # a missing GPU stops the job before anything loads
+    torch.set_num_threads(threads)
+    ranker, tokenizer = load_checkpoint(checkpoint)
+    rerank_with(ranker, tokenizer, tokens, queries, candidates, runs, tag, scoring, progress)
 
 
 def rerank_listwise(args: dict, llm: dict, cache: dict, docs: str, queries: str, candidates: str, run: str,
@@ -20,7 +48,7 @@ def rerank_listwise(args: dict, llm: dict, cache: dict, docs: str, queries: str,
     language model they name; `cache`: the `llm.cache` section) into `run`, and `<run>.json` (how it was scored)."""
     from posbias.llm.generate import open_model
     from posbias.rankers import rankgpt
-    from posbias.steps.training import write_rerank_info
+    from posbias.rankers.reranking import write_rerank_info
 
     settings = rankgpt.RankGPTSettings.from_config({k: v for k, v in args.items() if k != "llm"},
                                                    what="models.<name>.args")

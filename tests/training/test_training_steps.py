@@ -1,7 +1,7 @@
 import pytest
 
 from posbias.io import write_queries
-from posbias.steps.training import fit
+from posbias.training.steps import fit
 
 RECIPE = dict(epochs=1, batch_size=1, grad_accum=16, margin=1.0, warmup_fraction=0.2, weight_decay=1e-7,
               freeze_embeddings=False, device="cpu", precision="auto", max_grad_norm=None)
@@ -12,12 +12,12 @@ class ModelLoaded(Exception):
 
 
 def test_a_conflicting_recipe_fails_before_the_model_is_loaded(tmp_path, monkeypatch):
-    from posbias.steps import training
+    from posbias.rankers import reranking
 
     def build_ranker(name, args):
         raise ModelLoaded
 
-    monkeypatch.setattr(training, "build_ranker", build_ranker)
+    monkeypatch.setattr(reranking, "build_ranker", build_ranker)  # where the pretrained ranker is built
     write_queries(tmp_path / "q.tsv", {"q1": "a question"})
     model = {"ranker": "maxp", "lr": 1e-5, "head_lr": 1e-4,
              "args": {"backbone": "offline:all-MiniLM-L6-v2", "max_query_tokens": 4, "chunk_tokens": 8, "stride": 8,

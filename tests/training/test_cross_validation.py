@@ -3,8 +3,8 @@ import os
 import pytest
 
 from posbias.io import FormatError, read_folds, read_run, write_folds, write_run
-from posbias.steps import cross_validation
-from posbias.steps.cross_validation import merge_fold_runs
+from posbias.training import steps as cross_validation
+from posbias.training.steps import merge_fold_runs
 
 
 def test_merge_joins_each_folds_own_queries(tmp_path):

@@ -5,7 +5,7 @@ import pytest
 
 from posbias.evaluation.metrics import per_query, trec_eval_order
 from posbias.io import read_run, write_queries, write_run
-from posbias.steps.retrieval import import_run
+from posbias.retrieval.steps import import_run
 
 
 def test_a_given_run_is_cut_to_depth_by_score(tmp_path):
@@ -77,7 +77,7 @@ def test_a_given_run_for_more_queries_keeps_the_query_sets_with_a_warning(tmp_pa
 
 def test_training_names_the_queries_file_when_judged_queries_lack_text(tmp_path, tiny_backbone):
     from posbias.io import write_documents
-    from posbias.steps.training import fit
+    from posbias.training.steps import fit
 
     write_queries(tmp_path / "q.tsv", {"q1": "a"})
     write_documents(tmp_path / "d.jsonl", [{"id": "d1", "text": "a"}])

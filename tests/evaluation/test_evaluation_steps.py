@@ -11,7 +11,7 @@ import pytest
 
 from posbias.data.statistics import write_statistics
 from posbias.io import write_qrels
-from posbias.steps.report import (ablation_table, baseline_table, dataset_tables, debias_table, first_stage_table,
+from posbias.evaluation.steps import (ablation_table, baseline_table, dataset_tables, debias_table, first_stage_table,
                                   model_table,
                                   outcome_table, table4)
 
@@ -181,7 +181,7 @@ def test_every_table_compiles(tmp_path):
 def test_table11_counts_the_parameters_in_each_checkpoint(tiny_backbone, tokenizer, tmp_path):
     from posbias.rankers.checkpoint import save_checkpoint
     from posbias.rankers.registry import build_ranker
-    from posbias.steps.report import parameter_table
+    from posbias.evaluation.steps import parameter_table
 
     geometry = dict(backbone=tiny_backbone, max_query_tokens=6, chunk_tokens=8, stride=8)
     rankers = {"firstp": build_ranker("firstp", {**geometry, "max_doc_tokens": 8}),
@@ -203,7 +203,7 @@ def test_table11_counts_the_parameters_in_each_checkpoint(tiny_backbone, tokeniz
 def test_the_efficiency_figure_puts_each_ranker_at_its_relative_time_and_average_gain(tmp_path):
     import json
 
-    from posbias.steps.report import efficiency_figure
+    from posbias.evaluation.steps import efficiency_figure
 
     averaged = tmp_path / "averaged.parquet"
     per_query(["retriever", "firstp", "maxp", "sump"]).to_parquet(averaged)

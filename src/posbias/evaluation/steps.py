@@ -1,4 +1,5 @@
-"""Pipeline steps of reporting: the baseline-centred tables (1, 7, 8), the de-biasing tables (2, 3), Table 4,
+"""The evaluation stage's jobs: per-query values to Parquet, seed averaging and pooling; and the study's report
+from them: the baseline-centred tables (1, 7, 8), the de-biasing tables (2, 3), Table 4,
 the outcome breakdown, the first-stage table, the dataset statistics (Tables 9 and 10), the parameter counts
 (Table 11) and the FarRelevant figure.
 
@@ -14,8 +15,10 @@ import logging
 import pandas as pd
 
 from posbias.data import statistics as stats
+from posbias.evaluation.metrics import per_query
+from posbias.evaluation.seeds import average_over_seeds
+from posbias.io import atomic_write, read_json, read_qrels, read_run
 from posbias.names import RANDOM, RETRIEVER
-from posbias.io import read_json, read_qrels
 from posbias.reporting import dataset_tables as dataset
 from posbias.reporting import outcome_table as outcomes
 from posbias.reporting.columns import FINE_TUNED, ZERO_SHOT, column_header
@@ -25,6 +28,39 @@ from posbias.reporting.tables import Column, Row, Significance, as_table, build_
 log = logging.getLogger(__name__)
 
 TABLE4_LABEL, FIRST_STAGE_LABEL = "tab:farrelevant", "tab:first-stage"
+
+
+def write_parquet(frame: pd.DataFrame, path: str) -> None:
+    with atomic_write(path, "wb") as handle:
+        frame.to_parquet(handle, index=False)
+
+
+def evaluate_run(qrels: str, run: str, metrics: list[str], out: str, system: str, seed: int,
+                 queryset: str, rel_level: int = 1) -> None:
+    frame = per_query(read_qrels(qrels), read_run(run), metrics, rel_level=rel_level)
+    frame = frame.assign(system=system, seed=seed, queryset=queryset)
+    write_parquet(frame, out)
+
+
+def combine_seeds(inputs: list[str], per_seed_out: str, averaged_out: str) -> None:
+    """Stack per-seed values of all systems on a query set, then average over seeds."""
+    frame = pd.concat([pd.read_parquet(path) for path in inputs], ignore_index=True)
+    write_parquet(frame, per_seed_out)
+    write_parquet(average_over_seeds(frame), averaged_out)
+
+
+def pool_values(inputs: list[str], members: list[str], metrics: list[str], queryset: str, out: str) -> None:
+    """A pooled query set's per-query values: its members' (one file each, in `members` order) stacked, each
+    query id prefixed with its member's name (TREC DL years may reuse ids), keeping the pool's metrics."""
+    frames = []
+    for path, member in zip(inputs, members, strict=True):
+        frame = pd.read_parquet(path)
+        missing = sorted(set(metrics) - set(frame["metric"]))
+        if missing:
+            raise ValueError(f"{path}: has no values of {missing} for the pooled query set {queryset!r}")
+        frame = frame[frame["metric"].isin(metrics)]
+        frames.append(frame.assign(qid=member + ":" + frame["qid"].astype(str), queryset=queryset))
+    write_parquet(pd.concat(frames, ignore_index=True), out)
 
 
 def _write_table(table: pd.DataFrame, columns: list[Column], caption: str, label: str, outputs: dict,
@@ -313,7 +349,7 @@ def parameter_table(checkpoints: dict[str, str], labels: dict[str, str], outputs
     the backbone, the head and any pretrained aggregator), or for a zero-shot model (`zero_shot`: its
     `models.<name>` block) in the ranker its pretrained weights give. Rows follow `labels`."""
     from posbias.rankers.checkpoint import load_checkpoint
-    from posbias.steps.training import pretrained_ranker
+    from posbias.rankers.reranking import pretrained_ranker
 
     records = []
     for model in labels:

@@ -5,7 +5,7 @@ def folds_of(queryset):
     return f"results/data/{collection_of(queryset)}/folds/{queryset}.tsv"
 
 
-from posbias.config.sections.cross_validation import run_tag
+from posbias.training.config import run_tag
 
 
 def fold_params():

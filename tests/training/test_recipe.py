@@ -1,6 +1,6 @@
 import pytest
 
-from posbias.config.sections.training import training_recipe
+from posbias.config.sections.models import training_recipe
 from posbias.settings import from_section
 from posbias.training.recipe import TrainingSettings
 

@@ -3,11 +3,12 @@ assembled from the sections' fragments, derived and cross-checked section by sec
 
 - `loader`: reading, `base:` layering, overrides, the assembled schema (`schema()`), validation and `prepare`;
 - `section`: what a section declares (key, schema fragment, check, derive, accessor) and `ConfigError`;
-- `registry`: the one list of section modules;
+- `registry`: the one list of stages and of section modules;
 - `prepared`: the `Config` a workflow or command holds (`CFG.<section>`);
 - `canonical`: job params in a form that only a changed value changes;
 - `study`: the long-document study's sections go together;
-- `sections/`: the study's sections (the analysis stages' live in posbias/<stage>/config.py).
+- `sections/`: the sections every stage reads (experiment, departures, querysets, models, llm, revisions,
+  reproduction); each stage's own live in its folder's config.py (posbias/training/config.py, ...).
 """
 
 from posbias.config.canonical import canonical

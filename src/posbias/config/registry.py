@@ -1,13 +1,14 @@
 """The one list of stages and of config sections.
 
 A stage is a folder of the package (`posbias/<stage>/`) with its role modules: `cli.py` (its `register(commands)`
-adds its `posbias` commands), `steps.py` (its jobs), `paths.py` (its output paths) and, for an analysis stage,
-`config.py` (its config section, whose `stage` names its rules file and targets). `STAGES` lists them in the order
-`posbias --help` shows their commands; adding a stage is a folder and one line there.
+adds its `posbias` commands), `steps.py` (its jobs), `paths.py` (its output paths) and `config.py` (its config
+sections; an analysis stage's section also names its rules file and targets, `Stage`). `STAGES` lists them in the
+order `posbias --help` shows their commands; adding a stage is a folder and one line there.
 
-A config section is a module per top-level key, each declaring `SECTION` (`posbias.config.section.Section`). The
-order of `SECTION_MODULES`, then the analysis stages' sections in the order of `STAGES`, then `LAST_SECTION_MODULES`
-is the order of derivations and checks (a check may rely on an earlier one: tables' models exist before the
+A config section is declared by a `Section` (`posbias.config.section`): a module declares its `SECTION`, or a stage's
+`config.py` its `SECTIONS` in order. The sections every stage reads are `SECTION_MODULES` (`posbias.config.sections`).
+Their order, then the stages' sections in the order of `STAGES`, then `LAST_SECTION_MODULES` is the order of
+derivations and checks (a check may rely on an earlier one: tables' models exist before the
 reproduction names their rows). Modules are named, not imported, so that this package imports no stage: they are
 imported when a config is first prepared or the command line is built."""
 
@@ -35,22 +36,11 @@ STAGES = (
     "positions",
     "audit",
 )
-SECTION_MODULES = (
+SECTION_MODULES = (  # the sections every stage reads, before the stages' own
     "posbias.config.sections.experiment",
     "posbias.config.sections.departures",
-    "posbias.config.sections.generator",
-    "posbias.config.sections.collections",
     "posbias.config.sections.querysets",
-    "posbias.config.sections.retrievers",
-    "posbias.config.sections.training",
-    "posbias.config.sections.cross_validation",
-    "posbias.config.sections.finetuning",
-    "posbias.config.sections.statistics",
-    "posbias.config.sections.rerank",
     "posbias.config.sections.models",
-    "posbias.config.sections.tables",
-    "posbias.config.sections.external_runs",
-    "posbias.config.sections.farrelevant",
     "posbias.config.sections.llm",
 )
 LAST_SECTION_MODULES = (
@@ -70,10 +60,15 @@ def section_modules() -> list[str]:
     return [*SECTION_MODULES, *stage_modules("config"), *LAST_SECTION_MODULES]
 
 
+def declared_sections(module) -> tuple[Section, ...]:
+    """A module's `SECTIONS` (a stage's folder may declare several, in their order), else its one `SECTION`."""
+    return tuple(getattr(module, "SECTIONS", None) or (module.SECTION,))
+
+
 @lru_cache(maxsize=1)
 def sections() -> dict[str, Section]:
     """key -> Section, in the registry's order."""
-    declared = [importlib.import_module(name).SECTION for name in section_modules()]
+    declared = [section for name in section_modules() for section in declared_sections(importlib.import_module(name))]
     return {section.key: section for section in declared}
 
 

@@ -121,7 +121,7 @@ def cross_validate(args) -> None:
     from posbias.training.steps import cross_validate_checkpoint, cross_validate_fold, merge_fold_runs
 
     if args.cross_validate_command == "merge":
-        from posbias.config.sections.cross_validation import run_tag
+        from posbias.training.config import run_tag
 
         merge_fold_runs(args.runs, args.folds, args.run, run_tag(args.model, args.seed))
         return

@@ -12,7 +12,6 @@ from typing import Mapping
 
 from posbias.config.section import ConfigError, Section, require
 from posbias.config.canonical import canonical
-from posbias.config.sections.training import training_recipe
 from posbias.rankers import catalog
 from posbias.rankers.registry import tokenizer_name
 
@@ -70,6 +69,15 @@ class Model:
     def learning_rates(self) -> dict:
         """The learning rates a training job receives (`posbias.training.recipe.TrainingSettings`)."""
         return learning_rates(self.__dict__)
+
+
+def training_recipe(training: Mapping, *overrides: Mapping | None) -> dict:
+    """The `training` section as a job's recipe: without the seed list and the query set (adding a seed must
+    not retrain the others), with each of `overrides` on top in order."""
+    recipe = {k: v for k, v in training.items() if k not in ("seeds", "queryset")}
+    for layer in overrides:
+        recipe.update(layer or {})
+    return canonical(recipe)
 
 
 def debiased_name(collection: str, n_splits: int, seed: int) -> str:

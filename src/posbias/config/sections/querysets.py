@@ -10,7 +10,6 @@ from typing import Mapping
 
 from posbias.config.canonical import canonical
 from posbias.config.section import ConfigError, Section, require
-from posbias.config.sections.farrelevant import check_source as check_farrelevant_source, far_source
 
 GENERATED_COLLECTIONS = ("synthetic", "farrelevant", "sweep")  # by the generator, FarRelevant and sweep builders
 SYNTHETIC_QUERYSETS = ("train", "dev", "test")  # what the embedded generator writes
@@ -74,6 +73,11 @@ class QuerySets(dict):
                               f"got {sorted(numbers)}")
         return len(numbers)
 
+def far_source(cfg: dict) -> dict:
+    """`farrelevant.source`; without one, FarRelevant is built from the generator's passages."""
+    return cfg.get("farrelevant", {}).get("source", {"kind": "synthetic"})
+
+
 def plain_querysets(cfg: dict) -> list[str]:
     return [n for n, s in cfg["querysets"].items() if "pool" not in s]
 
@@ -126,7 +130,6 @@ def check_collections(cfg: dict, warnings: list[str]) -> None:
         if used & needed_by and section not in cfg:
             raise ConfigError(f"{section}: required because a query set uses the {sorted(used & needed_by)} "
                               f"collection")
-    check_farrelevant_source(cfg)
 
 
 def check_pools(cfg: dict, warnings: list[str]) -> None:

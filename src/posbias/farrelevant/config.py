@@ -7,14 +7,11 @@ from pathlib import Path
 
 from posbias.config.canonical import canonical
 from posbias.config.section import ConfigError, Section
+from posbias.config.sections.querysets import far_source
 
 
-def far_source(cfg: dict) -> dict:
-    """`farrelevant.source`; without one, FarRelevant is built from the generator's passages."""
-    return cfg.get("farrelevant", {}).get("source", {"kind": "synthetic"})
-
-
-def check_source(cfg: dict) -> None:
+def check(cfg: dict, warnings: list[str]) -> None:
+    """A real source's own keys, and outcome tables that need one relevant document per query."""
     far = cfg.get("farrelevant")
     if not far:
         return
@@ -56,4 +53,5 @@ class FarRelevant:
                 "tokenizer": block["tokenizer"], "queryset": self.queryset, "train_queryset": self.train_queryset}
 
 
-SECTION = Section("farrelevant", Path(__file__).with_name("farrelevant.schema.yaml"), accessor=FarRelevant)
+SECTION = Section("farrelevant", Path(__file__).with_name("farrelevant.schema.yaml"), check=check,
+                  accessor=FarRelevant)

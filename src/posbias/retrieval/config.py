@@ -37,4 +37,5 @@ def check(cfg: dict, warnings: list[str]) -> None:
             require(retrievers, item, "tables.first_stage.retrievers", "a key of retrievers")
 
 
-SECTION = Section("retrievers", Path(__file__).with_name("retrievers.schema.yaml"), check=check, accessor=Retrievers)
+SECTION = Section("retrievers", Path(__file__).with_name("retrievers.schema.yaml"), check=check,
+                  accessor=Retrievers)

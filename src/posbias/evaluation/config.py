@@ -1,4 +1,6 @@
-"""`tables`: the study's tables (their models, columns, references) and what a table job receives."""
+"""The evaluation stage's config sections: `statistics` (the paired tests' settings the tables read), `tables` (the
+study's tables: their models, columns, references, and what a table job receives) and `external_runs` (runs made
+elsewhere, shown as rows of the zero-shot tables)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,10 @@ from posbias.config.section import ConfigError, Section, require
 from posbias.config.sections.querysets import plain_querysets
 from posbias.rankers import catalog
 from posbias.reporting.columns import FINE_TUNED, column_header
+
+
+STATISTICS = Section("statistics", Path(__file__).with_name("statistics.schema.yaml"))
+
 
 # A model table declares its layout (`tables.<name>.layout`, defaulted by its schema): rankers against their
 # baselines, de-biased models against their originals, or variants of one model against one of them.
@@ -141,7 +147,7 @@ class Tables(dict):
         return sorted({*shown, *originals, *(models[m].baseline for m in [*shown, *originals])})
 
 
-def derive(cfg: dict) -> None:
+def derive_tables(cfg: dict) -> None:
     """A table without `models` shows every configured model (sorted: the order of the models section must not
     move rows or rerun the job); Table 11 counts parameters, so a listwise ranker (which has none) is left out."""
     for table in (*model_tables(cfg["tables"], "baseline"), "table11"):
@@ -151,7 +157,7 @@ def derive(cfg: dict) -> None:
             cfg["tables"][table].setdefault("models", sorted(shown))
 
 
-def check(cfg: dict, warnings: list[str]) -> None:
+def check_tables(cfg: dict, warnings: list[str]) -> None:
     models, querysets, tables = cfg["models"], cfg["querysets"], cfg["tables"]
     evaluated = [*cfg["rerank"]["querysets"], *(n for n, s in querysets.items() if "pool" in s)]
     finetuned = (cfg.get("finetuning") or {}).get("querysets", [])
@@ -230,5 +236,29 @@ def check(cfg: dict, warnings: list[str]) -> None:
                               f"of its own to count")
 
 
-SECTION = Section("tables", Path(__file__).with_name("tables.schema.yaml"), check=check, derive=derive,
+TABLES = Section("tables", Path(__file__).with_name("tables.schema.yaml"), check=check_tables, derive=derive_tables,
                   accessor=Tables)
+
+
+def check_external_runs(cfg: dict, warnings: list[str]) -> None:
+    for name, spec in cfg.get("external_runs", {}).items():
+        if name in cfg["models"]:
+            raise ConfigError(f"external_runs.{name}: the name is already a model's")
+        for qs in spec["runs"]:
+            require(cfg["rerank"]["querysets"], qs, f"external_runs.{name}.runs", "in rerank.querysets")
+        if "baseline" in spec:
+            require(cfg["models"], spec["baseline"], f"external_runs.{name}.baseline", "a configured model")
+    labels = {m["label"]: f"models.{n}" for n, m in cfg["models"].items()}
+    for name, spec in cfg.get("external_runs", {}).items():
+        if spec["label"] in labels:
+            raise ConfigError(f"external_runs.{name}.label: {spec['label']!r} is also the label of "
+                              f"{labels[spec['label']]} (table rows would be ambiguous)")
+        labels[spec["label"]] = f"external_runs.{name}"
+
+
+EXTERNAL_RUNS = Section("external_runs", Path(__file__).with_name("external_runs.schema.yaml"),
+                        check=check_external_runs,
+                  accessor=lambda cfg: cfg.data.get("external_runs", {}))
+
+
+SECTIONS = (STATISTICS, TABLES, EXTERNAL_RUNS)

@@ -107,7 +107,7 @@ rule all:
         REPORTED,
         [globals()[stage.reported] for stage in STAGES.values()],
         # seeds trained but left out of the tables (models.<name>.excluded_seeds): their loss curves are kept
-        [f"results/models/{m}/seed{s}" for m, s in CFG.models.excluded_checkpoints],
+        [training_paths.checkpoint(m, s) for m, s in CFG.models.excluded_checkpoints],
         # the manifest (code, environment, config hash, weights, every result's sha256): last
         PROVENANCE_REPORTED,
     default_target: True

@@ -13,7 +13,7 @@ if AUDIT_EXPORTS:
 
         By hand: `posbias export-hf`"""
         input:
-            checkpoint="results/models/{model}/seed{seed}",
+            checkpoint=training_paths.checkpoint("{model}", "{seed}"),
         output:
             directory(f"{EXPORTED}/{{model}}/seed{{seed}}"),
         conda:

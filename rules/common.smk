@@ -11,6 +11,11 @@ from posbias import names
 from posbias.config import canonical
 from posbias.config.sections.models import ZERO_SHOT_SEED, tokenizer_key
 from posbias.config.sections.querysets import GENERATED_COLLECTIONS, SYNTHETIC_QUERYSETS
+from posbias.data import paths as data_paths
+from posbias.evaluation import paths as evaluation_paths
+from posbias.rerank import paths as rerank_paths
+from posbias.retrieval import paths as retrieval_paths
+from posbias.training import paths as training_paths
 
 QUERYSETS = CFG.querysets
 COLLECTIONS = CFG.collections
@@ -90,21 +95,21 @@ def collection_of(queryset):
 def source_docs_of(collection):
     """The documents as the source gives them (what BM25 and the dense encoder index)."""
     if collection in GENERATED_COLLECTIONS:
-        return f"results/data/{collection}/docs.jsonl"
-    return f"results/data/{collection}/source/docs.jsonl"
+        return data_paths.docs(collection)
+    return data_paths.source_docs(collection)
 
 
 def queries_of(queryset):
-    return f"results/data/{collection_of(queryset)}/queries/{queryset}.tsv"
+    return data_paths.queries(collection_of(queryset), queryset)
 
 
 def qrels_of(queryset):
-    return f"results/data/{collection_of(queryset)}/qrels/{queryset}.txt"
+    return data_paths.qrels(collection_of(queryset), queryset)
 
 
 def tokens_of(collection, model):
     """The token store a model reads the documents of a collection from."""
-    return f"results/tokens/{collection}/{CFG.models.tokenizer_of(model)}"
+    return data_paths.tokens(collection, CFG.models.tokenizer_of(model))
 
 
 # --- retrieval and runs -------------------------------------------------------------------------
@@ -112,36 +117,32 @@ def tokens_of(collection, model):
 
 def lucene_index_of(collection):
     """A Lucene index named in the config is used as it is; otherwise the workflow builds one."""
-    return COLLECTIONS.get(collection, {}).get("lucene_index", f"results/index/{collection}/lucene")
-
-
-def retrieval_run(retriever, queryset, depth):
-    return f"results/candidates/{retriever}/{queryset}/top{depth}.run"
+    return COLLECTIONS.get(collection, {}).get("lucene_index", retrieval_paths.lucene_index(collection))
 
 
 def candidates_of(queryset):
     qs = QUERYSETS[queryset]
-    return retrieval_run(names.GIVEN if qs.candidates else qs.retriever, queryset, qs.depth)
+    return retrieval_paths.candidates(names.GIVEN if qs.candidates else qs.retriever, queryset, qs.depth)
 
 
-def run_of(queryset, system, seed, stage="runs"):
+def run_of(queryset, system, seed, setting=rerank_paths.ZERO_SHOT):
     """A system's run on a query set: the candidates, a run made elsewhere, or a reranking."""
     if system == names.RETRIEVER:
         return candidates_of(queryset)
     if system in EXTERNAL_RUNS:
         return EXTERNAL_RUNS[system]["runs"][queryset]
-    return f"results/{stage}/{queryset}/{system}/seed{seed}.run"
+    return rerank_paths.run(queryset, system, seed, setting)
 
 
 # --- evaluation ---------------------------------------------------------------------------------
 
 
-def evaluated(queryset, system, seed, stage="eval"):
-    return f"results/{stage}/{queryset}/{system}/seed{seed}.parquet"
+def evaluated(queryset, system, seed, setting=evaluation_paths.ZERO_SHOT):
+    return evaluation_paths.values(queryset, system, seed, setting)
 
 
-def systems_evaluated(queryset, stage="eval"):
+def systems_evaluated(queryset, setting=evaluation_paths.ZERO_SHOT):
     """Per-seed evaluation files of every system on a query set; for `eval-finetuned`, the fine-tuned models'
     with the retriever and random rows of the zero-shot setting (nothing of theirs is fine-tuned)."""
-    return [evaluated(queryset, system, seed, stage if system in CFG.models else "eval")
-            for system, seed in CFG.tables.systems(queryset, stage)]
+    return [evaluated(queryset, system, seed, setting if system in CFG.models else evaluation_paths.ZERO_SHOT)
+            for system, seed in CFG.tables.systems(queryset, setting)]

@@ -16,14 +16,14 @@ if CV_QUERYSETS and CV_CHECKPOINT_JOB_MODELS:
 
         By hand: `posbias cross-validate checkpoint`"""
         input:
-            init="results/models/{model}/seed{seed}",
+            init=training_paths.checkpoint("{model}", "{seed}"),
             tokens=lambda wc: [tokens_of(collection_of(qs), wc.model) for qs in CV_QUERYSETS],
             queries=[queries_of(qs) for qs in CV_QUERYSETS],
             qrels=[qrels_of(qs) for qs in CV_QUERYSETS],
             candidates=[candidates_of(qs) for qs in CV_QUERYSETS],
             folds=[folds_of(qs) for qs in CV_QUERYSETS],
         output:
-            runs=expand("results/runs/{queryset}/{{model}}/seed{{seed}}.run", queryset=CV_QUERYSETS),
+            runs=expand(rerank_paths.run("{queryset}", "{{model}}", "{{seed}}"), queryset=CV_QUERYSETS),
         params:
             **checkpoint_params(),
             scoring=lambda wc: CFG.rerank.scoring(wc.model),
@@ -49,15 +49,15 @@ if CV_QUERYSETS and CV_PER_FOLD_MODELS:
 
         By hand: `posbias cross-validate fold`"""
         input:
-            init="results/models/{model}/seed{seed}",
+            init=training_paths.checkpoint("{model}", "{seed}"),
             tokens=lambda wc: tokens_of(collection_of(wc.queryset), wc.model),
             queries=lambda wc: queries_of(wc.queryset),
             qrels=lambda wc: qrels_of(wc.queryset),
             candidates=lambda wc: candidates_of(wc.queryset),
             folds=lambda wc: folds_of(wc.queryset),
         output:
-            run="results/runs-cv/{queryset}/{model}/seed{seed}/fold{fold}.run",
-            info="results/runs-cv/{queryset}/{model}/seed{seed}/fold{fold}.run.json",
+            run=training_paths.fold_run("{queryset}", "{model}", "{seed}", "{fold}"),
+            info=rerank_paths.run_info(training_paths.fold_run("{queryset}", "{model}", "{seed}", "{fold}")),
         params:
             **fold_params(),
             scoring=lambda wc: CFG.rerank.scoring(wc.model),
@@ -81,11 +81,11 @@ if CV_QUERYSETS and CV_PER_FOLD_MODELS:
 
         By hand: `posbias cross-validate merge`"""
         input:
-            runs=lambda wc: expand("results/runs-cv/{qs}/{model}/seed{seed}/fold{fold}.run", qs=wc.queryset,
-                                   model=wc.model, seed=wc.seed, fold=range(1, CFG.querysets.folds_count(wc.queryset) + 1)),
+            runs=lambda wc: [training_paths.fold_run(wc.queryset, wc.model, wc.seed, fold)
+                             for fold in range(1, CFG.querysets.folds_count(wc.queryset) + 1)],
             folds=lambda wc: folds_of(wc.queryset),
         output:
-            run="results/runs/{queryset}/{model}/seed{seed}.run",
+            run=rerank_paths.run("{queryset}", "{model}", "{seed}"),
         params:
             tag=lambda wc: run_tag(wc.model, wc.seed),
         wildcard_constraints:

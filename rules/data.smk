@@ -13,18 +13,18 @@ if "generator" in config:
 
         By hand: `posbias generate`"""
         output:
-            queries=expand("results/data/synthetic/queries/{qs}.tsv", qs=SYNTHETIC_QUERYSETS),
-            qrels=expand("results/data/synthetic/qrels/{qs}.txt", qs=SYNTHETIC_QUERYSETS),
-            positions=expand("results/data/synthetic/positions/{qs}.tsv", qs=SYNTHETIC_QUERYSETS),
-            passages="results/data/synthetic-passages/docs.jsonl",
-            passage_queries="results/data/synthetic-passages/queries/farrelevant.tsv",
-            passage_qrels="results/data/synthetic-passages/qrels/farrelevant.txt",
-            passage_negatives="results/data/synthetic-passages/negatives.jsonl",
+            queries=expand(data_paths.queries("synthetic", "{qs}"), qs=SYNTHETIC_QUERYSETS),
+            qrels=expand(data_paths.qrels("synthetic", "{qs}"), qs=SYNTHETIC_QUERYSETS),
+            positions=expand(data_paths.positions("synthetic", "{qs}"), qs=SYNTHETIC_QUERYSETS),
+            passages=data_paths.docs("synthetic-passages"),
+            passage_queries=data_paths.queries("synthetic-passages", "farrelevant"),
+            passage_qrels=data_paths.qrels("synthetic-passages", "farrelevant"),
+            passage_negatives=data_paths.passage_negatives(),
             # each query's answering passages, their qrels and known offsets (rules/positions.smk)
-            answer_passages="results/data/synthetic/passages/docs.jsonl",
-            answer_qrels=expand("results/data/synthetic/passages/qrels/{qs}.txt", qs=SYNTHETIC_QUERYSETS),
-            answer_positions=expand("results/data/synthetic/passages/positions/{qs}.tsv", qs=SYNTHETIC_QUERYSETS),
-            docs="results/data/synthetic/docs.jsonl",
+            answer_passages=data_paths.answer_passages_docs(),
+            answer_qrels=expand(data_paths.qrels("synthetic/passages", "{qs}"), qs=SYNTHETIC_QUERYSETS),
+            answer_positions=expand(data_paths.positions("synthetic/passages", "{qs}"), qs=SYNTHETIC_QUERYSETS),
+            docs=data_paths.docs("synthetic"),
         params:
             settings=canonical(CFG.data["generator"]["settings"]),
             tokenizer=CFG.data["generator"]["tokenizer"],
@@ -43,15 +43,15 @@ if "generator" in config and "farrelevant" in config and CFG.farrelevant.source[
 
         By hand: `posbias farrelevant`"""
         input:
-            passages="results/data/synthetic-passages/docs.jsonl",
-            queries="results/data/synthetic-passages/queries/farrelevant.tsv",
-            qrels="results/data/synthetic-passages/qrels/farrelevant.txt",
-            negatives="results/data/synthetic-passages/negatives.jsonl",
+            passages=data_paths.docs("synthetic-passages"),
+            queries=data_paths.queries("synthetic-passages", "farrelevant"),
+            qrels=data_paths.qrels("synthetic-passages", "farrelevant"),
+            negatives=data_paths.passage_negatives(),
         output:
-            queries=expand("results/data/farrelevant/queries/{qs}.tsv", qs=FAR_QUERYSETS),
-            qrels=expand("results/data/farrelevant/qrels/{qs}.txt", qs=FAR_QUERYSETS),
-            positions=expand("results/data/farrelevant/positions/{qs}.tsv", qs=FAR_QUERYSETS),
-            docs="results/data/farrelevant/docs.jsonl",
+            queries=expand(data_paths.queries("farrelevant", "{qs}"), qs=FAR_QUERYSETS),
+            qrels=expand(data_paths.qrels("farrelevant", "{qs}"), qs=FAR_QUERYSETS),
+            positions=expand(data_paths.positions("farrelevant", "{qs}"), qs=FAR_QUERYSETS),
+            docs=data_paths.docs("farrelevant"),
         params:
             **CFG.farrelevant.build_params(),
         conda:
@@ -67,7 +67,7 @@ rule fetch_documents:
 
     By hand: `posbias fetch --collection`"""
     output:
-        docs="results/data/{collection}/source/docs.jsonl",
+        docs=data_paths.source_docs("{collection}"),
     params:
         source=lambda wc: canonical(COLLECTIONS[wc.collection]["documents"]),
     wildcard_constraints:
@@ -85,8 +85,8 @@ rule fetch_queryset:
 
     By hand: `posbias fetch --queryset`"""
     output:
-        queries="results/data/{collection}/queries/{queryset}.tsv",
-        qrels="results/data/{collection}/qrels/{queryset}.txt",
+        queries=data_paths.queries("{collection}", "{queryset}"),
+        qrels=data_paths.qrels("{collection}", "{queryset}"),
     params:
         source=lambda wc: canonical(QUERYSETS[wc.queryset].source),
     wildcard_constraints:
@@ -104,7 +104,7 @@ rule fetch_folds:
 
     By hand: `posbias fetch --folds`"""
     output:
-        folds="results/data/{collection}/folds/{queryset}.tsv",
+        folds=data_paths.folds("{collection}", "{queryset}"),
     params:
         folds=lambda wc: QUERYSETS[wc.queryset].folds,
     wildcard_constraints:
@@ -124,9 +124,9 @@ rule truncate_documents:
 
     By hand: `posbias truncate`"""
     input:
-        docs="results/data/{collection}/source/docs.jsonl",
+        docs=data_paths.source_docs("{collection}"),
     output:
-        docs="results/data/{collection}/docs.truncated.jsonl",
+        docs=data_paths.truncated_docs("{collection}"),
     params:
         tokenizer=lambda wc: COLLECTIONS[wc.collection]["truncate"]["tokenizer"],
         max_tokens=lambda wc: COLLECTIONS[wc.collection]["truncate"]["max_tokens"],
@@ -149,7 +149,7 @@ rule debias_documents:
     input:
         docs=lambda wc: source_docs_of(DEBIASED[wc.collection]["base"]),
     output:
-        docs="results/data/{collection}/docs.jsonl",
+        docs=data_paths.docs("{collection}"),
     params:
         n_splits=lambda wc: DEBIASED[wc.collection]["n_splits"],
         seed=lambda wc: DEBIASED[wc.collection]["seed"],
@@ -172,7 +172,7 @@ rule tokenize_documents:
     input:
         docs=lambda wc: docs_of(wc.collection),
     output:
-        store=directory("results/tokens/{collection}/{tokenizer}"),
+        store=directory(data_paths.tokens("{collection}", "{tokenizer}")),
     params:
         tokenizer=lambda wc: TOKENIZERS[wc.tokenizer]["name"],
         cap=lambda wc: TOKENIZERS[wc.tokenizer]["cap"],

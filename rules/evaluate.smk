@@ -15,7 +15,7 @@ rule evaluate:
         qrels=lambda wc: qrels_of(wc.queryset),
         run=lambda wc: run_of(wc.queryset, wc.system, wc.seed),
     output:
-        values="results/eval/{queryset}/{system}/seed{seed}.parquet",
+        values=evaluation_paths.values("{queryset}", "{system}", "{seed}"),
     params:
         evaluation=lambda wc: CFG.querysets.evaluation_params(wc.queryset),
         queryset=lambda wc: wc.queryset,
@@ -41,9 +41,9 @@ if FINETUNED_QUERYSETS:
         By hand: `posbias evaluate --config --system`"""
         input:
             qrels=lambda wc: qrels_of(wc.queryset),
-            run=lambda wc: run_of(wc.queryset, wc.system, wc.seed, stage="runs-finetuned"),
+            run=lambda wc: run_of(wc.queryset, wc.system, wc.seed, rerank_paths.FINE_TUNED),
         output:
-            values="results/eval-finetuned/{queryset}/{system}/seed{seed}.parquet",
+            values=evaluation_paths.values("{queryset}", "{system}", "{seed}", evaluation_paths.FINE_TUNED),
         params:
             evaluation=lambda wc: CFG.querysets.evaluation_params(wc.queryset),
             queryset=lambda wc: wc.queryset,
@@ -71,7 +71,7 @@ if POOLED_QUERYSETS:
         input:
             values=pool_members_evaluated,
         output:
-            values="results/eval/{queryset}/{system}/seed{seed}.parquet",
+            values=evaluation_paths.values("{queryset}", "{system}", "{seed}"),
         params:
             members=lambda wc: list(QUERYSETS[wc.queryset].pool),
             metrics=lambda wc: list(QUERYSETS[wc.queryset].metrics),
@@ -99,7 +99,7 @@ if OUTCOME_QUERYSETS:
             qrels=lambda wc: qrels_of(wc.queryset),
             run=lambda wc: run_of(wc.queryset, wc.system, wc.seed),
         output:
-            values="results/eval-cutoff/k{k}/{queryset}/{system}/seed{seed}.parquet",
+            values=evaluation_paths.values("{queryset}", "{system}", "{seed}", evaluation_paths.cutoff("{k}")),
         params:
             evaluation=lambda wc: {"metrics": [f"RR@{wc.k}"], "rel_level": QUERYSETS[wc.queryset].rel_level},
             queryset=lambda wc: wc.queryset,
@@ -123,9 +123,9 @@ rule evaluate_first_stage:
     By hand: `posbias evaluate --metric --system`"""
     input:
         qrels=lambda wc: qrels_of(wc.queryset),
-        run=lambda wc: retrieval_run(wc.retriever, wc.queryset, wc.depth),
+        run=lambda wc: retrieval_paths.candidates(wc.retriever, wc.queryset, wc.depth),
     output:
-        values="results/eval-first-stage/{retriever}/{queryset}/top{depth}.parquet",
+        values=evaluation_paths.first_stage_values("{retriever}", "{queryset}", "{depth}"),
     params:
         evaluation=lambda wc: canonical({"metrics": TABLES["first_stage"]["metrics"],
                                          "rel_level": QUERYSETS[wc.queryset].rel_level}),

@@ -15,10 +15,10 @@ if "farrelevant" in config and CFG.farrelevant.source["kind"] != "synthetic":
         input:
             **farrelevant_source_inputs(),
         output:
-            queries=expand("results/data/farrelevant/queries/{qs}.tsv", qs=FAR_QUERYSETS),
-            qrels=expand("results/data/farrelevant/qrels/{qs}.txt", qs=FAR_QUERYSETS),
-            positions=expand("results/data/farrelevant/positions/{qs}.tsv", qs=FAR_QUERYSETS),
-            docs="results/data/farrelevant/docs.jsonl",
+            queries=expand(data_paths.queries("farrelevant", "{qs}"), qs=FAR_QUERYSETS),
+            qrels=expand(data_paths.qrels("farrelevant", "{qs}"), qs=FAR_QUERYSETS),
+            positions=expand(data_paths.positions("farrelevant", "{qs}"), qs=FAR_QUERYSETS),
+            docs=data_paths.docs("farrelevant"),
         params:
             **CFG.farrelevant.build_params(),
         conda:

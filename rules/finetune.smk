@@ -17,7 +17,7 @@ if FINETUNING:
 
         By hand: `posbias finetune`"""
         input:
-            init="results/models/{model}/seed{seed}",
+            init=training_paths.checkpoint("{model}", "{seed}"),
             **finetuning_inputs(),
         output:
             **finetuning_outputs(),

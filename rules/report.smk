@@ -20,7 +20,7 @@ for _table in CFG.tables.of_layout():
             f"{_table}"
         localrule: True
         input:
-            averaged=expand(f"{OUT}/eval/{{qs}}/seed_averaged.parquet", qs=CFG.tables.querysets(_table)),
+            averaged=[evaluation_paths.seed_averaged(OUT, qs) for qs in CFG.tables.querysets(_table)],
         output:
             **table_outputs(_table, f"{TABLES[_table]['layout']}_table"),
         params:
@@ -42,9 +42,9 @@ if "table4" in TABLES:
         By hand: `posbias study table --name --finetuned`"""
         localrule: True
         input:
-            averaged=expand(f"{OUT}/eval/{{qs}}/seed_averaged.parquet", qs=CFG.tables.querysets("table4")),
-            finetuned=expand(f"{OUT}/eval-finetuned/{{qs}}/seed_averaged.parquet",
-                             qs=CFG.tables.querysets("table4", setting="fine-tuned")),
+            averaged=[evaluation_paths.seed_averaged(OUT, qs) for qs in CFG.tables.querysets("table4")],
+            finetuned=[evaluation_paths.seed_averaged(OUT, qs, evaluation_paths.FINE_TUNED)
+                       for qs in CFG.tables.querysets("table4", setting="fine-tuned")],
         output:
             **table_outputs("table4", "table4"),
         params:
@@ -62,9 +62,9 @@ if "table4" in TABLES:
         By hand: `posbias study farrelevant-figure`"""
         localrule: True
         input:
-            per_seed=f"{OUT}/eval/{FAR_QUERYSET}/per_seed.parquet",
+            per_seed=evaluation_paths.per_seed(OUT, FAR_QUERYSET),
             # the fine-tuned bars beside the zero-shot ones (the study's Figure 2), when the config fine-tunes
-            **({"finetuned": f"{OUT}/eval-finetuned/{FAR_QUERYSET}/per_seed.parquet"}
+            **({"finetuned": evaluation_paths.per_seed(OUT, FAR_QUERYSET, evaluation_paths.FINE_TUNED)}
                if FAR_QUERYSET in FINETUNED_QUERYSETS else {}),
         output:
             png=report(FIGURES[0], caption="../report/farrelevant_figure.rst", category="Figures"),
@@ -88,7 +88,7 @@ if EFFICIENCY_RUNS:
         localrule: True
         input:
             table=f"{OUT}/table1.csv",
-            infos=[f"results/runs/{qs}/{m}/seed{s}.run.json" for m, s, qs in EFFICIENCY_RUNS],
+            infos=[rerank_paths.run_info(rerank_paths.run(qs, m, s)) for m, s, qs in EFFICIENCY_RUNS],
         output:
             png=report(EFFICIENCY_FIGURES[0], caption="../report/efficiency_figure.rst", category="Figures"),
             pdf=EFFICIENCY_FIGURES[1],
@@ -111,8 +111,8 @@ if "outcomes" in TABLES:
         By hand: `posbias study outcomes`"""
         localrule: True
         input:
-            per_seed=expand(f"{OUT}/eval-cutoff/k{{k}}/{{qs}}/per_seed.parquet", k=TABLES.get("outcomes", {}).get("k"),
-                            qs=OUTCOME_QUERYSETS),
+            per_seed=[evaluation_paths.per_seed(OUT, qs, evaluation_paths.cutoff(TABLES.get("outcomes", {}).get("k")))
+                      for qs in OUTCOME_QUERYSETS],
             qrels=[qrels_of(qs) for qs in OUTCOME_QUERYSETS],
         output:
             **table_outputs("outcomes", "outcomes"),
@@ -134,7 +134,7 @@ if "first_stage" in TABLES:
         By hand: `posbias study first-stage`"""
         localrule: True
         input:
-            values=expand("results/eval-first-stage/{r}/{qs}/top{depth}.parquet",
+            values=expand(evaluation_paths.first_stage_values("{r}", "{qs}", "{depth}"),
                           r=TABLES["first_stage"]["retrievers"],
                           qs=TABLES["first_stage"]["querysets"],
                           depth=TABLES["first_stage"]["depth"]),
@@ -161,7 +161,7 @@ if "dataset_stats" in TABLES:
         input:
             unpack(statistics_input),
         output:
-            stats="results/stats/collections/{collection}.json",
+            stats=evaluation_paths.collection_statistics("{collection}"),
         params:
             tokenizer=STATS["tokenizer"],
             sample=STATS["sample"],
@@ -180,7 +180,7 @@ if "dataset_stats" in TABLES:
             queries=lambda wc: queries_of(wc.queryset),
             qrels=lambda wc: qrels_of(wc.queryset),
         output:
-            stats="results/stats/querysets/{queryset}.json",
+            stats=evaluation_paths.queryset_statistics("{queryset}"),
         params:
             tokenizer=STATS["tokenizer"],
             rel_level=lambda wc: STATS["rel_levels"][wc.queryset],
@@ -197,8 +197,8 @@ if "dataset_stats" in TABLES:
         By hand: `posbias study dataset-tables`"""
         localrule: True
         input:
-            collections=expand("results/stats/collections/{c}.json", c=STATS_COLLECTIONS),
-            querysets=expand("results/stats/querysets/{qs}.json", qs=STATS_QUERYSETS),
+            collections=expand(evaluation_paths.collection_statistics("{c}"), c=STATS_COLLECTIONS),
+            querysets=expand(evaluation_paths.queryset_statistics("{qs}"), qs=STATS_QUERYSETS),
         output:
             **{f"documents_{k}": v for k, v in table_outputs("table9", "table9").items()},
             **{f"queries_{k}": v for k, v in table_outputs("table10", "table10").items()},
@@ -223,7 +223,7 @@ if "table11" in TABLES:
         By hand: `posbias study table11`"""
         localrule: True
         input:
-            checkpoints=[f"results/models/{m}/seed{s}" for m, s in zip(TABLE11["trained"], TABLE11["seeds"])],
+            checkpoints=[training_paths.checkpoint(m, s) for m, s in zip(TABLE11["trained"], TABLE11["seeds"])],
         output:
             **table_outputs("table11", "table11"),
         params:

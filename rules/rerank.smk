@@ -15,13 +15,13 @@ rule rerank:
 
     By hand: `posbias rerank --checkpoint`"""
     input:
-        checkpoint="results/models/{model}/seed{seed}",
+        checkpoint=training_paths.checkpoint("{model}", "{seed}"),
         tokens=lambda wc: [tokens_of(collection_of(wc.queryset), wc.model)],
         queries=lambda wc: [queries_of(wc.queryset)],
         candidates=lambda wc: [candidates_of(wc.queryset)],
     output:
-        runs=["results/runs/{queryset}/{model}/seed{seed}.run"],
-        infos=["results/runs/{queryset}/{model}/seed{seed}.run.json"],
+        runs=[rerank_paths.run("{queryset}", "{model}", "{seed}")],
+        infos=[rerank_paths.run_info(rerank_paths.run("{queryset}", "{model}", "{seed}"))],
     params:
         scoring=lambda wc: CFG.rerank.scoring(wc.model),
         tag=lambda wc: f"{wc.model}-seed{wc.seed}",
@@ -48,14 +48,15 @@ rule rerank_checkpoint:
 
     By hand: `posbias rerank --checkpoint`, `posbias finetune`"""
     input:
-        checkpoint="results/models/{model}/seed{seed}",
+        checkpoint=training_paths.checkpoint("{model}", "{seed}"),
         tokens=lambda wc: [tokens_of(collection_of(qs), wc.model) for qs in DIRECT_QUERYSETS],
         queries=[queries_of(qs) for qs in DIRECT_QUERYSETS],
         candidates=[candidates_of(qs) for qs in DIRECT_QUERYSETS],
         **(finetuning_inputs("finetune_") if FINETUNING else {}),
     output:
-        runs=expand("results/runs/{queryset}/{{model}}/seed{{seed}}.run", queryset=DIRECT_QUERYSETS),
-        infos=expand("results/runs/{queryset}/{{model}}/seed{{seed}}.run.json", queryset=DIRECT_QUERYSETS),
+        runs=expand(rerank_paths.run("{queryset}", "{{model}}", "{{seed}}"), queryset=DIRECT_QUERYSETS),
+        infos=expand(rerank_paths.run_info(rerank_paths.run("{queryset}", "{{model}}", "{{seed}}")),
+                     queryset=DIRECT_QUERYSETS),
         **(finetuning_outputs("finetune_") if FINETUNING else {}),
     params:
         scoring=lambda wc: CFG.rerank.scoring(wc.model),
@@ -85,8 +86,8 @@ rule rerank_zero_shot:
         queries=lambda wc: queries_of(wc.queryset),
         candidates=lambda wc: candidates_of(wc.queryset),
     output:
-        run=f"results/runs/{{queryset}}/{{model}}/seed{ZERO_SHOT_SEED}.run",
-        info=f"results/runs/{{queryset}}/{{model}}/seed{ZERO_SHOT_SEED}.run.json",
+        run=rerank_paths.run("{queryset}", "{model}", ZERO_SHOT_SEED),
+        info=rerank_paths.run_info(rerank_paths.run("{queryset}", "{model}", ZERO_SHOT_SEED)),
     params:
         model=lambda wc: CFG.models.params(wc.model),
         scoring=lambda wc: CFG.rerank.scoring(wc.model),
@@ -117,8 +118,8 @@ rule rerank_zero_shot_model:
         queries=[queries_of(qs) for qs in RERANK_QUERYSETS],
         candidates=[candidates_of(qs) for qs in RERANK_QUERYSETS],
     output:
-        runs=expand(f"results/runs/{{queryset}}/{{{{model}}}}/seed{ZERO_SHOT_SEED}.run", queryset=RERANK_QUERYSETS),
-        infos=expand(f"results/runs/{{queryset}}/{{{{model}}}}/seed{ZERO_SHOT_SEED}.run.json",
+        runs=expand(rerank_paths.run("{queryset}", "{{model}}", ZERO_SHOT_SEED), queryset=RERANK_QUERYSETS),
+        infos=expand(rerank_paths.run_info(rerank_paths.run("{queryset}", "{{model}}", ZERO_SHOT_SEED)),
                      queryset=RERANK_QUERYSETS),
     params:
         model=lambda wc: CFG.models.params(wc.model),
@@ -151,8 +152,8 @@ rule rerank_listwise:
         queries=lambda wc: queries_of(wc.queryset),
         candidates=lambda wc: candidates_of(wc.queryset),
     output:
-        run=f"results/runs/{{queryset}}/{{model}}/seed{ZERO_SHOT_SEED}.run",
-        info=f"results/runs/{{queryset}}/{{model}}/seed{ZERO_SHOT_SEED}.run.json",
+        run=rerank_paths.run("{queryset}", "{model}", ZERO_SHOT_SEED),
+        info=rerank_paths.run_info(rerank_paths.run("{queryset}", "{model}", ZERO_SHOT_SEED)),
     params:
         args=lambda wc: canonical(CFG.models[wc.model].args),
         llm=lambda wc: CFG.llm.model(CFG.models[wc.model].args["llm"]),

@@ -17,7 +17,7 @@ rule bm25_index:
         unpack(expansions_input),
         docs=lambda wc: source_docs_of(wc.collection),
     output:
-        index=directory("results/index/{collection}/lucene"),
+        index=directory(retrieval_paths.lucene_index("{collection}")),
     params:
         expansions=lambda wc: COLLECTIONS.get(wc.collection, {}).get("expansions"),
         expansions_sha256=lambda wc: COLLECTIONS.get(wc.collection, {}).get("expansions_sha256"),
@@ -38,7 +38,7 @@ rule bm25_retrieve:
         index=lambda wc: lucene_index_of(collection_of(wc.queryset)),
         queries=lambda wc: queries_of(wc.queryset),
     output:
-        run="results/candidates/{retriever}/{queryset}/top{depth}.run",
+        run=retrieval_paths.candidates("{retriever}", "{queryset}", "{depth}"),
     params:
         depth=lambda wc: int(wc.depth),
         k1=lambda wc: canonical(RETRIEVERS[wc.retriever]["k1"]),
@@ -67,7 +67,7 @@ rule dense_encode:
     input:
         docs=lambda wc: source_docs_of(wc.collection),
     output:
-        vectors=directory("results/vectors/{collection}/{retriever}"),
+        vectors=directory(retrieval_paths.dense_vectors("{collection}", "{retriever}")),
     params:
         encoder=lambda wc: canonical(RETRIEVERS[wc.retriever]["encoder"]),
     wildcard_constraints:
@@ -89,9 +89,9 @@ rule dense_index:
 
     By hand: `posbias dense-index`"""
     input:
-        vectors="results/vectors/{collection}/{retriever}",
+        vectors=retrieval_paths.dense_vectors("{collection}", "{retriever}"),
     output:
-        index=directory("results/index/{collection}/dense/{retriever}"),
+        index=directory(retrieval_paths.dense_index("{collection}", "{retriever}")),
     params:
         faiss=lambda wc: canonical(RETRIEVERS[wc.retriever]["faiss"]),
     wildcard_constraints:
@@ -110,11 +110,11 @@ rule hybrid_retrieve:
 
     By hand: `posbias hybrid`"""
     input:
-        dense=lambda wc: f"results/index/{collection_of(wc.queryset)}/dense/{wc.retriever}",
+        dense=lambda wc: retrieval_paths.dense_index(collection_of(wc.queryset), wc.retriever),
         lucene=lambda wc: lucene_index_of(collection_of(wc.queryset)),
         queries=lambda wc: queries_of(wc.queryset),
     output:
-        run="results/candidates/{retriever}/{queryset}/top{depth}.run",
+        run=retrieval_paths.candidates("{retriever}", "{queryset}", "{depth}"),
     params:
         depth=lambda wc: int(wc.depth),
         encoder=lambda wc: canonical(RETRIEVERS[wc.retriever]["encoder"]),
@@ -142,7 +142,7 @@ rule import_run:
         run=lambda wc: QUERYSETS[wc.queryset].candidates,
         queries=lambda wc: queries_of(wc.queryset),
     output:
-        run=f"results/candidates/{names.GIVEN}/{{queryset}}/top{{depth}}.run",
+        run=retrieval_paths.candidates(names.GIVEN, "{queryset}", "{depth}"),
     params:
         depth=lambda wc: int(wc.depth),
     wildcard_constraints:
@@ -162,7 +162,7 @@ rule random_shuffle:
     input:
         candidates=lambda wc: candidates_of(wc.queryset),
     output:
-        run="results/runs/{queryset}/random/seed{seed}.run",
+        run=rerank_paths.run("{queryset}", "random", "{seed}"),
     params:
         seed=lambda wc: int(wc.seed),
     wildcard_constraints:

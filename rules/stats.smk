@@ -11,8 +11,8 @@ rule combine_seeds:
     input:
         values=lambda wc: systems_evaluated(wc.queryset),
     output:
-        per_seed=f"{OUT}/eval/{{queryset}}/per_seed.parquet",
-        averaged=f"{OUT}/eval/{{queryset}}/seed_averaged.parquet",
+        per_seed=evaluation_paths.per_seed(OUT, "{queryset}"),
+        averaged=evaluation_paths.seed_averaged(OUT, "{queryset}"),
     wildcard_constraints:
         queryset=alternatives(CFG.rerank.evaluated),
     conda:
@@ -31,10 +31,10 @@ if FINETUNED_QUERYSETS:
         By hand: `posbias study combine-seeds`"""
         localrule: True
         input:
-            values=lambda wc: systems_evaluated(wc.queryset, stage="eval-finetuned"),
+            values=lambda wc: systems_evaluated(wc.queryset, evaluation_paths.FINE_TUNED),
         output:
-            per_seed=f"{OUT}/eval-finetuned/{{queryset}}/per_seed.parquet",
-            averaged=f"{OUT}/eval-finetuned/{{queryset}}/seed_averaged.parquet",
+            per_seed=evaluation_paths.per_seed(OUT, "{queryset}", evaluation_paths.FINE_TUNED),
+            averaged=evaluation_paths.seed_averaged(OUT, "{queryset}", evaluation_paths.FINE_TUNED),
         wildcard_constraints:
             queryset=alternatives(FINETUNED_QUERYSETS),
         conda:
@@ -53,12 +53,12 @@ if OUTCOME_QUERYSETS:
         By hand: `posbias study combine-seeds`"""
         localrule: True
         input:
-            values=lambda wc: [f"results/eval-cutoff/k{wc.k}/{wc.queryset}/{model}/seed{seed}.parquet"
+            values=lambda wc: [evaluation_paths.values(wc.queryset, model, seed, evaluation_paths.cutoff(wc.k))
                                for model in MODELS if CFG.models.evaluates(model, wc.queryset)
                                for seed in CFG.models.seeds(model)],
         output:
-            per_seed=f"{OUT}/eval-cutoff/k{{k}}/{{queryset}}/per_seed.parquet",
-            averaged=f"{OUT}/eval-cutoff/k{{k}}/{{queryset}}/seed_averaged.parquet",
+            per_seed=evaluation_paths.per_seed(OUT, "{queryset}", evaluation_paths.cutoff("{k}")),
+            averaged=evaluation_paths.seed_averaged(OUT, "{queryset}", evaluation_paths.cutoff("{k}")),
         wildcard_constraints:
             queryset=alternatives(OUTCOME_QUERYSETS),
         conda:

@@ -35,7 +35,7 @@ if SWEEP_MODELS:
         By hand: `posbias sweep report`"""
         localrule: True
         input:
-            per_seed=f"{OUT}/eval/{SWEEP_QUERYSET}/per_seed.parquet",
+            per_seed=evaluation_paths.per_seed(OUT, SWEEP_QUERYSET),
             positions=CFG.querysets.positions_file(SWEEP_QUERYSET),
             candidates=candidates_of(SWEEP_QUERYSET),
         output:
@@ -63,7 +63,7 @@ if BREAKDOWN:
         By hand: `posbias sweep breakdown`"""
         localrule: True
         input:
-            averaged=f"{OUT}/eval/{BREAKDOWN['queryset']}/seed_averaged.parquet",
+            averaged=evaluation_paths.seed_averaged(OUT, BREAKDOWN["queryset"]),
             positions=BREAKDOWN.get("positions", CFG.querysets.positions_file(BREAKDOWN["queryset"])),
         output:
             **{fmt: report(path, caption="../report/sweep_breakdown.rst", category="Position sweep")

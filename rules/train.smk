@@ -14,7 +14,7 @@ rule train:
         qrels=lambda wc: qrels_of(CFG.training.queryset),
         candidates=lambda wc: candidates_of(CFG.training.queryset),
     output:
-        checkpoint=directory("results/models/{model}/seed{seed}"),
+        checkpoint=directory(training_paths.checkpoint("{model}", "{seed}")),
     params:
         model=lambda wc: CFG.models.params(wc.model),
         training=lambda wc: CFG.models.training_params(wc.model),

@@ -992,7 +992,7 @@ def test_systems_add_the_external_rows_to_the_zero_shot_setting_only():
     # the fine-tuned tables keep the retriever and random rows (nothing of theirs is fine-tuned), not the
     # zero-shot models
     trained = [(m, s) for m, s in models if not m.endswith("_e5")]
-    assert cfg.tables.systems("dev", stage="eval-finetuned") == [("retriever", 0), ("random", 1), ("random", 2), *trained]
+    assert cfg.tables.systems("dev", setting="eval-finetuned") == [("retriever", 0), ("random", 1), ("random", 2), *trained]
 
 
 def test_zero_shot_models_have_one_run_and_no_fine_tuned_row():
@@ -1001,7 +1001,7 @@ def test_zero_shot_models_have_one_run_and_no_fine_tuned_row():
     assert set(cfg.models.trained) == set(cfg.models.names) - {"firstp_e5", "longp_e5"} - set(cfg.models.listwise)
     assert cfg.models.seeds("longp_e5") == [0] and cfg.models.seeds("maxp") == [1, 2]
     assert [s for m, s in cfg.tables.systems("dev") if m == "longp_e5"] == [0]
-    assert "longp_e5" not in {m for m, _ in cfg.tables.systems("farrelevant", stage="eval-finetuned")}
+    assert "longp_e5" not in {m for m, _ in cfg.tables.systems("farrelevant", setting="eval-finetuned")}
     assert cfg.tables.params("table4")["models"]["longp_e5"]["zero_shot"] is True
 
 

@@ -18,8 +18,9 @@ A stage is a folder holding one of the role modules `config.py`, `paths.py`, `st
 module is a unit of its own, placed by its name (config, paths and steps in orchestration, cli in interface). The
 folder's other modules are placed with the folder: where LAYERS puts it (the study's stages are folders of the
 domain packages: data/steps.py beside data/synthetic.py), else among the analyses. Another stage may import a
-domain folder's own modules (the sweep reads `posbias.data.placement`) but never a stage's role modules or an
-analysis folder's modules. A new stage needs no edit here; a new top-level module or package of another kind must
+domain folder's own modules (the sweep reads `posbias.data.placement`) and a stage's `paths` (where its files are:
+the probes read `posbias.training.paths` for a checkpoint), but never a stage's other role modules or an analysis
+folder's modules. A new stage needs no edit here; a new top-level module or package of another kind must
 be given a layer: the test fails until it is.
 """
 
@@ -193,11 +194,16 @@ def stage_of(unit: str, stages: frozenset[str]) -> str | None:
     return folder if "." in unit or folder in analysis_stages(stages) else None
 
 
+SHARED_ROLE = "paths"  # a stage's file locations: what another stage reads of it
+
+
 def stage_imports(graph: dict[str, dict[str, list[str]]], stages: frozenset[str]) -> list[str]:
-    """Every import of one stage's module by another stage's: what two stages share belongs in the domain layer."""
+    """Every import of one stage's module by another stage's (its `paths` aside): what two stages share belongs in
+    the domain layer."""
     return sorted(f"{unit} imports {target} in {', '.join(files)}" for unit, targets in graph.items()
                   for target, files in targets.items()
-                  if stage_of(unit, stages) and stage_of(target, stages) not in (None, stage_of(unit, stages)))
+                  if stage_of(unit, stages) and stage_of(target, stages) not in (None, stage_of(unit, stages))
+                  and not target.endswith(f".{SHARED_ROLE}"))
 
 
 def checked_graph(package: Path) -> dict[str, dict[str, list[str]]]:
@@ -285,7 +291,8 @@ def test_a_domain_folders_own_modules_are_shared_but_its_stage_is_not(tmp_path):
         "__init__.py": "", "data/__init__.py": "", "data/placement.py": "from posbias.data import steps\n",
         "data/steps.py": "from posbias.data import placement\n", "data/cli.py": "from posbias.data import steps\n",
         "sweep/__init__.py": "", "sweep/config.py": "",
-        "sweep/steps.py": "from posbias.data.placement import place\nfrom posbias.data.steps import generate\n"})
+        "sweep/steps.py": "from posbias.data.placement import place\nfrom posbias.data.steps import generate\n",
+        "sweep/paths.py": "from posbias.data.paths import docs\n", "data/paths.py": ""})
     graph = import_graph(package)
     stages = stages_of(package)
     assert stages == {"data", "sweep"}

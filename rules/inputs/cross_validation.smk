@@ -2,7 +2,7 @@
 # with rules).
 
 def folds_of(queryset):
-    return f"results/data/{collection_of(queryset)}/folds/{queryset}.tsv"
+    return data_paths.folds(collection_of(queryset), queryset)
 
 
 from posbias.training.config import run_tag

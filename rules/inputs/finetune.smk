@@ -3,7 +3,7 @@
 
 def finetuned_run(queryset, suffix=""):
     """A fine-tuned checkpoint's run on a query set, as a pattern in the fine-tuning job's {model} and {seed}."""
-    return run_of(queryset, "{model}", "{seed}", stage="runs-finetuned") + suffix
+    return run_of(queryset, "{model}", "{seed}", rerank_paths.FINE_TUNED) + suffix
 
 
 def finetuning_inputs(prefix=""):
@@ -25,7 +25,7 @@ def finetuning_inputs(prefix=""):
 def finetuning_outputs(prefix=""):
     """The fine-tuned checkpoint and its runs (rules finetune and rerank_checkpoint)."""
     outputs = {  # a dict literal: `checkpoint` is a Snakemake keyword at the start of a line
-        "checkpoint": directory("results/models-finetuned/{model}/seed{seed}"),
+        "checkpoint": directory(training_paths.finetuned_checkpoint("{model}", "{seed}")),
         "runs": [finetuned_run(qs) for qs in FINETUNED_QUERYSETS],
         "infos": [finetuned_run(qs, ".json") for qs in FINETUNED_QUERYSETS],
     }

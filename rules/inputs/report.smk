@@ -7,7 +7,7 @@ def statistics_input(wildcards):
     tokenizer = TABLES["dataset_stats"]["tokenizer"]
     key, collection = tokenizer_key(tokenizer), wildcards.collection
     if TOKENIZERS.get(key, {}).get("name") == tokenizer and docs_of(collection) == source_docs_of(collection):
-        return {"tokens": f"results/tokens/{collection}/{key}"}
+        return {"tokens": data_paths.tokens(collection, key)}
     return {"docs": source_docs_of(collection)}
 
 

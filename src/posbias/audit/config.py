@@ -7,6 +7,7 @@ from pathlib import Path
 
 from posbias.config.canonical import canonical
 from posbias.config.section import ConfigError, Section, Stage, require
+from posbias.training import paths as training_paths
 
 EXPORTED = "results/audit/exported"  # where rule audit_export writes a trained model as a cross-encoder
 
@@ -51,7 +52,7 @@ def spec_of(cfg: dict, name: str) -> str:
         return entry["model"]
     trained = entry["trained"]
     seed = _seed(cfg, trained)
-    target = (f"checkpoint:results/models/{trained['model']}/seed{seed}" if trained["as"] == "checkpoint"
+    target = (f"checkpoint:{training_paths.checkpoint(trained['model'], seed)}" if trained["as"] == "checkpoint"
               else f"cross-encoder:{exported_directory(trained['model'], seed)}")
     return target + (f"?{trained['options']}" if trained["options"] else "")
 
@@ -201,7 +202,7 @@ class Audit:
         if not trained:
             return sources
         seed = _seed(self._cfg.data, trained)
-        return [f"results/models/{trained['model']}/seed{seed}" if trained["as"] == "checkpoint"
+        return [training_paths.checkpoint(trained["model"], seed) if trained["as"] == "checkpoint"
                 else exported_directory(trained["model"], seed)] + sources
 
 

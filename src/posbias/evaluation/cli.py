@@ -45,6 +45,9 @@ import sys
 from pathlib import Path
 
 from posbias.command_flags import POSITIVE, SEED, add_command, add_stage, named_block, read_config_object, reads
+from posbias.evaluation import paths
+from posbias.rerank import paths as rerank_paths
+from posbias.training import paths as training_paths
 from posbias.errors import InputError
 
 DEFAULT_METRICS = ["RR@10", "nDCG@10"]
@@ -322,13 +325,13 @@ def _register_study(commands) -> None:
 
     datasets = step("dataset-tables", dataset_tables,
                     help="Tables 9 and 10 (documents, queries) from the statistics files")
-    reads(datasets, "--stats", "directory", default="results/stats",
-          help="the directory of collections/<name>.json and querysets/<name>.json (default: results/stats)")
+    reads(datasets, "--stats", "directory", default=paths.STATISTICS,
+          help=f"the directory of collections/<name>.json and querysets/<name>.json (default: {paths.STATISTICS})")
     datasets.add_argument("--out", required=True, help="directory of table9.* and table10.*")
 
     parameters = step("table11", table11, help="Table 11: each ranker's parameters (table11.{tex,csv,md,html})")
-    reads(parameters, "--models", "directory", default="results/models",
-          help="the checkpoints' directory, <model>/seed<seed>/ (default: results/models)")
+    reads(parameters, "--models", "directory", default=training_paths.MODELS,
+          help=f"the checkpoints' directory, <model>/seed<seed>/ (default: {training_paths.MODELS})")
     parameters.add_argument("--out", required=True, help="directory of table11.*")
 
     far = step("farrelevant-figure", farrelevant_figure,
@@ -341,8 +344,8 @@ def _register_study(commands) -> None:
                       help="the efficiency figure (the study's Figure 3): Table 1's rankers' scoring time against "
                            "their gain")
     reads(efficiency, "--table", required=True, help="Table 1's CSV (posbias study table --name table1)")
-    reads(efficiency, "--runs", "directory", default="results/runs",
-          help="the runs' directory, <queryset>/<model>/seed<seed>.run.json (default: results/runs)")
+    reads(efficiency, "--runs", "directory", default=rerank_paths.RUNS,
+          help=f"the runs' directory, <queryset>/<model>/seed<seed>.run.json (default: {rerank_paths.RUNS})")
     efficiency.add_argument("--out", required=True, help="directory of efficiency.{png,pdf}")
 
 

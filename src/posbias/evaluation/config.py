@@ -11,6 +11,7 @@ from posbias import names
 from posbias.config.canonical import canonical
 from posbias.config.section import ConfigError, Section, require
 from posbias.config.sections.querysets import plain_querysets
+from posbias.evaluation import paths
 from posbias.rankers import catalog
 from posbias.reporting.columns import FINE_TUNED, column_header
 
@@ -49,15 +50,15 @@ class Tables(dict):
         return sorted({c["queryset"] for c in self[table]["columns"]
                        if (c.get("setting") == FINE_TUNED) == want_finetuned})
 
-    def systems(self, queryset: str, stage: str = "eval") -> list[tuple[str, int]]:
+    def systems(self, queryset: str, setting: str = paths.ZERO_SHOT) -> list[tuple[str, int]]:
         """(system, seed) pairs a query set's tables compare: the retriever and random rows, every model with
-        its seeds (`CFG.models.seeds`), and (zero-shot only) the runs made elsewhere for it. The fine-tuned stage
-        has no zero-shot models."""
+        its seeds (`CFG.models.seeds`), and (zero-shot only) the runs made elsewhere for it. The fine-tuned setting
+        (`setting`: a directory of `posbias.evaluation.paths`) has no zero-shot models."""
         cfg = self._cfg
         pairs = [(names.RETRIEVER, 0)] + [(names.RANDOM, s) for s in cfg.training.seeds]
-        models = cfg.models.trained if stage == "eval-finetuned" else list(cfg.models)  # zero-shot: no fine-tuning
+        models = cfg.models.trained if setting == paths.FINE_TUNED else list(cfg.models)  # zero-shot: no fine-tuning
         pairs += [(m, s) for m in models if cfg.models.evaluates(m, queryset) for s in cfg.models.seeds(m)]
-        if stage == "eval":
+        if setting == paths.ZERO_SHOT:
             pairs += [(n, 0) for n, spec in cfg.external_runs.items() if queryset in spec["runs"]]
         return pairs
 

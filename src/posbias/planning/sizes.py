@@ -17,6 +17,7 @@ import functools
 from pathlib import Path
 
 from posbias.config.sections.querysets import GENERATED_COLLECTIONS
+from posbias.data import paths as data_paths
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,7 +55,7 @@ class Sizes:
     @functools.cache
     def queries(self, queryset: str) -> Count:
         qs = self.cfg.querysets[queryset]
-        counted = self._counted_lines(f"results/data/{qs.collection}/queries/{queryset}.tsv")
+        counted = self._counted_lines(data_paths.queries(qs.collection, queryset))
         if counted:
             return counted
         source = qs.source or {}

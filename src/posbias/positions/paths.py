@@ -1,8 +1,9 @@
 """Where the first-relevant-position analysis's files go (rules/positions.smk and `posbias positions ...` alike)."""
 
+from posbias.data import paths as data_paths
 from posbias.outputs import figure_files, table_files
 
-GENERATOR_PASSAGES = "results/data/synthetic/passages"  # the embedded generator's answering passages
+GENERATOR_PASSAGES = data_paths.ANSWER_PASSAGES  # the embedded generator's answering passages
 
 
 def report_paths(directory: str) -> tuple[dict[str, str], dict[str, list[str]], str]:

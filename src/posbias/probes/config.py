@@ -8,6 +8,7 @@ from posbias.config.canonical import canonical
 from posbias.config.section import ConfigError, Section, Stage, require
 from posbias.probes import declarations
 from posbias.rankers import catalog
+from posbias.training import paths as training_paths
 
 
 def check(cfg: dict, warnings: list[str]) -> None:
@@ -65,7 +66,7 @@ class Probes:
         if spec["kind"] != "checkpoint":
             return None
         seed = spec.get("seed", self._cfg.models.seeds(spec["model"])[0])
-        return f"results/models/{spec['model']}/seed{seed}"
+        return training_paths.checkpoint(spec["model"], seed)
 
     def label(self, name: str) -> str:
         spec = self.data["scorers"][name]

@@ -9,17 +9,18 @@ from posbias.config.canonical import canonical
 from posbias.config.section import ConfigError, Section, Stage, require
 from posbias.config.sections.models import reranks
 from posbias.config.sections.querysets import GENERATED_COLLECTIONS, plain_querysets
+from posbias.data import paths as data_paths
 
 SWEEP_COLLECTION = "sweep"  # the position sweep's collection
 # What the sweep reads by default: the embedded generator's passage collection, FarRelevant's source.
-GENERATED_PASSAGES = {"docs": "results/data/synthetic-passages/docs.jsonl",
-                      "qrels": "results/data/synthetic-passages/qrels/farrelevant.txt"}
+GENERATED_PASSAGES = {"docs": data_paths.docs("synthetic-passages"),
+                      "qrels": data_paths.qrels("synthetic-passages", "farrelevant")}
 SWEEP_DEFAULTS = {"tokenizer": "tokenizer", "first_window": "first_window", "doc_tokens": "max_doc_tokens"}
 
 
 def sweep_candidates(queryset: str) -> str:
     """The candidate run the sweep builder writes for its query set (that query set's `candidates`)."""
-    return f"results/data/{SWEEP_COLLECTION}/candidates/{queryset}.run"
+    return f"{data_paths.DATA}/{SWEEP_COLLECTION}/candidates/{queryset}.run"
 
 
 def derive(cfg: dict) -> None:

@@ -1,8 +1,9 @@
 """Where the position sweep's and the position breakdown's files go (rules/sweep.smk and `posbias sweep ...`)."""
 
+from posbias.data import paths as data_paths
 from posbias.outputs import figure_files, table_files
 
-SWEEP_DOCS = "results/data/sweep/docs.jsonl"
+SWEEP_DOCS = data_paths.docs("sweep")
 
 
 def sweep_report(out: str) -> tuple[dict[str, str], list[str]]:

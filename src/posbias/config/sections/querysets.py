@@ -10,6 +10,7 @@ from typing import Mapping
 
 from posbias.config.canonical import canonical
 from posbias.config.section import ConfigError, Section, require
+from posbias.data import paths as data_paths
 
 GENERATED_COLLECTIONS = ("synthetic", "farrelevant", "sweep")  # by the generator, FarRelevant and sweep builders
 SYNTHETIC_QUERYSETS = ("train", "dev", "test")  # what the embedded generator writes
@@ -58,7 +59,7 @@ class QuerySets(dict):
 
     def positions_file(self, queryset: str) -> str:
         """The true positions a generated collection writes for a query set (qid, start token, ...)."""
-        return f"results/data/{self[queryset].collection}/positions/{queryset}.tsv"
+        return data_paths.positions(self[queryset].collection, queryset)
 
     def folds_count(self, queryset: str) -> int:
         """The number of folds of a cross-validated query set (a user's qid<TAB>fold file is read here)."""

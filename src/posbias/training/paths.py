@@ -1,0 +1,22 @@
+"""Where the training stage's files go (rules/train.smk, rules/finetune.smk, rules/cross_validation.smk and `posbias
+train`, `finetune`, `cross-validate`): each model's checkpoint per seed, the fine-tuned checkpoints, and the folds'
+runs of a cross-validated query set. The functions fill a template's wildcards; the templates are what the rules
+match (`checkpoint("{model}", "{seed}")`)."""
+
+
+MODELS = "results/models"
+
+
+def checkpoint(model: str, seed: int | str) -> str:
+    """A trained model's checkpoint directory for one seed."""
+    return f"{MODELS}/{model}/seed{seed}"
+
+
+def finetuned_checkpoint(model: str, seed: int | str) -> str:
+    """A trained checkpoint fine-tuned on `finetuning.queryset` (Table 4's fine-tuned setting)."""
+    return f"results/models-finetuned/{model}/seed{seed}"
+
+
+def fold_run(queryset: str, model: str, seed: int | str, fold: int | str) -> str:
+    """One fold's run of a cross-validated query set, before the folds are merged."""
+    return f"results/runs-cv/{queryset}/{model}/seed{seed}/fold{fold}.run"

@@ -8,8 +8,9 @@
 #
 # Targets go before --configfile: Snakemake reads every word after it as another config file.
 #
-# Stages (one rules/*.smk each): data -> retrieval -> train -> rerank (cross_validation, finetune)
-# -> evaluate -> stats -> report; Lost in the Middle (litm: data -> predictions -> scores -> tables, figures); and the
+# Stages (one folder of src/posbias and one rules/<stage>.smk each): data -> farrelevant -> retrieval -> training
+# (train, finetune, cross-validation) -> rerank -> evaluation (per-query values, seed pools, tables, figures)
+# -> provenance; Lost in the Middle (litm: data -> predictions -> scores -> tables, figures); and the
 # bias probes (probes: Re-DocRED pairs -> one scoring job per scorer -> paired tests, table, figures; RAG poisoning).
 #
 #   snakemake --report results/report.zip                # tables and figures as an offline HTML report
@@ -21,7 +22,7 @@ from snakemake.resources import Resource
 from snakemake.utils import min_version
 
 from posbias.config import ConfigError, load_config
-from posbias.config.registry import stages
+from posbias.config.registry import STAGES as STAGE_NAMES, reported_name, stage_rules
 from posbias.errors import InputError
 from posbias.gpu_pool import LOCAL_RUN_VARIABLE, check_request, machine_gpus
 from posbias.staging.offline import job_environment
@@ -77,25 +78,12 @@ onstart:
 
 
 include: "rules/common.smk"
-include: "rules/data.smk"
-include: "rules/farrelevant.smk"
-include: "rules/retrieval.smk"
-include: "rules/train.smk"
-include: "rules/finetune.smk"  # before rerank: rule rerank_checkpoint fine-tunes too
-include: "rules/rerank.smk"
-include: "rules/cross_validation.smk"
-include: "rules/evaluate.smk"
-include: "rules/stats.smk"
-include: "rules/report.smk"
-# The analysis stages (Lost in the Middle, the probes, ...): each registered config section with a `stage`
-# names its rules file and the targets it adds to rule all (posbias.config.registry).
-STAGES = stages()
-for _stage in STAGES.values():
+# Every stage's rules, rules/<stage>.smk, in the order of the stages' registry (posbias.config.registry.STAGES):
+# data, farrelevant, retrieval, training, rerank, evaluation, provenance, then the analyses. Each may define the
+# targets it adds to rule all (EVALUATION_REPORTED, SWEEP_REPORTED, ...).
+for _rules in stage_rules(workflow.basedir):
 
-    include: _stage.rules
-
-
-include: "rules/provenance.smk"  # after the others: it reads rule all's targets
+    include: _rules
 
 
 rule all:
@@ -104,10 +92,9 @@ rule all:
 
     By hand: `snakemake` (the workflow itself)"""
     input:
-        REPORTED,
-        [globals()[stage.reported] for stage in STAGES.values()],
+        # every stage's tables, figures and reports, and the provenance manifest (code, environment, config hash,
+        # weights, every result's sha256), whose job reads all the others
+        [globals().get(reported_name(stage), []) for stage in STAGE_NAMES],
         # seeds trained but left out of the tables (models.<name>.excluded_seeds): their loss curves are kept
         [training_paths.checkpoint(m, s) for m, s in CFG.models.excluded_checkpoints],
-        # the manifest (code, environment, config hash, weights, every result's sha256): last
-        PROVENANCE_REPORTED,
     default_target: True

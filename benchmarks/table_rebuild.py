@@ -25,10 +25,10 @@ from pathlib import Path
 from tqdm import tqdm
 
 STEPS_DONE = re.compile(r"(\d+) of (\d+) steps \(")  # Snakemake's progress line
-# The rules that only read persisted per-query or statistics files (rules/report.smk).
+# The rules that only read persisted per-query or statistics files (rules/evaluation.smk).
 TABLE_RULES = ["table1", "table7", "table8", "table4", "farrelevant_figure", "outcome_table",
                "first_stage_table", "dataset_tables"]
-# The rules that evaluate runs (rules/evaluate.smk); the reference re-runs them before the tables.
+# The rules that evaluate runs (rules/evaluation.smk); the reference re-runs them before the tables.
 EVALUATION_RULES = ["evaluate", "evaluate_finetuned", "evaluate_cutoff", "pool_evaluations", "evaluate_first_stage"]
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -121,14 +121,13 @@ def reproduction_summary(config: dict) -> str:
 
 
 def rule_files() -> list[Path]:
-    """The Snakefile and the rules files in the order it includes them, the analysis stages' (its loop's
-    `include: _stage.rules`) in the config registry's order."""
-    from posbias.config.registry import stages
+    """The Snakefile and the rules files in the order it includes them: its own includes, and for its loop
+    (`include: _rules`) every stage's rules file in the stages' registry order (`posbias.config.registry`)."""
+    from posbias.config.registry import stage_rules
 
     files = [SNAKEFILE]
     for include in re.findall(r"^\s*include: (\S+)", SNAKEFILE.read_text(encoding="utf-8"), flags=re.M):
-        files += [REPO / stage.rules for stage in stages().values()] if include == "_stage.rules" \
-            else [REPO / include.strip('"')]
+        files += [REPO / path for path in stage_rules(REPO)] if include == "_rules" else [REPO / include.strip('"')]
     return files
 
 

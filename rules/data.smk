@@ -1,6 +1,7 @@
-# Collections in the standard formats: documents JSONL, queries TSV, TREC qrels.
-# Generated collections (the embedded default and FarRelevant) come first; then collections
-# read from a source (ir_datasets, Hugging Face datasets, local files) and their truncation.
+# The data stage (posbias.data): collections in the standard formats, documents JSONL, queries TSV, TREC qrels.
+# The generated collection (the embedded default) comes first; then collections read from a source (ir_datasets,
+# Hugging Face datasets, local files), their truncation, de-biased copies and token stores. FarRelevant is built by
+# rules/farrelevant.smk.
 
 include: "inputs/data.smk"
 
@@ -34,32 +35,6 @@ if "generator" in config:
             "logs/data/generate_synthetic.log",
         script:
             "../scripts/generate_synthetic.py"
-
-
-if "generator" in config and "farrelevant" in config and CFG.farrelevant.source["kind"] == "synthetic":
-
-    rule build_farrelevant:
-        """`results/data/farrelevant/` from the passage collection (the embedded FarRelevant)
-
-        By hand: `posbias farrelevant`"""
-        input:
-            passages=data_paths.docs("synthetic-passages"),
-            queries=data_paths.queries("synthetic-passages", "farrelevant"),
-            qrels=data_paths.qrels("synthetic-passages", "farrelevant"),
-            negatives=data_paths.passage_negatives(),
-        output:
-            queries=expand(data_paths.queries("farrelevant", "{qs}"), qs=FAR_QUERYSETS),
-            qrels=expand(data_paths.qrels("farrelevant", "{qs}"), qs=FAR_QUERYSETS),
-            positions=expand(data_paths.positions("farrelevant", "{qs}"), qs=FAR_QUERYSETS),
-            docs=data_paths.docs("farrelevant"),
-        params:
-            **CFG.farrelevant.build_params(),
-        conda:
-            "../envs/posbias.yaml"
-        log:
-            "logs/data/build_farrelevant.log",
-        script:
-            "../scripts/build_farrelevant.py"
 
 
 rule fetch_documents:

@@ -6,8 +6,8 @@
 # rerank_zero_shot_model). Within such a job a pair that an earlier query set scored is not scored again.
 # Both rules run scripts/rerank.py, which takes aligned lists (one entry per query set). Each run gets a
 # `.run.json` saying how it was scored: device and the backbone's autocast dtype. Cross-validated query sets
-# are reranked fold by fold instead (rules/cross_validation.smk); fine-tuned checkpoints rerank in their
-# fine-tuning job (rules/finetune.smk, or rerank_checkpoint).
+# are reranked fold by fold instead (rules/training.smk); fine-tuned checkpoints rerank in their
+# fine-tuning job (rules/training.smk, or rerank_checkpoint).
 
 
 rule rerank:

@@ -42,7 +42,7 @@ def test_the_plans_jobs_are_the_dry_runs(tmp_path, targets):
 def test_local_rules_are_told_from_submitted_ones():
     jobs = scheduled_jobs(TINY)
     local = {job.rule: job.local for job in jobs}
-    # rules/evaluate.smk and rules/report.smk mark these `localrule: True`; `all` runs nothing
+    # rules/evaluation.smk marks these `localrule: True`; `all` runs nothing
     assert local["evaluate"] and local["table1"] and local["all"]
     assert not local["train"] and not local["bm25_index"] and not local["tokenize_documents"]
     assert {job.gpus for job in jobs if job.rule == "train"} == {1}

@@ -6,7 +6,7 @@ import copy
 from pathlib import Path
 
 from posbias.config.canonical import canonical
-from posbias.config.section import ConfigError, Section, Stage, require
+from posbias.config.section import ConfigError, Section, require
 from posbias.training import paths as training_paths
 
 EXPORTED = "results/audit/exported"  # where rule audit_export writes a trained model as a cross-encoder
@@ -206,5 +206,4 @@ class Audit:
                 else exported_directory(trained["model"], seed)] + sources
 
 
-SECTION = Section("audit", Path(__file__).with_name("config.schema.yaml"), check=check, accessor=Audit,
-                  stage=Stage("rules/audit.smk", "AUDIT_REPORTED"))
+SECTION = Section("audit", Path(__file__).with_name("config.schema.yaml"), check=check, accessor=Audit)

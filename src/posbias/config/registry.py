@@ -2,8 +2,9 @@
 
 A stage is a folder of the package (`posbias/<stage>/`) with its role modules: `cli.py` (its `register(commands)`
 adds its `posbias` commands), `steps.py` (its jobs), `paths.py` (its output paths) and `config.py` (its config
-sections; an analysis stage's section also names its rules file and targets, `Stage`). `STAGES` lists them in the
-order `posbias --help` shows their commands; adding a stage is a folder and one line there.
+sections), and its rules in `rules/<stage>.smk`, which may define `<STAGE>_REPORTED`, the targets it adds to `rule
+all`. `STAGES` lists them in the order `posbias --help` shows their commands and the Snakefile includes their rules;
+adding a stage is a folder, its rules file and one line there.
 
 A config section is declared by a `Section` (`posbias.config.section`): a module declares its `SECTION`, or a stage's
 `config.py` its `SECTIONS` in order. The sections every stage reads are `SECTION_MODULES` (`posbias.config.sections`).
@@ -17,8 +18,9 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from functools import lru_cache
+from pathlib import Path
 
-from posbias.config.section import Section, Stage
+from posbias.config.section import Section
 
 STAGES = (
     "staging",
@@ -72,6 +74,12 @@ def sections() -> dict[str, Section]:
     return {section.key: section for section in declared}
 
 
-def stages() -> dict[str, Stage]:
-    """key -> Stage of every analysis stage, in the registry's order (the Snakefile's includes, the commands)."""
-    return {key: section.stage for key, section in sections().items() if section.stage}
+def stage_rules(workflow_dir: str | Path) -> list[str]:
+    """Each stage's rules file that exists, `rules/<stage>.smk` relative to the workflow's directory, in `STAGES`
+    order: what the Snakefile includes."""
+    return [f"rules/{stage}.smk" for stage in STAGES if (Path(workflow_dir) / "rules" / f"{stage}.smk").exists()]
+
+
+def reported_name(stage: str) -> str:
+    """The list of targets a stage's rules file adds to `rule all`, if it defines one: `SWEEP_REPORTED`."""
+    return f"{stage.upper()}_REPORTED"

@@ -1,7 +1,6 @@
 """A config section's declaration: the top-level key it owns, its schema fragment, and what the config layer does
 with its block (checks, derivations, the accessor `CFG.<key>` returns). Each section module declares one
-`SECTION`; `posbias.config.registry` lists the modules. An analysis stage's section also names the stage's rules
-file and its targets (`Stage`): the Snakefile reads them from the registry, so a new stage does not edit it.
+`SECTION` (or a stage's `config.py` its `SECTIONS`); `posbias.config.registry` lists the modules.
 
 A schema fragment is a YAML file holding `<key>:` (the property's schema, with a `description:` on every
 property) and, optionally, `$defs:` that only this section uses; `$ref`s point into the assembled schema's
@@ -21,15 +20,6 @@ class ConfigError(InputError):
 
 
 @dataclasses.dataclass(frozen=True)
-class Stage:
-    """What an analysis stage adds to the workflow besides its config section (its commands are its folder's
-    `cli.py`, found through `posbias.config.registry.STAGES`)."""
-
-    rules: str  # its rules file, from the repository root (the Snakefile includes it): "rules/sweep.smk"
-    reported: str  # the list of targets its rules file defines for `rule all`: "SWEEP_REPORTED"
-
-
-@dataclasses.dataclass(frozen=True)
 class Section:
     key: str  # the top-level config key
     schema: Path  # the fragment file
@@ -39,7 +29,6 @@ class Section:
     accessor: Callable[[Any], Any] | None = None  # `CFG.<key>` from the Config; without one, the block itself
     # fills in the assembled schema what declarations elsewhere say (the rankers' names and arguments, the probes)
     complete_schema: Callable[[dict], dict] | None = None
-    stage: Stage | None = None  # set by an analysis stage's section
 
 
 def require(known: Iterable[str], value: str, key: str, what: str) -> None:

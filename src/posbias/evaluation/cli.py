@@ -1,4 +1,4 @@
-"""Evaluation and the study's report by hand (rules/evaluate.smk, rules/stats.smk, rules/report.smk).
+"""Evaluation and the study's report by hand (rules/evaluation.smk).
 
 A run's metrics (trec_eval semantics, through ir_measures), two runs compared query by query, and a pooled query set's
 values.

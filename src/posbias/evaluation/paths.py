@@ -1,5 +1,4 @@
-"""Where the evaluation stage's files go (rules/evaluate.smk, rules/stats.smk, rules/report.smk and `posbias
-evaluate`, `pool`, `study ...`): every run's per-query values (Parquet) under `results/<setting>/`, each query set's
+"""Where the evaluation stage's files go (rules/evaluation.smk and `posbias evaluate`, `pool`, `study ...`): every run's per-query values (Parquet) under `results/<setting>/`, each query set's
 values of every system and seed stacked and seed-averaged under an experiment's `out` directory, and the dataset
 statistics. The functions fill a template's wildcards; the templates are what the rules match."""
 

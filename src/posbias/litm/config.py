@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from posbias.config.section import ConfigError, Section, Stage, require
+from posbias.config.section import ConfigError, Section, require
 
 
 def check(cfg: dict, warnings: list[str]) -> None:
@@ -74,5 +74,4 @@ class Litm:
                 "correction": self.data.get("correction", "holm"), "sensitivity": sensitivity_table(directory)}
 
 
-SECTION = Section("litm", Path(__file__).with_name("config.schema.yaml"), check=check, accessor=Litm,
-                  stage=Stage("rules/litm.smk", "LITM_REPORTED"))
+SECTION = Section("litm", Path(__file__).with_name("config.schema.yaml"), check=check, accessor=Litm)

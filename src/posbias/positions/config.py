@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from posbias.config.canonical import canonical
-from posbias.config.section import ConfigError, Section, Stage, require
+from posbias.config.section import ConfigError, Section, require
 
 
 def check(cfg: dict, warnings: list[str]) -> None:
@@ -109,4 +109,4 @@ class Positions:
 
 
 SECTION = Section("positions", Path(__file__).with_name("config.schema.yaml"), check=check,
-                  accessor=Positions, stage=Stage("rules/positions.smk", "POSITIONS_REPORTED"))
+                  accessor=Positions)

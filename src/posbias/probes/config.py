@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from posbias.config.canonical import canonical
-from posbias.config.section import ConfigError, Section, Stage, require
+from posbias.config.section import ConfigError, Section, require
 from posbias.probes import declarations
 from posbias.rankers import catalog
 from posbias.training import paths as training_paths
@@ -75,5 +75,4 @@ class Probes:
 
 
 SECTION = Section("probes", Path(__file__).with_name("config.schema.yaml"), check=check, accessor=Probes,
-                  complete_schema=declarations.with_probes,
-                  stage=Stage("rules/probes.smk", "PROBE_REPORTED"))
+                  complete_schema=declarations.with_probes)

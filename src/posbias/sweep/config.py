@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from posbias.config.canonical import canonical
-from posbias.config.section import ConfigError, Section, Stage, require
+from posbias.config.section import ConfigError, Section, require
 from posbias.config.sections.models import reranks
 from posbias.config.sections.querysets import GENERATED_COLLECTIONS, plain_querysets
 from posbias.data import paths as data_paths
@@ -164,4 +164,4 @@ class Sweep:
 
 
 SECTION = Section("sweep", Path(__file__).with_name("config.schema.yaml"), check=check, derive=derive,
-                  accessor=Sweep, stage=Stage("rules/sweep.smk", "SWEEP_REPORTED"))
+                  accessor=Sweep)

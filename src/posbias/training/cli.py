@@ -1,5 +1,5 @@
-"""Training by hand (rules/train.smk, rules/finetune.smk, rules/cross_validation.smk): one model and seed
-trained, a checkpoint fine-tuned and its runs, and a cross-validated query set's folds and their merged run.
+"""Training by hand (rules/training.smk): one model and seed trained, a checkpoint fine-tuned and its runs, and a
+cross-validated query set's folds and their merged run.
 
     posbias train --config config.yaml --model maxp --seed 1 --tokens tokens/ --queries ... --qrels ... \
         --candidates ... --out ckpt/

@@ -1,6 +1,5 @@
-"""Where the training stage's files go (rules/train.smk, rules/finetune.smk, rules/cross_validation.smk and `posbias
-train`, `finetune`, `cross-validate`): each model's checkpoint per seed, the fine-tuned checkpoints, and the folds'
-runs of a cross-validated query set. The functions fill a template's wildcards; the templates are what the rules
+"""Where the training stage's files go (rules/training.smk and `posbias train`, `finetune`, `cross-validate`): each
+model's checkpoint per seed, the fine-tuned checkpoints, and the folds' runs of a cross-validated query set. The functions fill a template's wildcards; the templates are what the rules
 match (`checkpoint("{model}", "{seed}")`)."""
 
 

@@ -1,5 +1,13 @@
-# The names, paths and input functions of rules/report.smk (Snakemake's lint keeps functions out of a file
+# The names, paths and input functions of rules/evaluation.smk (Snakemake's lint keeps functions out of a file
 # with rules).
+
+# --- evaluate
+
+def pool_members_evaluated(wildcards):
+    return [evaluated(member, wildcards.system, wildcards.seed) for member in QUERYSETS[wildcards.queryset].pool]
+
+
+# --- report
 
 def statistics_input(wildcards):
     """The collection's token store when the rankers tokenise the same documents with the statistics'
@@ -29,7 +37,7 @@ EFFICIENCY_RUNS = CFG.tables.efficiency_runs()
 EFFICIENCY_FIGURES = [f"{OUT}/figures/efficiency.png", f"{OUT}/figures/efficiency.pdf"] if EFFICIENCY_RUNS else []
 
 
-REPORTED = [
+EVALUATION_REPORTED = [
     *(f"{OUT}/{t}.tex" for t in CFG.tables.of_layout("baseline")),
     *(f"{OUT}/{t}.tex" for t in [*CFG.tables.of_layout("debias"), *CFG.tables.of_layout("ablation")]),
     *([f"{OUT}/table4.tex"] if "table4" in TABLES else []),

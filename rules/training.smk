@@ -1,12 +1,91 @@
+# The training stage (posbias.training): each model trained per seed, the fine-tuned setting and cross-validation.
+
+include: "inputs/training.smk"
+
+
+# --- train -----------------------------------------------------------------------------------------------------------
+# Fine-tuning: one job per (model, seed). GPU clusters request a GPU for this rule in their profile.
+# The job saves its state every `training.save_every` steps beside its output (seed{seed}.resume/);
+# a rerun after a kill or a time-out resumes from it.
+
+rule train:
+    """`results/models/{model}/seed{seed}/` (`backbone/`, `ranker.pt`, `ranker.json`; `seed{seed}.resume/` while it
+    runs)
+
+    By hand: `posbias train`"""
+    input:
+        tokens=lambda wc: tokens_of(CFG.models.training_collection(wc.model), wc.model),  # de-biased models: a copy
+        queries=lambda wc: queries_of(CFG.training.queryset),  # lambdas: a config without the study has none
+        qrels=lambda wc: qrels_of(CFG.training.queryset),
+        candidates=lambda wc: candidates_of(CFG.training.queryset),
+    output:
+        checkpoint=directory(training_paths.checkpoint("{model}", "{seed}")),
+    params:
+        model=lambda wc: CFG.models.params(wc.model),
+        training=lambda wc: CFG.models.training_params(wc.model),
+        seed=lambda wc: int(wc.seed),
+        name=lambda wc: wc.model,
+    wildcard_constraints:
+        model=alternatives(TRAINED_MODELS),
+    threads: 1
+    resources:
+        gpu=GPU_JOB,
+    benchmark:
+        "results/benchmarks/train/{model}/seed{seed}.tsv"
+    conda:
+        "../envs/posbias.yaml"
+    log:
+        "logs/train/{model}/seed{seed}.log",
+    script:
+        "../scripts/train.py"
+
+
+# --- finetune --------------------------------------------------------------------------------------------------------
+# Fine-tuned setting (Table 4's second column): each trained checkpoint is fine-tuned on the
+# `finetuning.queryset` judgments (FarRelevant train in the study) into its own checkpoint, which then
+# reranks each of `finetuning.querysets` in the same job, while the model is in memory (loading it again in a
+# job per query set costs seconds per job, and every checkpoint is fine-tuned). So changing one of those
+# query sets' candidates reruns its fine-tuning jobs too. With `rerank.jobs: per_checkpoint` the
+# checkpoint's one job in rules/rerank.smk (rerank_checkpoint) fine-tunes it instead.
+
+if FINETUNING:
+
+    rule finetune:
+        """`results/models-finetuned/{model}/seed{seed}/` and
+        `results/runs-finetuned/{queryset}/{model}/seed{seed}.run{,.json}` (Table 4's fine-tuned checkpoints,
+        reranked in the same job)
+
+        By hand: `posbias finetune`"""
+        input:
+            init=training_paths.checkpoint("{model}", "{seed}"),
+            **finetuning_inputs(),
+        output:
+            **finetuning_outputs(),
+        params:
+            scoring=lambda wc: CFG.rerank.scoring(wc.model),
+            **finetuning_params(),
+        wildcard_constraints:
+            model=alternatives(PER_QUERYSET_MODELS),
+        threads: 1
+        resources:
+            gpu=GPU_JOB,
+        benchmark:
+            "results/benchmarks/finetune/{model}/seed{seed}.tsv"
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/finetune/{model}/seed{seed}.log",
+        script:
+            "../scripts/finetune.py"
+
+
+# --- cross validation ------------------------------------------------------------------------------------------------
 # Cross-validation (Robust04 in the study): for each fold of a query set, every trained
 # checkpoint is fine-tuned on the other folds and reranks the held-out fold (the fold models are
 # not kept); the fold runs are merged into results/runs/{queryset}/{model}/seed{seed}.run.
 # `cross_validation.jobs: per_fold` gives each fold its own job and each query set a merge job;
 # `per_checkpoint` gives a checkpoint one job for all its folds and query sets, resuming by fold
 # (src/posbias/training/steps.py).
-
-include: "inputs/cross_validation.smk"
-
 
 if CV_QUERYSETS and CV_CHECKPOINT_JOB_MODELS:
 

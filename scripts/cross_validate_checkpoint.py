@@ -2,12 +2,15 @@
 rerank the fold), resuming by fold, then each query set's merged run."""
 from posbias.gpu_pool import gpu_slot
 from posbias.logs import job_log
+from posbias.training.jobs import CheckpointFoldsJob, CrossValidatedSet, Recipe, TrainingSet
 from posbias.training.steps import cross_validate_checkpoint
 
 with job_log(snakemake.log[0]), gpu_slot(snakemake.resources):
-    files = zip(snakemake.input.tokens, snakemake.input.queries, snakemake.input.qrels, snakemake.input.candidates,
-                snakemake.input.folds, snakemake.output.runs, strict=True)
-    querysets = [dict(zip(("tokens", "queries", "qrels", "candidates", "folds", "run"), entry)) for entry in files]
-    cross_validate_checkpoint(snakemake.input.init, snakemake.params.model, snakemake.params.training,
-                              snakemake.params.seed, querysets, tag=snakemake.params.tag,
-                              scoring=snakemake.params.scoring, threads=snakemake.threads, name=snakemake.params.name)
+    params, inputs = snakemake.params, snakemake.input
+    files = zip(inputs.tokens, inputs.queries, inputs.qrels, inputs.candidates, inputs.folds, snakemake.output.runs,
+                strict=True)
+    querysets = [CrossValidatedSet(TrainingSet(tokens, queries, qrels, candidates), folds, run)
+                 for tokens, queries, qrels, candidates, folds, run in files]
+    cross_validate_checkpoint(CheckpointFoldsJob(Recipe(params.model, params.training, params.seed, params.name),
+                                                 inputs.init, querysets, tag=params.tag, scoring=params.scoring,
+                                                 threads=snakemake.threads))

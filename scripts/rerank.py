@@ -4,7 +4,7 @@ rerank_checkpoint with `finetuning:`, then fine-tune the checkpoint and rerank t
 from posbias.gpu_pool import gpu_slot
 from posbias.logs import job_log
 from posbias.rerank.steps import rerank_candidates
-from posbias.training.steps import finetune_job
+from posbias.training.steps import finetune_and_rerank, finetune_job
 
 with job_log(snakemake.log[0]), gpu_slot(snakemake.resources):
     rerank_candidates(snakemake.input.checkpoint, tokens=list(snakemake.input.tokens),
@@ -12,5 +12,6 @@ with job_log(snakemake.log[0]), gpu_slot(snakemake.resources):
                       runs=list(snakemake.output.runs), tag=snakemake.params.tag, scoring=snakemake.params.scoring,
                       threads=snakemake.threads)
     if "finetune_checkpoint" in snakemake.output.keys():
-        finetune_job(snakemake.input.checkpoint, snakemake.input, snakemake.output, snakemake.params,
-                     scoring=snakemake.params.scoring, threads=snakemake.threads, prefix="finetune_")
+        finetune_and_rerank(finetune_job(snakemake.input.checkpoint, snakemake.input, snakemake.output,
+                                         snakemake.params, scoring=snakemake.params.scoring, threads=snakemake.threads,
+                                         prefix="finetune_"))

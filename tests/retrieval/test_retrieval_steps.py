@@ -77,6 +77,7 @@ def test_a_given_run_for_more_queries_keeps_the_query_sets_with_a_warning(tmp_pa
 
 def test_training_names_the_queries_file_when_judged_queries_lack_text(tmp_path, tiny_backbone):
     from posbias.io import write_documents
+    from posbias.training.jobs import Recipe, TrainingSet
     from posbias.training.steps import fit
 
     write_queries(tmp_path / "q.tsv", {"q1": "a"})
@@ -86,5 +87,5 @@ def test_training_names_the_queries_file_when_judged_queries_lack_text(tmp_path,
              "args": {"backbone": tiny_backbone, "max_query_tokens": 4, "chunk_tokens": 8, "stride": 8,
                       "max_doc_tokens": 8}}
     with pytest.raises(ValueError, match=r"1 judged training queries are not in .*q.tsv, e.g. \['q2'\]"):
-        fit(model, {}, 1, str(tmp_path / "tokens"), str(tmp_path / "q.tsv"), {"q2": {"d1": 1}},
-            str(tmp_path / "c.run"), threads=1)
+        fit(Recipe(model, {}, 1), TrainingSet(str(tmp_path / "tokens"), str(tmp_path / "q.tsv"), "qrels",
+                                              str(tmp_path / "c.run")), {"q2": {"d1": 1}}, threads=1)

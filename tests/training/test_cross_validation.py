@@ -4,6 +4,7 @@ import pytest
 
 from posbias.io import FormatError, read_folds, read_run, write_folds, write_run
 from posbias.training import steps as cross_validation
+from posbias.training.jobs import CheckpointFoldsJob, CrossValidatedSet, FoldJob, Recipe, TrainingSet
 from posbias.training.steps import merge_fold_runs
 
 
@@ -42,15 +43,14 @@ class Folds:
     def __init__(self, stop_at: int | None = None):
         self.ran, self.stop_at = [], stop_at
 
-    def __call__(self, init, model, training, seed, tokens, queries, qrels, candidates, folds, fold, run, tag,
-                 scoring, threads, progress=True, name=None):
-        if fold == self.stop_at:
+    def __call__(self, job: FoldJob):
+        if job.fold == self.stop_at:
             self.stop_at = None
             raise KeyboardInterrupt("stopped")
-        self.ran.append((queries, fold))
-        held_out = {q for q, f in read_folds(folds).items() if f == fold}
-        write_run(run, {q: {d: float(len(d) + fold) for d in docs} for q, docs in read_run(candidates).items()
-                        if q in held_out}, tag=tag)
+        self.ran.append((job.inputs.queries, job.fold))
+        held_out = {q for q, f in read_folds(job.folds).items() if f == job.fold}
+        write_run(job.run, {q: {d: float(len(d) + job.fold) for d in docs}
+                            for q, docs in read_run(job.inputs.candidates).items() if q in held_out}, tag=job.tag)
 
 
 @pytest.fixture
@@ -72,8 +72,11 @@ def two_querysets(tmp_path):
 def run_checkpoint(tmp_path, querysets, **changes):
     job = {"model": {"ranker": "maxp"}, "training": {"epochs": 1}, "seed": 1, "tag": "maxp-seed1",
            "scoring": {"batch_size": 2}, **changes}
-    cross_validation.cross_validate_checkpoint(str(tmp_path / "ckpt"), job["model"], job["training"], job["seed"],
-                                               querysets, tag=job["tag"], scoring=job["scoring"], threads=1)
+    sets = [CrossValidatedSet(TrainingSet(q["tokens"], q["queries"], q["qrels"], q["candidates"]), q["folds"], q["run"])
+            for q in querysets]
+    cross_validation.cross_validate_checkpoint(CheckpointFoldsJob(
+        Recipe(job["model"], job["training"], job["seed"]), str(tmp_path / "ckpt"), sets, tag=job["tag"],
+        scoring=job["scoring"], threads=1))
 
 
 def test_a_checkpoints_job_runs_every_fold_of_every_queryset_and_merges_them(tmp_path, two_querysets, monkeypatch):

@@ -171,6 +171,7 @@ def test_a_state_the_disk_has_no_room_for_leaves_the_last_one_whole(small_disk):
 
 def test_a_non_finite_loss_stops_the_job_naming_model_seed_and_step(training_inputs, tmp_path, monkeypatch):
     from posbias.rankers.base import ChunkRanker
+    from posbias.training.jobs import Recipe, TrainingSet, TrainJob
     from posbias.training.steps import train_model
 
     config = yaml.safe_load((training_inputs / "config.yaml").read_text())
@@ -186,9 +187,10 @@ def test_a_non_finite_loss_stops_the_job_naming_model_seed_and_step(training_inp
     training = {k: v for k, v in config["training"].items() if k not in ("seeds", "queryset")}
     out = tmp_path / "ckpt"
     with pytest.raises(FloatingPointError, match=r"training maxp \(seed 3\): the loss is nan at optimizer step 2 of 6"):
-        train_model(config["models"]["maxp"], training, 3, str(training_inputs / "tokens"),
-                    str(training_inputs / "queries.tsv"), str(training_inputs / "qrels.txt"),
-                    str(training_inputs / "candidates.run"), str(out), threads=1, progress=False, name="maxp")
+        train_model(TrainJob(Recipe(config["models"]["maxp"], training, 3, "maxp"),
+                             TrainingSet(str(training_inputs / "tokens"), str(training_inputs / "queries.tsv"),
+                                         str(training_inputs / "qrels.txt"), str(training_inputs / "candidates.run")),
+                             str(out), threads=1, progress=False))
     assert not out.exists()
 
 

@@ -1,6 +1,7 @@
 import pytest
 
 from posbias.io import write_queries
+from posbias.training.jobs import Recipe, TrainingSet
 from posbias.training.steps import fit
 
 RECIPE = dict(epochs=1, batch_size=1, grad_accum=16, margin=1.0, warmup_fraction=0.2, weight_decay=1e-7,
@@ -23,9 +24,9 @@ def test_a_conflicting_recipe_fails_before_the_model_is_loaded(tmp_path, monkeyp
              "args": {"backbone": "offline:all-MiniLM-L6-v2", "max_query_tokens": 4, "chunk_tokens": 8, "stride": 8,
                       "max_doc_tokens": 8}}
     missing = str(tmp_path / "missing")
+    inputs = TrainingSet(missing, str(tmp_path / "q.tsv"), missing, missing)
     with pytest.raises(ValueError, match=r"training.queries_per_epoch \(32\) and training.query_repeats \(100\)"):
-        fit(model, {**RECIPE, "queries_per_epoch": 32, "query_repeats": 100}, 1, missing, str(tmp_path / "q.tsv"),
-            {}, missing, threads=1, progress=False)
-    with pytest.raises(ModelLoaded):  # with a sound recipe the same call gets as far as the model
-        fit(model, {**RECIPE, "query_repeats": 100}, 1, missing, str(tmp_path / "q.tsv"), {}, missing, threads=1,
+        fit(Recipe(model, {**RECIPE, "queries_per_epoch": 32, "query_repeats": 100}, 1), inputs, {}, threads=1,
             progress=False)
+    with pytest.raises(ModelLoaded):  # with a sound recipe the same call gets as far as the model
+        fit(Recipe(model, {**RECIPE, "query_repeats": 100}, 1), inputs, {}, threads=1, progress=False)

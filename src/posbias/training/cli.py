@@ -91,33 +91,45 @@ def _trained_model(config, path: str, model: str) -> None:
 
 
 def train(args) -> None:
+    from posbias.training.jobs import Recipe, TrainJob
     from posbias.training.steps import train_model
 
     config = read_config_object(args.config)
     _trained_model(config, args.config, args.model)
     # as the workflow's train job gets it
-    train_model(config.models.params(args.model), config.models.training_params(args.model), args.seed,
-                args.tokens, args.queries, args.qrels, args.candidates, args.out, args.threads, name=args.model)
+    recipe = Recipe(config.models.params(args.model), config.models.training_params(args.model), args.seed,
+                    args.model)
+    train_model(TrainJob(recipe, _training_set(args), args.out, threads=args.threads))
 
 
-def _training_files(args) -> dict:
-    return {"tokens": args.tokens, "queries": args.queries, "qrels": args.qrels, "candidates": args.candidates}
+def _training_set(args):
+    from posbias.training.jobs import TrainingSet
+
+    return TrainingSet(args.tokens, args.queries, args.qrels, args.candidates)
+
+
+def _recipe(job: dict):
+    """The recipe of a job's params (`CFG.finetuning.job_params`, `CFG.cross_validation.fold_params`, ...)."""
+    from posbias.training.jobs import Recipe
+
+    return Recipe(job["model"], job["training"], job["seed"], job["name"])
 
 
 def finetune(args) -> None:
+    from posbias.training.jobs import FinetuneJob, Reranking
     from posbias.training.steps import finetune_and_rerank
 
     config = read_config_object(args.config)
     _trained_model(config, args.config, args.model)
     job = config.finetuning.job_params(args.model, args.seed)  # as the workflow's finetune job gets it
     tokens, queries, candidates, runs = (list(column) for column in zip(*args.rerank))
-    finetune_and_rerank(args.init, job["model"], job["training"], job["seed"], train=_training_files(args),
-                        rerank={"tokens": tokens, "queries": queries, "candidates": candidates, "runs": runs},
-                        out_dir=args.out, tag=job["tag"], scoring=config.rerank.scoring(args.model),
-                        threads=args.threads, name=job["name"])
+    reranking = Reranking(tokens, queries, candidates, runs, tag=job["tag"], scoring=config.rerank.scoring(args.model))
+    finetune_and_rerank(FinetuneJob(_recipe(job), args.init, _training_set(args), reranking, checkpoint=args.out,
+                                    threads=args.threads))
 
 
 def cross_validate(args) -> None:
+    from posbias.training.jobs import CheckpointFoldsJob, CrossValidatedSet, FoldJob, TrainingSet
     from posbias.training.steps import cross_validate_checkpoint, cross_validate_fold, merge_fold_runs
 
     if args.cross_validate_command == "merge":
@@ -127,15 +139,14 @@ def cross_validate(args) -> None:
         return
     config = read_config_object(args.config)
     _trained_model(config, args.config, args.model)
+    scoring = config.rerank.scoring(args.model)
     if args.cross_validate_command == "checkpoint":
         job = config.cross_validation.checkpoint_params(args.model, args.seed)  # the cross_validate_checkpoint job's
-        names = ("tokens", "queries", "qrels", "candidates", "folds", "run")
-        cross_validate_checkpoint(args.init, job["model"], job["training"], job["seed"],
-                                  [dict(zip(names, entry)) for entry in args.queryset], tag=job["tag"],
-                                  scoring=config.rerank.scoring(args.model), threads=args.threads,
-                                  name=job["name"])
+        querysets = [CrossValidatedSet(TrainingSet(tokens, queries, qrels, candidates), folds, run)
+                     for tokens, queries, qrels, candidates, folds, run in args.queryset]
+        cross_validate_checkpoint(CheckpointFoldsJob(_recipe(job), args.init, querysets, tag=job["tag"],
+                                                     scoring=scoring, threads=args.threads))
         return
     job = config.cross_validation.fold_params(args.model, args.seed, args.fold)  # the cross_validate_fold job's
-    cross_validate_fold(args.init, job["model"], job["training"], job["seed"], **_training_files(args),
-                        folds=args.folds, fold=job["fold"], run=args.run, tag=job["tag"],
-                        scoring=config.rerank.scoring(args.model), threads=args.threads, name=job["name"])
+    cross_validate_fold(FoldJob(_recipe(job), args.init, _training_set(args), folds=args.folds, fold=job["fold"],
+                                run=args.run, tag=job["tag"], scoring=scoring, threads=args.threads))

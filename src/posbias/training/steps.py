@@ -33,6 +33,8 @@ from posbias.provenance.identity import checkpoint_provenance
 from posbias.rankers.checkpoint import load_checkpoint, save_checkpoint
 from posbias.rankers.reranking import pretrained_ranker, rerank_with
 from posbias.settings import from_section
+from posbias.training.jobs import (CheckpointFoldsJob, FinetuneJob, FoldJob, Recipe, Reranking, TrainingSet,
+                                   TrainJob)
 from posbias.training.loop import seed_everything, train
 from posbias.training.recipe import TrainingSettings
 from posbias.training.resume import fingerprint
@@ -41,34 +43,34 @@ from posbias.training.sampler import candidate_numbers
 log = logging.getLogger(__name__)
 
 
-def fit(model: dict, training: dict, seed: int, tokens: str, queries: str, qrels: dict, candidates: str,
-        threads: int, progress: bool = True, init_checkpoint: str | None = None, state_dir: str | None = None,
-        name: str | None = None):
-    """Fine-tune the ranker of a `models.<name>` block on the judged queries in `qrels`.
+def fit(recipe: Recipe, inputs: TrainingSet, judged: dict, threads: int, progress: bool = True,
+        init_checkpoint: str | None = None, state_dir: str | None = None):
+    """Fine-tune the ranker of a `models.<name>` block (`recipe`) on the judged queries in `judged` (a subset of
+    `inputs.qrels`), reading the collection's token store, the queries and the candidates of `inputs`.
 
-    `tokens` is the token store of the collection. `init_checkpoint` starts from a trained
-    checkpoint instead of the pretrained backbone (Robust04 fine-tuning of MS MARCO models).
-    `state_dir` holds the resumable training state. Returns the ranker, its tokenizer and a summary.
+    `init_checkpoint` starts from a trained checkpoint instead of the pretrained backbone (Robust04 fine-tuning of
+    MS MARCO models). `state_dir` holds the resumable training state. Returns the ranker, its tokenizer and a
+    summary.
     """
-    texts = read_queries(queries)
-    unknown = sorted(set(qrels) - set(texts))
+    texts = read_queries(inputs.queries)
+    unknown = sorted(set(judged) - set(texts))
     if unknown:
-        raise InputError(f"{len(unknown)} judged training queries are not in {queries}, e.g. {unknown[:3]}")
+        raise InputError(f"{len(unknown)} judged training queries are not in {inputs.queries}, e.g. {unknown[:3]}")
     # before the model is loaded: a bad recipe fails fast
-    settings = from_section(TrainingSettings, {**learning_rates(model), **training}, "training")
+    settings = from_section(TrainingSettings, {**learning_rates(recipe.model), **recipe.training}, "training")
     torch.set_num_threads(threads)
-    seed_everything(seed)  # before construction: the head's initial weights depend on it
+    seed_everything(recipe.seed)  # before construction: the head's initial weights depend on it
     if init_checkpoint:
         ranker, tokenizer = load_checkpoint(init_checkpoint)
     else:
         # `tokenizer` picks what to read with; the ranker itself never needs it (its checkpoint keeps the files)
-        ranker, tokenizer = pretrained_ranker(model)
-    store = TokenStore(tokens)
-    pool = candidate_numbers(iter_run(candidates), store, set(qrels), candidates)
+        ranker, tokenizer = pretrained_ranker(recipe.model)
+    store = TokenStore(inputs.tokens)
+    pool = candidate_numbers(iter_run(inputs.candidates), store, set(judged), inputs.candidates)
     if not pool:
-        raise InputError(f"{candidates}: no candidates for any of the {len(qrels)} judged training queries")
-    summary = train(ranker, tokenizer, texts, store, qrels, pool, settings, seed=seed, progress=progress,
-                    state_dir=state_dir, name=name)
+        raise InputError(f"{inputs.candidates}: no candidates for any of the {len(judged)} judged training queries")
+    summary = train(ranker, tokenizer, texts, store, judged, pool, settings, seed=recipe.seed, progress=progress,
+                    state_dir=state_dir, name=recipe.name)
     return ranker, tokenizer, summary
 
 
@@ -77,72 +79,77 @@ def state_dir_of(output: str) -> str:
     return f"{output}.resume"
 
 
-def train_model(model: dict, training: dict, seed: int, tokens: str, queries: str, qrels: str,
-                candidates: str, out_dir: str, threads: int, progress: bool = True, name: str | None = None,
-                init_checkpoint: str | None = None):
+def train_model(job: TrainJob):
     """Fine-tune the ranker described by a `models.<name>` config block, from its pretrained backbone or from
-    `init_checkpoint` (the fine-tuned setting); save a checkpoint. Returns the trained ranker and its tokenizer.
+    `job.init_checkpoint` (the fine-tuned setting); save a checkpoint. Returns the trained ranker and its
+    tokenizer.
 
     Re-running the same job after a kill resumes from its last saved state."""
     from posbias.device import pick_device
 
-    pick_device(training.get("device", "auto"))  # a missing GPU stops the job before anything loads
-    state_dir = state_dir_of(out_dir)
-    ranker, tokenizer, summary = fit(model, training, seed, tokens, queries,
-                                     nonempty(read_qrels(qrels), qrels, "judgments"), candidates, threads, progress,
-                                     init_checkpoint=init_checkpoint, state_dir=state_dir, name=name)
+    recipe, inputs = job.recipe, job.inputs
+    pick_device(recipe.training.get("device", "auto"))  # a missing GPU stops the job before anything loads
+    state_dir = state_dir_of(job.checkpoint)
+    ranker, tokenizer, summary = fit(recipe, inputs, nonempty(read_qrels(inputs.qrels), inputs.qrels, "judgments"),
+                                     job.threads, job.progress, init_checkpoint=job.init_checkpoint,
+                                     state_dir=state_dir)
     # the data it trained on belongs to its identity: a de-biased twin has its original's config but other tokens
-    inputs = {"tokens": tokens, "queries": queries, "qrels": qrels, "candidates": candidates}
-    provenance = checkpoint_provenance(model, training, seed, summary, init_checkpoint, inputs)
-    save_checkpoint(ranker, tokenizer, out_dir, extra={"seed": seed, "training": summary}, provenance=provenance)
+    provenance = checkpoint_provenance(recipe.model, recipe.training, recipe.seed, summary, job.init_checkpoint,
+                                       inputs.files())
+    save_checkpoint(ranker, tokenizer, job.checkpoint, extra={"seed": recipe.seed, "training": summary},
+                    provenance=provenance)
     shutil.rmtree(state_dir, ignore_errors=True)  # the checkpoint is complete: nothing left to resume
     return ranker, tokenizer
 
 
-def finetune_and_rerank(init_checkpoint: str, model: dict, training: dict, seed: int, train: dict, rerank: dict,
-                        out_dir: str, tag: str, scoring: dict, threads: int, name: str | None = None,
-                        progress: bool = True) -> None:
-    """The fine-tuned setting in one job: fine-tune a trained checkpoint on `train` (its `tokens`, `queries`,
-    `qrels` and `candidates`), save it, and rerank each query set of `rerank` (lists of `tokens`, `queries`,
-    `candidates` and `runs`) with the model still in memory, instead of loading it again in a job per query
+def rerank_all(ranker, tokenizer, reranking: Reranking, progress: bool = True, keep_qids: set[str] | None = None):
+    """Rerank each query set of `reranking` with a ranker in memory."""
+    rerank_with(ranker, tokenizer, reranking.tokens, reranking.queries, reranking.candidates, reranking.runs,
+                reranking.tag, dict(reranking.scoring), progress, keep_qids=keep_qids)
+
+
+def finetune_and_rerank(job: FinetuneJob) -> None:
+    """The fine-tuned setting in one job: fine-tune a trained checkpoint on `job.inputs`, save it, and rerank each
+    query set of `job.reranking` with the model still in memory, instead of loading it again in a job per query
     set: the demo fine-tunes every checkpoint, and each job pays a few seconds of imports and loading."""
-    ranker, tokenizer = train_model(model, training, seed, train["tokens"], train["queries"], train["qrels"],
-                                    train["candidates"], out_dir, threads, progress, name, init_checkpoint)
-    rerank_with(ranker, tokenizer, rerank["tokens"], rerank["queries"], rerank["candidates"], rerank["runs"], tag,
-                scoring, progress)
+    ranker, tokenizer = train_model(TrainJob(job.recipe, job.inputs, job.checkpoint, job.init_checkpoint,
+                                             job.threads, job.progress))
+    rerank_all(ranker, tokenizer, job.reranking, job.progress)
 
 
 def finetune_job(init_checkpoint: str, inputs, outputs, params, scoring: dict, threads: int,
-                 prefix: str = "") -> None:
-    """`finetune_and_rerank` from a Snakemake job's named inputs, outputs and params (rule finetune, and rule
+                 prefix: str = "") -> FinetuneJob:
+    """The fine-tuning job of a Snakemake job's named inputs, outputs and params (rule finetune, and rule
     rerank_checkpoint, where their names carry `prefix`)."""
     def named(section, key):
         return section[prefix + key]
 
-    finetune_and_rerank(
-        init_checkpoint, named(params, "model"), named(params, "training"), named(params, "seed"),
-        train={key: named(inputs, key) for key in ("tokens", "queries", "qrels", "candidates")},
-        rerank={"tokens": list(named(inputs, "rerank_tokens")), "queries": list(named(inputs, "rerank_queries")),
-                "candidates": list(named(inputs, "rerank_candidates")), "runs": list(named(outputs, "runs"))},
-        out_dir=named(outputs, "checkpoint"), tag=named(params, "tag"), scoring=scoring, threads=threads,
-        name=named(params, "name"))
-def cross_validate_fold(init_checkpoint: str, model: dict, training: dict, seed: int, tokens: str, queries: str,
-                        qrels: str, candidates: str, folds: str, fold: int, run: str, tag: str,
-                        scoring: dict, threads: int, progress: bool = True, name: str | None = None) -> None:
-    """Fine-tune on every fold but `fold`, then rerank only `fold`'s queries (`scoring`: see `rerank_with`).
-    The fold's training state is kept beside its run until the run is written."""
-    assignment = read_folds(folds)
-    held_out = {q for q, f in assignment.items() if f == fold}
+    return FinetuneJob(
+        recipe=Recipe(named(params, "model"), named(params, "training"), named(params, "seed"), named(params, "name")),
+        init_checkpoint=init_checkpoint,
+        inputs=TrainingSet(*(named(inputs, key) for key in ("tokens", "queries", "qrels", "candidates"))),
+        reranking=Reranking(list(named(inputs, "rerank_tokens")), list(named(inputs, "rerank_queries")),
+                            list(named(inputs, "rerank_candidates")), list(named(outputs, "runs")),
+                            tag=named(params, "tag"), scoring=scoring),
+        checkpoint=named(outputs, "checkpoint"), threads=threads)
+
+
+def cross_validate_fold(job: FoldJob) -> None:
+    """Fine-tune on every fold but `job.fold`, then rerank only that fold's queries (`job.scoring`: see
+    `rerank_with`). The fold's training state is kept beside its run until the run is written."""
+    assignment = read_folds(job.folds)
+    held_out = {q for q, f in assignment.items() if f == job.fold}
     if not held_out:
-        raise InputError(f"{folds}: fold {fold} has no queries")
-    judged = {q: d for q, d in read_qrels(qrels).items() if q in assignment and assignment[q] != fold}
+        raise InputError(f"{job.folds}: fold {job.fold} has no queries")
+    judged = {q: d for q, d in read_qrels(job.inputs.qrels).items() if q in assignment and assignment[q] != job.fold}
     log.info("fold %d: fine-tuning on %d judged queries of the other folds, reranking %d queries",
-             fold, len(judged), len(held_out))
-    state_dir = state_dir_of(run)
-    ranker, tokenizer, _ = fit(model, training, seed, tokens, queries, judged, candidates, threads, progress,
-                               init_checkpoint=init_checkpoint, state_dir=state_dir, name=name)
-    rerank_with(ranker, tokenizer, [tokens], [queries], [candidates], [run], tag, scoring, progress,
-                keep_qids=held_out)
+             job.fold, len(judged), len(held_out))
+    state_dir = state_dir_of(job.run)
+    ranker, tokenizer, _ = fit(job.recipe, job.inputs, judged, job.threads, job.progress,
+                               init_checkpoint=job.init_checkpoint, state_dir=state_dir)
+    inputs = job.inputs
+    rerank_all(ranker, tokenizer, Reranking([inputs.tokens], [inputs.queries], [inputs.candidates], [job.run],
+                                            job.tag, job.scoring), job.progress, keep_qids=held_out)
     shutil.rmtree(state_dir, ignore_errors=True)
 
 
@@ -159,32 +166,29 @@ def merge_fold_runs(fold_runs: list[str], folds: str, run: str, tag: str) -> Non
     write_run(run, merged, tag=tag)
 
 
-def cross_validate_checkpoint(init_checkpoint: str, model: dict, training: dict, seed: int, querysets: list[dict],
-                              tag: str, scoring: dict, threads: int, progress: bool = True,
-                              name: str | None = None) -> None:
-    """Every fold of every query set in `querysets` (each a dict of tokens, queries, qrels, candidates, folds and
-    run: the merged run), one after another, then each query set's merged run. A fold finished by an earlier,
-    interrupted attempt with the same inputs and settings is not run again."""
-    resume_dir = Path(state_dir_of(querysets[0]["run"]))
-    for number, files in enumerate(querysets):
-        folds = sorted(set(read_folds(files["folds"]).values()))
-        inputs = {"init": _stamp(init_checkpoint), **{k: _stamp(v) for k, v in files.items() if k != "run"}}
+def cross_validate_checkpoint(job: CheckpointFoldsJob) -> None:
+    """Every fold of every query set of `job.querysets`, one after another, then each query set's merged run. A
+    fold finished by an earlier, interrupted attempt with the same inputs and settings is not run again."""
+    recipe = job.recipe
+    resume_dir = Path(state_dir_of(job.querysets[0].run))
+    for number, queryset in enumerate(job.querysets):
+        folds = sorted(set(read_folds(queryset.folds).values()))
+        files = {**queryset.inputs.files(), "folds": queryset.folds}
+        inputs = {"init": _stamp(job.init_checkpoint), **{k: _stamp(v) for k, v in files.items()}}
         fold_runs = []
         for fold in folds:
             fold_run = resume_dir / f"queryset{number}" / f"fold{fold}.run"
-            made_of = fingerprint(inputs=inputs, model=model, training=training, seed=seed, fold=fold, tag=tag,
-                                  scoring=scoring)
+            made_of = fingerprint(inputs=inputs, model=recipe.model, training=recipe.training, seed=recipe.seed,
+                                  fold=fold, tag=job.tag, scoring=job.scoring)
             if _finished(fold_run, made_of):
-                log.info("%s fold %d: kept from an earlier attempt of this job", files["run"], fold)
+                log.info("%s fold %d: kept from an earlier attempt of this job", queryset.run, fold)
             else:
-                cross_validate_fold(init_checkpoint, model, training, seed, tokens=files["tokens"],
-                                    queries=files["queries"], qrels=files["qrels"], candidates=files["candidates"],
-                                    folds=files["folds"], fold=fold, run=str(fold_run), tag=tag, scoring=scoring,
-                                    threads=threads, progress=progress, name=name)
+                cross_validate_fold(FoldJob(recipe, job.init_checkpoint, queryset.inputs, queryset.folds, fold,
+                                            str(fold_run), job.tag, job.scoring, job.threads, job.progress))
                 with atomic_write(_made_of_path(fold_run)) as out:
                     json.dump({"fingerprint": made_of}, out)
             fold_runs.append(str(fold_run))
-        merge_fold_runs(fold_runs, files["folds"], files["run"], tag)
+        merge_fold_runs(fold_runs, queryset.folds, queryset.run, job.tag)
     shutil.rmtree(resume_dir, ignore_errors=True)
 
 

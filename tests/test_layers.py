@@ -3,8 +3,8 @@
 each package import one another without a cycle, and no stage imports another stage (what two stages share lives
 in the domain layer).
 
-    foundation     errors, disk_space, io, logs, device, gpu_pool, settings, names, backbones, loaded_weights, remote_code, outputs,
-                   staging
+    foundation     errors, disk_space, io, logs, device, gpu_pool, settings, names, backbones, loaded_weights,
+                   remote_code, outputs, plugins, staging
     domain         data, retrieval, rankers, training, llm, stats, evaluation, reading, docred, scoring
     reporting      reporting
     analyses       each analysis stage's own modules (litm, probes, positions, sweep, audit, farrelevant, rerank: a
@@ -35,7 +35,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "posbias"
 
 STAGE_ROLES = {"config": "orchestration", "paths": "orchestration", "steps": "orchestration", "cli": "interface"}
 LAYERS = (  # the top-level units of each layer; the stages' folders and role modules are added by `layers`
-    ("foundation", {"errors", "disk_space", "io", "logs", "device", "gpu_pool", "settings", "names", "backbones", "loaded_weights", "remote_code", "outputs", "staging"}),
+    ("foundation", {"errors", "disk_space", "io", "logs", "device", "gpu_pool", "settings", "names", "backbones",
+                    "loaded_weights", "remote_code", "outputs", "plugins", "staging"}),
     ("domain", {"data", "retrieval", "rankers", "training", "llm", "stats", "evaluation", "reading", "docred",
                 "scoring"}),
     ("reporting", {"reporting"}),

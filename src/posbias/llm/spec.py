@@ -7,14 +7,16 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from posbias.errors import InputError
+from posbias.llm.declarations import DECLARATIONS
 from posbias.settings import from_section
 
+# Every backend by name, as declared (`posbias.llm.declarations`).
+DECLARED = {declaration.name: declaration for declaration in DECLARATIONS}
+BACKENDS = tuple(DECLARED)
 # The backends that run a model in this process (the rest call an API, or the mock answers).
-LOCAL_BACKENDS = ("hf_causal", "hf_seq2seq")
-BACKENDS = (*LOCAL_BACKENDS, "openai_chat", "openai_completions", "anthropic_messages", "mock")
+LOCAL_BACKENDS = tuple(name for name, declaration in DECLARED.items() if declaration.local)
 # The environment variable each API backend reads its key from, unless `api_key_env` names another.
-DEFAULT_KEY_ENV = {"openai_chat": "OPENAI_API_KEY", "openai_completions": "OPENAI_API_KEY",
-                   "anthropic_messages": "ANTHROPIC_API_KEY"}
+DEFAULT_KEY_ENV = {name: declaration.key_env for name, declaration in DECLARED.items() if declaration.key_env}
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,10 @@ That keeps a new family to one file (docs/extending.md shows one).
 from __future__ import annotations
 
 import enum
-import importlib
 from dataclasses import dataclass, replace
 from typing import Any
+
+from posbias.plugins import load
 
 
 class Required:
@@ -103,5 +104,4 @@ class RankerDeclaration:
 
     def load_class(self) -> type:
         """The ranker's class, its module imported now."""
-        module, _, name = self.cls.partition(":")
-        return getattr(importlib.import_module(module), name)
+        return load(self.cls)

@@ -49,4 +49,16 @@ def check(cfg: dict, warnings: list[str]) -> None:
                 raise ConfigError(f"models.{name}.args: first_tokens and first_tokenizer go together")
 
 
-SECTION = Section("llm", Path(__file__).with_name("llm.schema.yaml"), check=check, accessor=LanguageModels)
+def with_backends(schema: dict) -> dict:
+    """`schema` (the parsed config schema) with the declared backends as the `backend` enum of a language model,
+    and what each one is as its description."""
+    from posbias.llm.spec import DECLARED
+
+    backend = schema["$defs"]["llm_model"]["properties"]["backend"]
+    backend["enum"] = list(DECLARED)
+    backend["description"] = "; ".join(f"{name}: {d.description}" for name, d in DECLARED.items())
+    return schema
+
+
+SECTION = Section("llm", Path(__file__).with_name("llm.schema.yaml"), check=check, accessor=LanguageModels,
+                  complete_schema=with_backends)

@@ -11,7 +11,8 @@ metric suite every position curve in posbias shares (`posbias.stats.position_cur
 - `haystack`: the embedded sweep (needles, haystacks and distractors in the model's own tokens), or a real passage
   collection
 - `batteries`: the sweep, the position probes, Lost in the Middle and the listwise order, each as values per
-  (unit, position); `battery_settings` their defaults and checks; `results` a battery's result and its summaries
+  (unit, position), each declared in `battery_declarations` (found by its file, `posbias.plugins`); `battery_settings`
+  their defaults and checks; `results` a battery's result and its summaries
 - `card`: the card per model and the leaderboard, from the battery files
 - `export`: a first-token FirstP checkpoint as a Hugging Face ELECTRA sequence-classification model
 

@@ -1,6 +1,7 @@
-"""The audit batteries' settings: what each capability runs by default (`BATTERIES`) and may be asked for
-(`OFFERED`), every battery's defaults (`DEFAULTS`: `--settings FILE` or `audit.settings` override them), what a
-battery's `source` names, and the check of an override (`settings_with`). It imports nothing heavy: the config's
+"""The audit batteries' settings, from their declarations (`posbias.audit.battery_declarations`): what each
+capability runs by default (`BATTERIES`) and may be asked for (`OFFERED`), every battery's defaults (`DEFAULTS`:
+`--settings FILE` or `audit.settings` override them), what a battery's `source` names, the function that runs it
+(`battery_function`), and the check of an override (`settings_with`). It imports nothing heavy: the config's
 check reads it in every Snakemake and posbias command."""
 
 from __future__ import annotations
@@ -8,50 +9,37 @@ from __future__ import annotations
 import copy
 from typing import Mapping
 
+from posbias.audit.battery_declarations import DECLARATIONS
 from posbias.errors import InputError
+from posbias.plugins import load
 
+# Every battery by name, as declared (`posbias.audit.battery_declarations`).
+DECLARED = {declaration.name: declaration for declaration in DECLARATIONS}
+CAPABILITIES = tuple(dict.fromkeys(declaration.capability for declaration in DECLARATIONS))
 # What each capability runs by default, and what it may be asked for besides (the depth x length grids cost a sweep
 # per length: asked for by name)
-BATTERIES = {"pairs": ("sweep", "probes"), "reader": ("reader",), "list": ("order",)}
-OFFERED = {"pairs": ("sweep", "probes", "grid"), "reader": ("reader", "reader_grid"), "list": ("order",)}
-
-# The sizing settings of a battery (`posbias.audit.sizing`): `detect`, the drop to find at 80% power in the metric's
-# units (null: run the configured units as they are), and `max_units`, the most units sizing may ask for (null: all
-# the battery's data hold)
-SIZED = {"detect": None, "max_units": None}
-DEPTHS = [0.0, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 1.0]  # denser near both ends, where the curves bend
+BATTERIES = {capability: tuple(name for name, d in DECLARED.items() if d.capability == capability and d.by_default)
+             for capability in CAPABILITIES}
+OFFERED = {capability: tuple(name for name, d in DECLARED.items() if d.capability == capability)
+           for capability in CAPABILITIES}
 DEFAULTS = {
-    # `source`: null for the embedded data, else the real files (see each battery)
-    "sweep": {"n_queries": 12, "n_positions": 6, "n_distractors": 4, "doc_tokens": None, "min_doc_tokens": 96,
-              "max_doc_tokens": 1024, "seed": 0, "source": None, **SIZED},
-    "probes": {"n_documents": 120, "n": 16, "positions": 8, "rest": "paper", "seed": 0, "source": None, **SIZED},
-    # `arrange`: the context in retrieval order, or with the best documents at both ends ("ends": the
-    # relevance_ordered_context mitigation, posbias.audit.mitigations)
-    "reader": {"n_questions": 12, "n_documents": 5, "max_new_tokens": 24, "arrange": "retrieval", "source": None,
-               **SIZED},
-    # `window`/`step`: RankGPT's sliding windows (null: one window over the list; step: half the window);
-    # `consistency_*`: permutation self-consistency (k = 1: off; posbias.rankers.listwise.aggregate)
-    "order": {"n_queries": 12, "n_candidates": 5, "window": None, "step": None, "consistency_k": 1,
-              "consistency_aggregate": "borda", "consistency_orders": "shuffles", "consistency_seed": 0,
-              "source": None, **SIZED},
-    "grid": {"n_queries": 8, "n_distractors": 4, "depths": DEPTHS, "window_multiples": [0.5, 1.0, 1.5, 2.0],
-             "lengths": None, "min_doc_tokens": 48, "max_doc_tokens": 1024, "needles": "lexical", "seed": 0,
-             "source": None, **SIZED},
-    "reader_grid": {"n_questions": 8, "n_documents": [3, 5, 10], "depths": [0.0, 0.5, 1.0], "max_new_tokens": 24,
-                    "arrange": "retrieval", "source": None, **SIZED},
+    **{name: copy.deepcopy(dict(declaration.defaults)) for name, declaration in DECLARED.items()},
     # The randomisation (sign-flip) test: a reciprocal rank or a raw score is far from normal, and a drop that
     # every unit shows alike (a deterministic model) has no variance for a t-test to divide by.
     "statistics": {"test": "randomisation", "correction": "holm", "alpha": 0.05, "confidence": 0.95,
                    "n_resamples": 1000, "seed": 0},
 }
-GRID_BATTERIES = ("grid", "reader_grid")  # depth x length: a curve per length, a heatmap
+GRID_BATTERIES = tuple(name for name, declaration in DECLARED.items() if declaration.grid)
 
 # What a `source` names, per battery (`pool_size` is optional, and `<key>_sha256` the sha256 of a file placed by
 # hand: the reader's `qa_sha256`, which the battery checks); the grid also reads LongEmbed's needle and passkey
 # sets, `{longembed: needle|passkey, ...}` (`posbias.audit.longembed.SOURCE_OPTIONS`)
-SOURCE_KEYS = {"sweep": ("queries", "qrels", "passages"), "grid": ("queries", "qrels", "passages"),
-               "order": ("queries", "qrels", "passages"), "probes": ("redocred",), "reader": ("qa",),
-               "reader_grid": ("qa",)}
+SOURCE_KEYS = {name: declaration.source_keys for name, declaration in DECLARED.items()}
+
+
+def battery_function(battery: str):
+    """The function that runs a battery, `(model, settings) -> BatteryResult`, its module imported now."""
+    return load(DECLARED[battery].run)
 
 
 def source_files(source: Mapping | None) -> list[str]:

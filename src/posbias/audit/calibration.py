@@ -222,11 +222,11 @@ def planted_model(battery: str, plant: Plant, settings: Mapping):
 def run_once(battery: str, plant: Plant, settings: Mapping) -> dict:
     """One replicate: the battery run on the planted model and summarised as an audit summarises it (its test,
     correction and alpha); the verdict and the power figures of its curve (a grid's: its longest length)."""
-    from posbias.audit import batteries
+    from posbias.audit.battery_settings import battery_function
     from posbias.audit.results import battery_test, summarise_result
 
     model = planted_model(battery, plant, settings[battery])
-    result = getattr(batteries, f"{battery}_battery")(model, settings[battery])
+    result = battery_function(battery)(model, settings[battery])
     test = battery_test(battery, settings["statistics"])
     summarise_result(result, settings["statistics"], model_window(model), test)
     summary = result.summary

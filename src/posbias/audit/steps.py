@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Mapping
 
-from posbias.audit.battery_settings import BATTERIES, OFFERED
+from posbias.audit.battery_settings import BATTERIES, OFFERED, battery_function
 from posbias.audit.results import battery_test, summarise_result
 from posbias.audit.sizing import run_sized
 from posbias.audit.spec import ModelRef, check_name, parse_model_spec
@@ -77,7 +77,6 @@ def run_battery(model, ref: ModelRef, battery: str, settings: Mapping, out: str 
                 mitigation: Mapping | None = None) -> dict:
     """Run one battery and write its three files; returns the summary record (with the `mitigation` it audits, as
     `posbias.audit.mitigations.checked` gave it, and the model that mitigates: `of`)."""
-    from posbias.audit import batteries
     from posbias.provenance.environment import environment
 
     started = time.perf_counter()
@@ -87,7 +86,7 @@ def run_battery(model, ref: ModelRef, battery: str, settings: Mapping, out: str 
     test = battery_test(battery, settings["statistics"])
     def run(own):
         counted.inputs = 0  # the reported run's inputs: a sizing's first run is not the battery's cost per unit
-        return getattr(batteries, f"{battery}_battery")(counted, own)
+        return battery_function(battery)(counted, own)
 
     result, sizing = run_sized(battery, settings, run,
                                lambda result: summarise_result(result, settings["statistics"], window, test))

@@ -1,0 +1,13 @@
+"""A listwise ranker's preference for where the relevant candidate sits (`posbias.audit.batteries.order_battery`)."""
+
+from posbias.audit.battery_declaration import BatteryDeclaration
+from posbias.audit.battery_declarations.common import PASSAGE_SOURCE, SIZED
+
+BATTERIES = (BatteryDeclaration(
+    "order", "posbias.audit.batteries:order_battery", "list",
+    # `window`/`step`: RankGPT's sliding windows (null: one window over the list; step: half the window);
+    # `consistency_*`: permutation self-consistency (k = 1: off; posbias.rankers.listwise.aggregate)
+    {"n_queries": 12, "n_candidates": 5, "window": None, "step": None, "consistency_k": 1,
+     "consistency_aggregate": "borda", "consistency_orders": "shuffles", "consistency_seed": 0, "source": None,
+     **SIZED},
+    PASSAGE_SOURCE),)

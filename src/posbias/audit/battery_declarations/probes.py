@@ -1,0 +1,9 @@
+"""The bias probes' controlled pairs, scored by a pair scorer (`posbias.audit.batteries.probes_battery`)."""
+
+from posbias.audit.battery_declaration import BatteryDeclaration
+from posbias.audit.battery_declarations.common import SIZED
+
+BATTERIES = (BatteryDeclaration(
+    "probes", "posbias.audit.batteries:probes_battery", "pairs",
+    {"n_documents": 120, "n": 16, "positions": 8, "rest": "paper", "seed": 0, "source": None, **SIZED},
+    ("redocred",)),)

@@ -1,8 +1,8 @@
 """What an audit battery declares (`posbias.audit.battery_declarations`, one module per battery, found by its file):
 its name, the function that runs it as `"module:function"` (imported only when it runs), the capability of the
-models it audits (`pairs`: a (query, document) scorer; `reader`; `list`: a listwise ranker), whether that
-capability runs it by default or only when asked for by name, whether it is a depth x length grid, its settings'
-defaults, and the files its `source` names."""
+models it audits (`pairs`: a (query, document) scorer; `reader`; `list`: a listwise ranker), the metric of its
+values, whether that capability runs it by default or only when asked for by name, whether it is a depth x length
+grid, its settings' defaults, and the files its `source` names."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ class BatteryDeclaration:
     name: str
     run: str  # "module:function", called with (model, settings) and returning a BatteryResult
     capability: str
+    metric: str  # the value per unit and position: MRR, accuracy, score
     defaults: Mapping = field(default_factory=dict)
     source_keys: tuple[str, ...] = ()  # what a `source` mapping must name (besides `pool_size` and sha256s)
     by_default: bool = True  # run unless the battery list is given; else only when asked for by name

@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 
+from posbias.audit.battery_declarations import DECLARATIONS
+
 if TYPE_CHECKING:
     import pandas as pd
 
 RATIO_SCALE = ("MRR", "accuracy")  # metrics with a true zero: PSI and the relative numbers mean something
-METRICS = {"sweep": "MRR", "probes": "score", "reader": "accuracy", "order": "MRR", "grid": "MRR",
-           "reader_grid": "accuracy"}
+METRICS = {declaration.name: declaration.metric for declaration in DECLARATIONS}  # each battery's, as declared
 
 
 @dataclass

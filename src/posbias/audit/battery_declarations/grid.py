@@ -6,7 +6,7 @@ from posbias.audit.battery_declaration import BatteryDeclaration
 from posbias.audit.battery_declarations.common import DEPTHS, PASSAGE_SOURCE, SIZED
 
 BATTERIES = (BatteryDeclaration(
-    "grid", "posbias.audit.batteries:grid_battery", "pairs",
+    "grid", "posbias.audit.batteries:grid_battery", "pairs", "MRR",
     {"n_queries": 8, "n_distractors": 4, "depths": DEPTHS, "window_multiples": [0.5, 1.0, 1.5, 2.0],
      "lengths": None, "min_doc_tokens": 48, "max_doc_tokens": 1024, "needles": "lexical", "seed": 0,
      "source": None, **SIZED},

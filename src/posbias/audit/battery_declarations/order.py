@@ -4,7 +4,7 @@ from posbias.audit.battery_declaration import BatteryDeclaration
 from posbias.audit.battery_declarations.common import PASSAGE_SOURCE, SIZED
 
 BATTERIES = (BatteryDeclaration(
-    "order", "posbias.audit.batteries:order_battery", "list",
+    "order", "posbias.audit.batteries:order_battery", "list", "MRR",
     # `window`/`step`: RankGPT's sliding windows (null: one window over the list; step: half the window);
     # `consistency_*`: permutation self-consistency (k = 1: off; posbias.rankers.listwise.aggregate)
     {"n_queries": 12, "n_candidates": 5, "window": None, "step": None, "consistency_k": 1,

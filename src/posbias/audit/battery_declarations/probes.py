@@ -4,6 +4,6 @@ from posbias.audit.battery_declaration import BatteryDeclaration
 from posbias.audit.battery_declarations.common import SIZED
 
 BATTERIES = (BatteryDeclaration(
-    "probes", "posbias.audit.batteries:probes_battery", "pairs",
+    "probes", "posbias.audit.batteries:probes_battery", "pairs", "score",
     {"n_documents": 120, "n": 16, "positions": 8, "rest": "paper", "seed": 0, "source": None, **SIZED},
     ("redocred",)),)

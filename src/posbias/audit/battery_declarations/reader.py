@@ -4,7 +4,7 @@ from posbias.audit.battery_declaration import BatteryDeclaration
 from posbias.audit.battery_declarations.common import SIZED
 
 BATTERIES = (BatteryDeclaration(
-    "reader", "posbias.audit.batteries:reader_battery", "reader",
+    "reader", "posbias.audit.batteries:reader_battery", "reader", "accuracy",
     # `arrange`: the context in retrieval order, or with the best documents at both ends ("ends": the
     # relevance_ordered_context mitigation, posbias.audit.mitigations)
     {"n_questions": 12, "n_documents": 5, "max_new_tokens": 24, "arrange": "retrieval", "source": None, **SIZED},

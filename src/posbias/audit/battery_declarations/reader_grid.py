@@ -4,7 +4,7 @@ from posbias.audit.battery_declaration import BatteryDeclaration
 from posbias.audit.battery_declarations.common import SIZED
 
 BATTERIES = (BatteryDeclaration(
-    "reader_grid", "posbias.audit.batteries:reader_grid_battery", "reader",
+    "reader_grid", "posbias.audit.batteries:reader_grid_battery", "reader", "accuracy",
     {"n_questions": 8, "n_documents": [3, 5, 10], "depths": [0.0, 0.5, 1.0], "max_new_tokens": 24,
      "arrange": "retrieval", "source": None, **SIZED},
     ("qa",), by_default=False, grid=True),)

@@ -4,7 +4,7 @@ from posbias.audit.battery_declaration import BatteryDeclaration
 from posbias.audit.battery_declarations.common import PASSAGE_SOURCE, SIZED
 
 BATTERIES = (BatteryDeclaration(
-    "sweep", "posbias.audit.batteries:sweep_battery", "pairs",
+    "sweep", "posbias.audit.batteries:sweep_battery", "pairs", "MRR",
     # `source`: null for the embedded data, else the real files
     {"n_queries": 12, "n_positions": 6, "n_distractors": 4, "doc_tokens": None, "min_doc_tokens": 96,
      "max_doc_tokens": 1024, "seed": 0, "source": None, **SIZED},

@@ -113,14 +113,14 @@ def test_every_resource_is_sized(profile):
 
 
 def test_table_and_figure_jobs_are_local_rules():
-    report = ROOT / "rules" / "report.smk"
+    report = ROOT / "rules" / "evaluation.smk"
     blocks = rule_blocks(report)
     outputs = {name for name in blocks if re.fullmatch(r"table\w*|\w+_(table|tables|figure)", name)}
     assert {"table4", "farrelevant_figure", "outcome_table", "first_stage_table", "dataset_tables"} <= outputs
     assert "{_table}" in blocks  # the baseline tables (BASELINE_TABLES), made in a loop
     outputs.add("{_table}")
     assert outputs - declared_local(report) == set(), "table or figure rules submitted to the cluster"
-    assert {"combine_seeds", "combine_finetuned_seeds"} <= declared_local(ROOT / "rules" / "stats.smk")
+    assert {"combine_seeds", "combine_finetuned_seeds"} <= declared_local(report)
 
 
 def test_the_workflow_profile_schedules_greedily_and_runs_one_local_decoder_at_a_time():

@@ -8,10 +8,11 @@
 #
 # Targets go before --configfile: Snakemake reads every word after it as another config file.
 #
-# Stages (one folder of src/posbias and one rules/<stage>.smk each): data -> farrelevant -> retrieval -> training
-# (train, finetune, cross-validation) -> rerank -> evaluation (per-query values, seed pools, tables, figures)
-# -> provenance; Lost in the Middle (litm: data -> predictions -> scores -> tables, figures); and the
-# bias probes (probes: Re-DocRED pairs -> one scoring job per scorer -> paired tests, table, figures; RAG poisoning).
+# Stages (a folder of src/posbias each, and a rules/<stage>.smk where it has rules): data -> farrelevant -> retrieval
+# -> training (train, finetune, cross-validation) -> rerank -> evaluation (per-query values, seed pools, tables,
+# figures) -> provenance; the analyses: Lost in the Middle (litm: data -> predictions -> scores -> tables, figures),
+# the bias probes (probes: Re-DocRED pairs -> one scoring job per scorer -> paired tests, table, figures; RAG
+# poisoning), the position sweep, the first relevant positions and the audit.
 #
 #   snakemake --report results/report.zip                # tables and figures as an offline HTML report
 
@@ -22,7 +23,7 @@ from snakemake.resources import Resource
 from snakemake.utils import min_version
 
 from posbias.config import ConfigError, load_config
-from posbias.config.registry import STAGES as STAGE_NAMES, reported_name, stage_rules
+from posbias.config.registry import STAGES, reported_name, stage_rules
 from posbias.errors import InputError
 from posbias.gpu_pool import LOCAL_RUN_VARIABLE, check_request, machine_gpus
 from posbias.staging.offline import job_environment
@@ -94,7 +95,7 @@ rule all:
     input:
         # every stage's tables, figures and reports, and the provenance manifest (code, environment, config hash,
         # weights, every result's sha256), whose job reads all the others
-        [globals().get(reported_name(stage), []) for stage in STAGE_NAMES],
+        [globals().get(reported_name(stage), []) for stage in STAGES],
         # seeds trained but left out of the tables (models.<name>.excluded_seeds): their loss curves are kept
         [training_paths.checkpoint(m, s) for m, s in CFG.models.excluded_checkpoints],
     default_target: True

@@ -125,7 +125,7 @@ def candidates_of(queryset):
     return retrieval_paths.candidates(names.GIVEN if qs.candidates else qs.retriever, queryset, qs.depth)
 
 
-def run_of(queryset, system, seed, setting=rerank_paths.ZERO_SHOT):
+def run_of(queryset, system, seed, setting=rerank_paths.ZERO_SHOT_RUNS):
     """A system's run on a query set: the candidates, a run made elsewhere, or a reranking."""
     if system == names.RETRIEVER:
         return candidates_of(queryset)
@@ -137,12 +137,12 @@ def run_of(queryset, system, seed, setting=rerank_paths.ZERO_SHOT):
 # --- evaluation ---------------------------------------------------------------------------------
 
 
-def evaluated(queryset, system, seed, setting=evaluation_paths.ZERO_SHOT):
+def evaluated(queryset, system, seed, setting=evaluation_paths.ZERO_SHOT_VALUES):
     return evaluation_paths.values(queryset, system, seed, setting)
 
 
-def systems_evaluated(queryset, setting=evaluation_paths.ZERO_SHOT):
+def systems_evaluated(queryset, setting=evaluation_paths.ZERO_SHOT_VALUES):
     """Per-seed evaluation files of every system on a query set; for `eval-finetuned`, the fine-tuned models'
     with the retriever and random rows of the zero-shot setting (nothing of theirs is fine-tuned)."""
-    return [evaluated(queryset, system, seed, setting if system in CFG.models else evaluation_paths.ZERO_SHOT)
+    return [evaluated(queryset, system, seed, setting if system in CFG.models else evaluation_paths.ZERO_SHOT_VALUES)
             for system, seed in CFG.tables.systems(queryset, setting)]

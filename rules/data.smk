@@ -17,9 +17,9 @@ if "generator" in config:
             queries=expand(data_paths.queries("synthetic", "{qs}"), qs=SYNTHETIC_QUERYSETS),
             qrels=expand(data_paths.qrels("synthetic", "{qs}"), qs=SYNTHETIC_QUERYSETS),
             positions=expand(data_paths.positions("synthetic", "{qs}"), qs=SYNTHETIC_QUERYSETS),
-            passages=data_paths.docs("synthetic-passages"),
-            passage_queries=data_paths.queries("synthetic-passages", "farrelevant"),
-            passage_qrels=data_paths.qrels("synthetic-passages", "farrelevant"),
+            passages=data_paths.docs(data_paths.PASSAGE_COLLECTION),
+            passage_queries=data_paths.queries(data_paths.PASSAGE_COLLECTION, data_paths.PASSAGE_QUERYSET),
+            passage_qrels=data_paths.qrels(data_paths.PASSAGE_COLLECTION, data_paths.PASSAGE_QUERYSET),
             passage_negatives=data_paths.passage_negatives(),
             # each query's answering passages, their qrels and known offsets (rules/positions.smk)
             answer_passages=data_paths.answer_passages_docs(),

@@ -45,9 +45,9 @@ if FINETUNED_QUERYSETS:
         By hand: `posbias evaluate --config --system`"""
         input:
             qrels=lambda wc: qrels_of(wc.queryset),
-            run=lambda wc: run_of(wc.queryset, wc.system, wc.seed, rerank_paths.FINE_TUNED),
+            run=lambda wc: run_of(wc.queryset, wc.system, wc.seed, rerank_paths.FINETUNED_RUNS),
         output:
-            values=evaluation_paths.values("{queryset}", "{system}", "{seed}", evaluation_paths.FINE_TUNED),
+            values=evaluation_paths.values("{queryset}", "{system}", "{seed}", evaluation_paths.FINETUNED_VALUES),
         params:
             evaluation=lambda wc: CFG.querysets.evaluation_params(wc.queryset),
             queryset=lambda wc: wc.queryset,
@@ -178,10 +178,10 @@ if FINETUNED_QUERYSETS:
         By hand: `posbias study combine-seeds`"""
         localrule: True
         input:
-            values=lambda wc: systems_evaluated(wc.queryset, evaluation_paths.FINE_TUNED),
+            values=lambda wc: systems_evaluated(wc.queryset, evaluation_paths.FINETUNED_VALUES),
         output:
-            per_seed=evaluation_paths.per_seed(OUT, "{queryset}", evaluation_paths.FINE_TUNED),
-            averaged=evaluation_paths.seed_averaged(OUT, "{queryset}", evaluation_paths.FINE_TUNED),
+            per_seed=evaluation_paths.per_seed(OUT, "{queryset}", evaluation_paths.FINETUNED_VALUES),
+            averaged=evaluation_paths.seed_averaged(OUT, "{queryset}", evaluation_paths.FINETUNED_VALUES),
         wildcard_constraints:
             queryset=alternatives(FINETUNED_QUERYSETS),
         conda:
@@ -259,7 +259,7 @@ if "table4" in TABLES:
         localrule: True
         input:
             averaged=[evaluation_paths.seed_averaged(OUT, qs) for qs in CFG.tables.querysets("table4")],
-            finetuned=[evaluation_paths.seed_averaged(OUT, qs, evaluation_paths.FINE_TUNED)
+            finetuned=[evaluation_paths.seed_averaged(OUT, qs, evaluation_paths.FINETUNED_VALUES)
                        for qs in CFG.tables.querysets("table4", setting="fine-tuned")],
         output:
             **table_outputs("table4", "table4"),
@@ -280,7 +280,7 @@ if "table4" in TABLES:
         input:
             per_seed=evaluation_paths.per_seed(OUT, FAR_QUERYSET),
             # the fine-tuned bars beside the zero-shot ones (the study's Figure 2), when the config fine-tunes
-            **({"finetuned": evaluation_paths.per_seed(OUT, FAR_QUERYSET, evaluation_paths.FINE_TUNED)}
+            **({"finetuned": evaluation_paths.per_seed(OUT, FAR_QUERYSET, evaluation_paths.FINETUNED_VALUES)}
                if FAR_QUERYSET in FINETUNED_QUERYSETS else {}),
         output:
             png=report(FIGURES[0], caption="../report/farrelevant_figure.rst", category="Figures"),

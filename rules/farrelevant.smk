@@ -13,9 +13,9 @@ if "generator" in config and "farrelevant" in config and CFG.farrelevant.source[
 
         By hand: `posbias farrelevant`"""
         input:
-            passages=data_paths.docs("synthetic-passages"),
-            queries=data_paths.queries("synthetic-passages", "farrelevant"),
-            qrels=data_paths.qrels("synthetic-passages", "farrelevant"),
+            passages=data_paths.docs(data_paths.PASSAGE_COLLECTION),
+            queries=data_paths.queries(data_paths.PASSAGE_COLLECTION, data_paths.PASSAGE_QUERYSET),
+            qrels=data_paths.qrels(data_paths.PASSAGE_COLLECTION, data_paths.PASSAGE_QUERYSET),
             negatives=data_paths.passage_negatives(),
         output:
             queries=expand(data_paths.queries("farrelevant", "{qs}"), qs=FAR_QUERYSETS),

@@ -992,7 +992,8 @@ def test_systems_add_the_external_rows_to_the_zero_shot_setting_only():
     # the fine-tuned tables keep the retriever and random rows (nothing of theirs is fine-tuned), not the
     # zero-shot models
     trained = [(m, s) for m, s in models if not m.endswith("_e5")]
-    assert cfg.tables.systems("dev", setting="eval-finetuned") == [("retriever", 0), ("random", 1), ("random", 2), *trained]
+    assert cfg.tables.systems("dev", setting="eval-finetuned") == [("retriever", 0), ("random", 1), ("random", 2),
+                                                                   *trained]
 
 
 def test_zero_shot_models_have_one_run_and_no_fine_tuned_row():
@@ -1092,3 +1093,35 @@ def test_a_model_table_declares_its_layout_defaulted_by_the_schema():
     assert "table1" in cfg.tables.of_layout("baseline") and "table4" not in cfg.tables.of_layout()
     with pytest.raises(ConfigError, match=r"^tables\.table1\.layout: 'baseline' was expected"):
         prepare(mutated(put("tables.table1.layout", "debias")))
+
+
+# --- the stages' registry ------------------------------------------------------------------------------------------
+
+REPORTING_STAGES = {"evaluation", "provenance", "litm", "probes", "sweep", "positions", "audit"}
+
+
+def test_each_stage_s_rules_name_their_targets_as_the_snakefile_asks_for_them():
+    """The Snakefile asks `rule all` for `<STAGE>_REPORTED` of each registered stage and takes a missing list as
+    none: a list under another name would drop that stage's tables from the run without a word."""
+    from posbias.config.registry import STAGES, reported_name, stage_rules
+
+    defined = {}
+    for path in stage_rules(ROOT):
+        stage = Path(path).stem
+        texts = [(ROOT / path).read_text()] + [p.read_text() for p in [ROOT / "rules" / "inputs" / f"{stage}.smk"]
+                                               if p.exists()]
+        defined[stage] = {name for text in texts for name in re.findall(r"^(\w+_REPORTED) = ", text, flags=re.M)}
+    assert {stage: names for stage, names in defined.items() if names} == {
+        stage: {reported_name(stage)} for stage in REPORTING_STAGES}
+    assert REPORTING_STAGES <= set(STAGES)
+    stray = {name for path in (ROOT / "rules").rglob("*.smk") if Path(path).stem not in defined
+             for name in re.findall(r"^(\w+_REPORTED) = ", path.read_text(), flags=re.M)}
+    assert stray == set(), "targets defined outside a stage's rules files"
+
+
+def test_the_registry_finds_each_stage_s_modules_by_their_files():
+    from posbias.config.registry import section_modules, stage_modules
+
+    assert stage_modules("cli")[:3] == ["posbias.staging.cli", "posbias.data.cli", "posbias.farrelevant.cli"]
+    assert "posbias.planning.config" not in section_modules()  # a stage without config sections
+    assert section_modules()[-2:] == ["posbias.config.sections.revisions", "posbias.config.sections.reproduction"]

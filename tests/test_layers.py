@@ -1,7 +1,7 @@
 """The package's layers, read from its source: a module imports only from its own layer or the layers below it
 (function-level imports included), the top-level packages import one another without a cycle, the modules inside
-each package import one another without a cycle, and no stage imports another stage (what two stages share lives
-in the domain layer).
+each package import one another without a cycle, and no stage imports another stage but for its `paths` (what two
+stages share lives in the domain layer).
 
     foundation     errors, disk_space, io, logs, device, gpu_pool, settings, names, backbones, loaded_weights,
                    remote_code, outputs, plugins, staging

@@ -42,7 +42,7 @@ PROBE_SENSITIVITY = sensitivity_paths(f"{OUT}/probes", PROBE_NAMES)
 PROBE_RAG = PROBES.get("rag")
 PROBE_RAG_TABLE = table_files(f"{OUT}/probes", "rag") if PROBE_RAG else {}
 PROBES_REPORTED = ([*PROBE_TABLE.values(), *(p for paths in PROBE_FIGURES.values() for p in paths),
-                   *PROBE_SENSITIVITY.values(), *PROBE_RAG_TABLE.values()] if PROBES else [])
+                    *PROBE_SENSITIVITY.values(), *PROBE_RAG_TABLE.values()] if PROBES else [])
 
 
 def probe_report_outputs():

@@ -5,7 +5,7 @@
 
 def finetuned_run(queryset, suffix=""):
     """A fine-tuned checkpoint's run on a query set, as a pattern in the fine-tuning job's {model} and {seed}."""
-    return run_of(queryset, "{model}", "{seed}", rerank_paths.FINE_TUNED) + suffix
+    return run_of(queryset, "{model}", "{seed}", rerank_paths.FINETUNED_RUNS) + suffix
 
 
 def finetuning_inputs(prefix=""):

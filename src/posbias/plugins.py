@@ -15,9 +15,11 @@ from typing import Any, Sequence
 def declared(package: str, attribute: str, first: Sequence[str] = ()) -> tuple:
     """Every declaration in the `attribute` tuple of each module of `package`: the modules named in `first` in that
     order (the order of the schema's enums and the docs' tables), then any other by its module's name."""
-    found = sorted(info.name for info in pkgutil.iter_modules(importlib.import_module(package).__path__))
+    found = sorted(info.name for info in pkgutil.iter_modules(importlib.import_module(package).__path__)
+                   if not info.name.startswith("_"))  # a private module holds what declarations share
     order = [*first, *(name for name in found if name not in first)]
-    return tuple(item for name in order for item in getattr(importlib.import_module(f"{package}.{name}"), attribute, ()))
+    modules = [importlib.import_module(f"{package}.{name}") for name in order]
+    return tuple(item for module in modules for item in getattr(module, attribute, ()))
 
 
 def load(target: str) -> Any:

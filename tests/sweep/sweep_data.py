@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from posbias.io import write_documents, write_qrels, write_queries, write_run
-from posbias.io import write_positions
+from posbias.io import write_documents, write_positions, write_qrels, write_queries, write_run
 
 # Non-relevant sentences (a passage each) and one relevant passage per query, as the FarRelevant builder joins them.
 FILLER = [f"filler sentence number {word} says nothing useful." for word in

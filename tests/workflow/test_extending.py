@@ -76,7 +76,8 @@ def environment(repository: Path) -> dict[str, str]:
 
 def test_the_toy_ranker_table_and_backend_tests_pass_in_the_copy(extended):
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider",
-                             "tests/rankers/test_minp.py", "tests/test_dev_table.py", "tests/llm/test_backends_shout.py"],
+                             "tests/rankers/test_minp.py", "tests/test_dev_table.py",
+                             "tests/llm/test_backends_shout.py"],
                             cwd=extended, env=environment(extended), capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-4000:]
     assert "5 passed" in result.stdout

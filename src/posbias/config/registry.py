@@ -10,13 +10,12 @@ A config section is declared by a `Section` (`posbias.config.section`): a module
 `config.py` its `SECTIONS` in order. The sections every stage reads are `SECTION_MODULES` (`posbias.config.sections`).
 Their order, then the stages' sections in the order of `STAGES`, then `LAST_SECTION_MODULES` is the order of
 derivations and checks (a check may rely on an earlier one: tables' models exist before the
-reproduction names their rows). Modules are named, not imported, so that this package imports no stage: they are
-imported when a config is first prepared or the command line is built."""
+reproduction names their rows). Modules are named, not imported, so that this package imports no stage: a stage's
+modules are found by their files and imported when a config is first prepared or the command line is built."""
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from functools import lru_cache
 from pathlib import Path
 
@@ -51,10 +50,13 @@ LAST_SECTION_MODULES = (
 )
 
 
+PACKAGE = Path(__file__).resolve().parents[1]  # src/posbias
+
+
 def stage_modules(role: str) -> list[str]:
-    """`posbias.<stage>.<role>` of every stage in `STAGES` that has that module, in its order."""
-    names = [f"posbias.{stage}.{role}" for stage in STAGES]
-    return [name for name in names if importlib.util.find_spec(name) is not None]
+    """`posbias.<stage>.<role>` of every stage in `STAGES` that has that module, in its order (found by its file,
+    so that no stage's package is imported here)."""
+    return [f"posbias.{stage}.{role}" for stage in STAGES if (PACKAGE / stage / f"{role}.py").exists()]
 
 
 def section_modules() -> list[str]:

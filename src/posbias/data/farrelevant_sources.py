@@ -91,10 +91,10 @@ def write_splits(built: Built, splits: dict[str, list[str]], out_dir: str | Path
     for name, qids in splits.items():
         io.write_queries(out / "queries" / f"{name}.tsv", {q: built.queries[q] for q in qids})
         io.write_qrels(out / "qrels" / f"{name}.txt", {q: built.qrels[q] for q in qids})
-        write_positions(out / "positions" / f"{name}.tsv", {q: built.starts[q] for q in qids})
+        write_qrel_positions(out / "positions" / f"{name}.tsv", {q: built.starts[q] for q in qids})
 
 
-def write_positions(path: str | Path, starts: dict[str, list[tuple[str, int]]]) -> None:
+def write_qrel_positions(path: str | Path, starts: dict[str, list[tuple[str, int]]]) -> None:
     """`qid<TAB>start<TAB>doc_id` per relevant document: the embedded builder's `qid, start` plus the document,
     since a query has several under `per: qrel`."""
     with io.atomic_write(path) as out:

@@ -4,7 +4,9 @@ stores under `results/tokens/`. The functions fill a template's wildcards; the t
 
 DATA = "results/data"
 SYNTHETIC = f"{DATA}/synthetic"  # the embedded collection (train, dev, test)
-SYNTHETIC_PASSAGES = f"{DATA}/synthetic-passages"  # the generator's passage collection FarRelevant is built from
+PASSAGE_COLLECTION = "synthetic-passages"  # the generator's passage collection FarRelevant is built from
+PASSAGE_QUERYSET = "farrelevant"  # its queries and judgments
+SYNTHETIC_PASSAGES = f"{DATA}/{PASSAGE_COLLECTION}"
 ANSWER_PASSAGES = f"{SYNTHETIC}/passages"  # the embedded generator's answering passages and their true offsets
 
 

@@ -14,7 +14,8 @@ from posbias.data.synthetic import GeneratorSettings, generate
 from posbias.data.vocabulary import vocabulary_entity_words
 from posbias.data.answer_passages import write_answer_passages
 from posbias.data.sources import SourceError
-from posbias.io import document_records, read_folds, write_documents, write_folds, write_positions, write_qrels, write_queries
+from posbias.io import (document_records, read_folds, write_documents, write_folds, write_positions, write_qrels,
+                        write_queries)
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,9 @@ values.
     posbias pool --config config.yaml --queryset trec_dl --values dl19.parquet dl20.parquet --out pooled.parquet
 
 The report (`posbias study`): seed pooling, every model table, the outcome and first-stage tables, Tables 9-11 and
-their statistics, and the FarRelevant and efficiency figures, each with the arguments the workflow's job gets (`CFG.tables`: `params`, `outcome_params`,
-`first_stage_params`, `table11_params`, `dataset_stats_params`, `farrelevant_figure_params`, `efficiency_runs`).
+their statistics, and the FarRelevant and efficiency figures, each with the arguments the workflow's job gets
+(`CFG.tables`: `params`, `outcome_params`, `first_stage_params`, `table11_params`, `dataset_stats_params`,
+`farrelevant_figure_params`, `efficiency_runs`).
 
     posbias study combine-seeds --values a.parquet b.parquet ... --per-seed per_seed.parquet \
         --averaged seed_averaged.parquet

@@ -50,15 +50,16 @@ class Tables(dict):
         return sorted({c["queryset"] for c in self[table]["columns"]
                        if (c.get("setting") == FINE_TUNED) == want_finetuned})
 
-    def systems(self, queryset: str, setting: str = paths.ZERO_SHOT) -> list[tuple[str, int]]:
+    def systems(self, queryset: str, setting: str = paths.ZERO_SHOT_VALUES) -> list[tuple[str, int]]:
         """(system, seed) pairs a query set's tables compare: the retriever and random rows, every model with
         its seeds (`CFG.models.seeds`), and (zero-shot only) the runs made elsewhere for it. The fine-tuned setting
         (`setting`: a directory of `posbias.evaluation.paths`) has no zero-shot models."""
         cfg = self._cfg
         pairs = [(names.RETRIEVER, 0)] + [(names.RANDOM, s) for s in cfg.training.seeds]
-        models = cfg.models.trained if setting == paths.FINE_TUNED else list(cfg.models)  # zero-shot: no fine-tuning
+        # the zero-shot models are never fine-tuned
+        models = cfg.models.trained if setting == paths.FINETUNED_VALUES else list(cfg.models)
         pairs += [(m, s) for m in models if cfg.models.evaluates(m, queryset) for s in cfg.models.seeds(m)]
-        if setting == paths.ZERO_SHOT:
+        if setting == paths.ZERO_SHOT_VALUES:
             pairs += [(n, 0) for n, spec in cfg.external_runs.items() if queryset in spec["runs"]]
         return pairs
 
@@ -237,8 +238,8 @@ def check_tables(cfg: dict, warnings: list[str]) -> None:
                               f"of its own to count")
 
 
-TABLES = Section("tables", Path(__file__).with_name("tables.schema.yaml"), check=check_tables, derive=derive_tables,
-                  accessor=Tables)
+TABLES = Section("tables", Path(__file__).with_name("tables.schema.yaml"), check=check_tables,
+                 derive=derive_tables, accessor=Tables)
 
 
 def check_external_runs(cfg: dict, warnings: list[str]) -> None:

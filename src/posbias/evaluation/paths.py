@@ -1,9 +1,10 @@
-"""Where the evaluation stage's files go (rules/evaluation.smk and `posbias evaluate`, `pool`, `study ...`): every run's per-query values (Parquet) under `results/<setting>/`, each query set's
+"""Where the evaluation stage's files go (rules/evaluation.smk and `posbias evaluate`, `pool`, `study ...`): every
+run's per-query values (Parquet) under `results/<setting>/`, each query set's
 values of every system and seed stacked and seed-averaged under an experiment's `out` directory, and the dataset
 statistics. The functions fill a template's wildcards; the templates are what the rules match."""
 
-ZERO_SHOT = "eval"
-FINE_TUNED = "eval-finetuned"
+ZERO_SHOT_VALUES = "eval"
+FINETUNED_VALUES = "eval-finetuned"
 
 
 def cutoff(k: int | str) -> str:
@@ -11,7 +12,7 @@ def cutoff(k: int | str) -> str:
     return f"eval-cutoff/k{k}"
 
 
-def values(queryset: str, system: str, seed: int | str, setting: str = ZERO_SHOT) -> str:
+def values(queryset: str, system: str, seed: int | str, setting: str = ZERO_SHOT_VALUES) -> str:
     """One run's per-query values."""
     return f"results/{setting}/{queryset}/{system}/seed{seed}.parquet"
 
@@ -21,12 +22,12 @@ def first_stage_values(retriever: str, queryset: str, depth: int | str) -> str:
     return f"results/eval-first-stage/{retriever}/{queryset}/top{depth}.parquet"
 
 
-def per_seed(out: str, queryset: str, setting: str = ZERO_SHOT) -> str:
+def per_seed(out: str, queryset: str, setting: str = ZERO_SHOT_VALUES) -> str:
     """Every system's and seed's values of a query set, stacked (under an experiment's `out`)."""
     return f"{out}/{setting}/{queryset}/per_seed.parquet"
 
 
-def seed_averaged(out: str, queryset: str, setting: str = ZERO_SHOT) -> str:
+def seed_averaged(out: str, queryset: str, setting: str = ZERO_SHOT_VALUES) -> str:
     return f"{out}/{setting}/{queryset}/seed_averaged.parquet"
 
 

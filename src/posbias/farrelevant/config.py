@@ -1,5 +1,5 @@
 """`farrelevant`: the FarRelevant collection (documents whose one relevant passage sits far from the start), built
-from the generator's passages or read from a source (`farrelevant.source`); checked with the query sets."""
+from the generator's passages or read from a source (`farrelevant.source`), whose own keys it checks."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ class FarRelevant:
 
     def __init__(self, cfg):
         self._cfg = cfg
-        self.source: dict = far_source(cfg.data)  # kind synthetic: built by rules/data.smk, else rules/farrelevant.smk
+        self.source: dict = far_source(cfg.data)  # kind synthetic: from the generator's passages
         self.train_queryset: str | None = cfg.data.get("farrelevant", {}).get("train_queryset")
 
     @property

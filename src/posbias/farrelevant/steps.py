@@ -13,10 +13,10 @@ from tqdm import tqdm
 from posbias.backbones import token_counter
 from posbias.data import farrelevant, farrelevant_sources
 from posbias.errors import InputError
-from posbias.io import read_documents, read_qrels, read_queries, write_documents, write_positions, write_qrels, write_queries
+from posbias.io import (read_documents, read_qrels, read_queries, write_documents, write_positions, write_qrels,
+                        write_queries)
 
 log = logging.getLogger(__name__)
-
 
 
 def build_farrelevant_source(source: dict, settings: dict, tokenizer: str, out_dir: str, queryset: str,

@@ -2,14 +2,12 @@
 stage's jobs): `results/<setting>/<queryset>/<system>/seed<seed>.run`, each with `<run>.json` (how it was scored).
 The settings are `runs` (zero-shot: every model as trained on the training query set) and `runs-finetuned`."""
 
-ZERO_SHOT = "runs"
-FINE_TUNED = "runs-finetuned"
+ZERO_SHOT_RUNS = "runs"
+FINETUNED_RUNS = "runs-finetuned"
+RUNS = f"results/{ZERO_SHOT_RUNS}"
 
 
-RUNS = f"results/{ZERO_SHOT}"
-
-
-def run(queryset: str, system: str, seed: int | str, setting: str = ZERO_SHOT) -> str:
+def run(queryset: str, system: str, seed: int | str, setting: str = ZERO_SHOT_RUNS) -> str:
     return f"results/{setting}/{queryset}/{system}/seed{seed}.run"
 
 

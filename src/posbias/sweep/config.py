@@ -13,8 +13,8 @@ from posbias.data import paths as data_paths
 
 SWEEP_COLLECTION = "sweep"  # the position sweep's collection
 # What the sweep reads by default: the embedded generator's passage collection, FarRelevant's source.
-GENERATED_PASSAGES = {"docs": data_paths.docs("synthetic-passages"),
-                      "qrels": data_paths.qrels("synthetic-passages", "farrelevant")}
+GENERATED_PASSAGES = {"docs": data_paths.docs(data_paths.PASSAGE_COLLECTION),
+                      "qrels": data_paths.qrels(data_paths.PASSAGE_COLLECTION, data_paths.PASSAGE_QUERYSET)}
 SWEEP_DEFAULTS = {"tokenizer": "tokenizer", "first_window": "first_window", "doc_tokens": "max_doc_tokens"}
 
 

@@ -83,7 +83,7 @@ def run_tag(model: str, seed: int | str) -> str:
 
 
 CROSS_VALIDATION = Section("cross_validation", Path(__file__).with_name("cross_validation.schema.yaml"),
-                  accessor=CrossValidation)
+                           accessor=CrossValidation)
 
 
 class Finetuning(dict):

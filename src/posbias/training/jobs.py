@@ -7,7 +7,7 @@ cross-validation folds also rerank with the model they trained (`Reranking`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Mapping
 
 
@@ -45,7 +45,7 @@ class Reranking:
     candidates: list[str]
     runs: list[str]
     tag: str
-    scoring: Mapping = field(default_factory=dict)
+    scoring: Mapping
 
 
 @dataclass(frozen=True)
@@ -56,8 +56,8 @@ class TrainJob:
     recipe: Recipe
     inputs: TrainingSet
     checkpoint: str
+    threads: int
     init_checkpoint: str | None = None
-    threads: int = 1
     progress: bool = True
 
 
@@ -71,7 +71,7 @@ class FinetuneJob:
     inputs: TrainingSet
     reranking: Reranking
     checkpoint: str
-    threads: int = 1
+    threads: int
     progress: bool = True
 
 
@@ -87,8 +87,8 @@ class FoldJob:
     fold: int
     run: str
     tag: str
-    scoring: Mapping = field(default_factory=dict)
-    threads: int = 1
+    scoring: Mapping
+    threads: int
     progress: bool = True
 
 
@@ -110,6 +110,6 @@ class CheckpointFoldsJob:
     init_checkpoint: str
     querysets: list[CrossValidatedSet]
     tag: str
-    scoring: Mapping = field(default_factory=dict)
-    threads: int = 1
+    scoring: Mapping
+    threads: int
     progress: bool = True

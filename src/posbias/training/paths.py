@@ -1,6 +1,6 @@
 """Where the training stage's files go (rules/training.smk and `posbias train`, `finetune`, `cross-validate`): each
-model's checkpoint per seed, the fine-tuned checkpoints, and the folds' runs of a cross-validated query set. The functions fill a template's wildcards; the templates are what the rules
-match (`checkpoint("{model}", "{seed}")`)."""
+model's checkpoint per seed, the fine-tuned checkpoints, and the folds' runs of a cross-validated query set. The
+functions fill a template's wildcards; the templates are what the rules match (`checkpoint("{model}", "{seed}")`)."""
 
 
 MODELS = "results/models"

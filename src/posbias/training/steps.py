@@ -112,8 +112,8 @@ def finetune_and_rerank(job: FinetuneJob) -> None:
     """The fine-tuned setting in one job: fine-tune a trained checkpoint on `job.inputs`, save it, and rerank each
     query set of `job.reranking` with the model still in memory, instead of loading it again in a job per query
     set: the demo fine-tunes every checkpoint, and each job pays a few seconds of imports and loading."""
-    ranker, tokenizer = train_model(TrainJob(job.recipe, job.inputs, job.checkpoint, job.init_checkpoint,
-                                             job.threads, job.progress))
+    ranker, tokenizer = train_model(TrainJob(job.recipe, job.inputs, job.checkpoint, threads=job.threads,
+                                             init_checkpoint=job.init_checkpoint, progress=job.progress))
     rerank_all(ranker, tokenizer, job.reranking, job.progress)
 
 
@@ -149,7 +149,7 @@ def cross_validate_fold(job: FoldJob) -> None:
                                init_checkpoint=job.init_checkpoint, state_dir=state_dir)
     inputs = job.inputs
     rerank_all(ranker, tokenizer, Reranking([inputs.tokens], [inputs.queries], [inputs.candidates], [job.run],
-                                            job.tag, job.scoring), job.progress, keep_qids=held_out)
+                                            tag=job.tag, scoring=job.scoring), job.progress, keep_qids=held_out)
     shutil.rmtree(state_dir, ignore_errors=True)
 
 
@@ -183,8 +183,9 @@ def cross_validate_checkpoint(job: CheckpointFoldsJob) -> None:
             if _finished(fold_run, made_of):
                 log.info("%s fold %d: kept from an earlier attempt of this job", queryset.run, fold)
             else:
-                cross_validate_fold(FoldJob(recipe, job.init_checkpoint, queryset.inputs, queryset.folds, fold,
-                                            str(fold_run), job.tag, job.scoring, job.threads, job.progress))
+                cross_validate_fold(FoldJob(recipe, job.init_checkpoint, queryset.inputs, folds=queryset.folds,
+                                            fold=fold, run=str(fold_run), tag=job.tag, scoring=job.scoring,
+                                            threads=job.threads, progress=job.progress))
                 with atomic_write(_made_of_path(fold_run)) as out:
                     json.dump({"fingerprint": made_of}, out)
             fold_runs.append(str(fold_run))

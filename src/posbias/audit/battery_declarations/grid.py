@@ -3,7 +3,7 @@ name (it costs a sweep per length). Its `source` may also name LongEmbed's needl
 (`{longembed: needle|passkey, ...}`, `posbias.audit.longembed.SOURCE_OPTIONS`)."""
 
 from posbias.audit.battery_declaration import BatteryDeclaration
-from posbias.audit.battery_declarations.common import DEPTHS, PASSAGE_SOURCE, SIZED
+from posbias.audit.battery_declarations._common import DEPTHS, PASSAGE_SOURCE, SIZED
 
 BATTERIES = (BatteryDeclaration(
     "grid", "posbias.audit.batteries:grid_battery", "pairs", "MRR",

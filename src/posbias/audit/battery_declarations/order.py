@@ -1,7 +1,7 @@
 """A listwise ranker's preference for where the relevant candidate sits (`posbias.audit.batteries.order_battery`)."""
 
 from posbias.audit.battery_declaration import BatteryDeclaration
-from posbias.audit.battery_declarations.common import PASSAGE_SOURCE, SIZED
+from posbias.audit.battery_declarations._common import PASSAGE_SOURCE, SIZED
 
 BATTERIES = (BatteryDeclaration(
     "order", "posbias.audit.batteries:order_battery", "list", "MRR",

@@ -1,7 +1,7 @@
 """The bias probes' controlled pairs, scored by a pair scorer (`posbias.audit.batteries.probes_battery`)."""
 
 from posbias.audit.battery_declaration import BatteryDeclaration
-from posbias.audit.battery_declarations.common import SIZED
+from posbias.audit.battery_declarations._common import SIZED
 
 BATTERIES = (BatteryDeclaration(
     "probes", "posbias.audit.batteries:probes_battery", "pairs", "score",

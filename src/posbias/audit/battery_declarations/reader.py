@@ -1,7 +1,7 @@
 """A reader's accuracy as the answer document moves through its context (`posbias.audit.batteries.reader_battery`)."""
 
 from posbias.audit.battery_declaration import BatteryDeclaration
-from posbias.audit.battery_declarations.common import SIZED
+from posbias.audit.battery_declarations._common import SIZED
 
 BATTERIES = (BatteryDeclaration(
     "reader", "posbias.audit.batteries:reader_battery", "reader", "accuracy",

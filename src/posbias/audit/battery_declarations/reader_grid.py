@@ -1,7 +1,7 @@
 """A reader's depth x context-size grid (`posbias.audit.batteries.reader_grid_battery`), asked for by name."""
 
 from posbias.audit.battery_declaration import BatteryDeclaration
-from posbias.audit.battery_declarations.common import SIZED
+from posbias.audit.battery_declarations._common import SIZED
 
 BATTERIES = (BatteryDeclaration(
     "reader_grid", "posbias.audit.batteries:reader_grid_battery", "reader", "accuracy",

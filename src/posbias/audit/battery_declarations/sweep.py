@@ -1,7 +1,7 @@
 """The needle sweep of a pair scorer (`posbias.audit.batteries.sweep_battery`)."""
 
 from posbias.audit.battery_declaration import BatteryDeclaration
-from posbias.audit.battery_declarations.common import PASSAGE_SOURCE, SIZED
+from posbias.audit.battery_declarations._common import PASSAGE_SOURCE, SIZED
 
 BATTERIES = (BatteryDeclaration(
     "sweep", "posbias.audit.batteries:sweep_battery", "pairs", "MRR",

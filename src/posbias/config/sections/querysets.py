@@ -74,6 +74,7 @@ class QuerySets(dict):
                               f"got {sorted(numbers)}")
         return len(numbers)
 
+
 def far_source(cfg: dict) -> dict:
     """`farrelevant.source`; without one, FarRelevant is built from the generator's passages."""
     return cfg.get("farrelevant", {}).get("source", {"kind": "synthetic"})

@@ -1,6 +1,6 @@
 """Snakemake entry: Tables 9 (documents) and 10 (queries) from the persisted statistics."""
 from posbias.logs import job_log
-from posbias.evaluation.steps import dataset_tables
+from posbias.evaluation.report import dataset_tables
 
 with job_log(snakemake.log[0]):
     out = dict(snakemake.output.items())

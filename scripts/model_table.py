@@ -1,7 +1,7 @@
 """Snakemake entry: a model table (tables.<name>, in its declared layout) as LaTeX, CSV, Markdown and HTML."""
 
 from posbias.logs import job_log
-from posbias.evaluation.steps import model_table
+from posbias.evaluation.report import model_table
 
 with job_log(snakemake.log[0]):
     p = snakemake.params

@@ -1,6 +1,6 @@
 """Snakemake entry: Lin et al.'s outcome breakdown of every model against its baseline."""
 from posbias.logs import job_log
-from posbias.evaluation.steps import outcome_table
+from posbias.evaluation.report import outcome_table
 
 with job_log(snakemake.log[0]):
     p = snakemake.params

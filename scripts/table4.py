@@ -1,6 +1,6 @@
 """Snakemake entry: Table 4 (FarRelevant, zero-shot and fine-tuned) as LaTeX, CSV, Markdown and HTML."""
 from posbias.logs import job_log
-from posbias.evaluation.steps import table4
+from posbias.evaluation.report import table4
 
 with job_log(snakemake.log[0]):
     p = snakemake.params

@@ -367,7 +367,7 @@ def combine_seeds(args) -> None:
 
 
 def model_table(args) -> None:
-    from posbias.evaluation.steps import model_table as write_model_table, table4
+    from posbias.evaluation.report import model_table as write_model_table, table4
 
     config = read_config_object(args.config)
     known = ["table4", *config.tables.of_layout()] if "table4" in config.tables else config.tables.of_layout()
@@ -389,7 +389,7 @@ def model_table(args) -> None:
 
 
 def outcomes(args) -> None:
-    from posbias.evaluation.steps import outcome_table
+    from posbias.evaluation.report import outcome_table
 
     config = read_config_object(args.config)
     _table_of(config, args.config, "outcomes")
@@ -402,7 +402,7 @@ def outcomes(args) -> None:
 
 
 def first_stage(args) -> None:
-    from posbias.evaluation.steps import first_stage_table
+    from posbias.evaluation.report import first_stage_table
 
     config = read_config_object(args.config)
     _table_of(config, args.config, "first_stage")
@@ -445,7 +445,7 @@ def _existing(paths: list[Path], flag: str, root: str, made_by: str) -> list[str
 
 
 def dataset_tables(args) -> None:
-    from posbias.evaluation.steps import dataset_tables as write_dataset_tables
+    from posbias.evaluation.report import dataset_tables as write_dataset_tables
 
     job, stats = _dataset_stats(args), Path(args.stats)
     made_by = "posbias study collection-stats and queryset-stats"
@@ -458,7 +458,7 @@ def dataset_tables(args) -> None:
 
 
 def table11(args) -> None:
-    from posbias.evaluation.steps import parameter_table
+    from posbias.evaluation.report import parameter_table
 
     config = read_config_object(args.config)
     _table_of(config, args.config, "table11")
@@ -470,7 +470,7 @@ def table11(args) -> None:
 
 
 def farrelevant_figure(args) -> None:
-    from posbias.evaluation.steps import farrelevant_figure as draw
+    from posbias.evaluation.report import farrelevant_figure as draw
 
     config = read_config_object(args.config)
     _table_of(config, args.config, "table4")
@@ -480,7 +480,7 @@ def farrelevant_figure(args) -> None:
 
 
 def efficiency_figure(args) -> None:
-    from posbias.evaluation.steps import efficiency_figure as draw
+    from posbias.evaluation.report import efficiency_figure as draw
 
     config = read_config_object(args.config)
     runs = config.tables.efficiency_runs()

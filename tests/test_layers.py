@@ -14,8 +14,10 @@ stages share lives in the domain layer).
     interface      cli, command_flags and every stage's cli (litm.cli, data.cli, ...)
                    (and scripts/ and rules/, outside the package)
 
-A stage is a folder holding one of the role modules `config.py`, `paths.py`, `steps.py` or `cli.py`; each role
-module is a unit of its own, placed by its name (config, paths and steps in orchestration, cli in interface). The
+A stage is a folder holding one of the role modules `config.py`, `paths.py`, `steps.py`, `cli.py` or `report.py`;
+each role module is a unit of its own, placed by its name (config, paths and steps in orchestration, cli in
+interface, report among the analyses or in its folder's layer where that is higher: evaluation.report, which
+renders the study's tables through reporting, against planning.report in orchestration). The
 folder's other modules are placed with the folder: where LAYERS puts it (the study's stages are folders of the
 domain packages: data/steps.py beside data/synthetic.py), else among the analyses. Another stage may import a
 domain folder's own modules (the sweep reads `posbias.data.placement`) and a stage's `paths` (where its files are:
@@ -33,7 +35,10 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "posbias"
 
-STAGE_ROLES = {"config": "orchestration", "paths": "orchestration", "steps": "orchestration", "cli": "interface"}
+# `report` (a stage's tables and figures) sits among the analyses, or in its folder's layer where that is higher
+# (planning's plan table).
+STAGE_ROLES = {"config": "orchestration", "paths": "orchestration", "steps": "orchestration", "cli": "interface",
+               "report": "analyses"}
 LAYERS = (  # the top-level units of each layer; the stages' folders and role modules are added by `layers`
     ("foundation", {"errors", "disk_space", "io", "logs", "device", "gpu_pool", "settings", "names", "backbones",
                     "loaded_weights", "remote_code", "outputs", "plugins", "staging"}),
@@ -48,7 +53,8 @@ ROOT = "posbias"  # the package's own __init__ (its version): importable from ev
 
 
 def stages_of(package: Path) -> frozenset[str]:
-    """The stages: the package's folders that hold a role module (`config.py`, `paths.py`, `steps.py`, `cli.py`)."""
+    """The stages: the package's folders that hold a role module (`config.py`, `paths.py`, `steps.py`, `cli.py`,
+    `report.py`)."""
     return frozenset(p.parent.name for role in STAGE_ROLES for p in package.glob(f"*/{role}.py"))
 
 
@@ -64,9 +70,15 @@ def analysis_stages(stages: frozenset[str]) -> frozenset[str]:
 def layers(stages: frozenset[str]) -> tuple[tuple[str, set[str]], ...]:
     """LAYERS with each analysis stage's folder among the analyses and every stage's role modules (`litm.steps`,
     `data.steps`) in their layers."""
-    roles = {name: {f"{s}.{r}" for s in stages for r, layer in STAGE_ROLES.items() if layer == name}
-             for name in ("orchestration", "interface")}
-    return tuple((name, units | (analysis_stages(stages) if name == "analyses" else roles.get(name, set())))
+    names = [name for name, _ in LAYERS]
+    folder_layer = {unit: name for name, units in LAYERS for unit in units}
+
+    def role_layer(stage: str, role: str) -> str:
+        own = folder_layer.get(stage, "analyses")
+        return max(STAGE_ROLES[role], own, key=names.index) if role == "report" else STAGE_ROLES[role]
+
+    roles = {name: {f"{s}.{r}" for s in stages for r in STAGE_ROLES if role_layer(s, r) == name} for name in names}
+    return tuple((name, units | roles[name] | (analysis_stages(stages) if name == "analyses" else set()))
                  for name, units in LAYERS)
 
 

@@ -18,7 +18,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from posbias.errors import InputError
 from posbias.rankers.chunking import ChunkBatch, Chunker
+from posbias.rankers.declaration import InputTemplate, RankerDeclaration
 from posbias.rankers.encoder import ChunkEncoder, load_backbone
 from posbias.rankers.geometry import ChunkGeometry, longest_input, position_limit, refuse_overlong
 
@@ -31,6 +33,7 @@ class ChunkRanker(nn.Module):
     """A cross-encoder over document chunks: backbone encoder plus a head."""
 
     registry_name = "?"
+    declaration: RankerDeclaration | None = None  # set with registry_name by `build_ranker`
 
     args: dict  # the constructor arguments, set by `build_ranker`
 
@@ -46,14 +49,26 @@ class ChunkRanker(nn.Module):
         self.check_geometry(self.geometry)
         model = load_backbone(backbone, backbone_layers, trust_remote_code, dropout, dtype=backbone_dtype)
         self.backbone_name, self.position_limit = backbone, position_limit(model.config)
-        refuse_overlong(longest_input(self.registry_name, self.geometry), self.position_limit, backbone)
+        refuse_overlong(longest_input(self.template, self.geometry), self.position_limit, backbone)
         self.head_dropout = head_dropout
         head = self.make_head(model)
         self.encoder = self.make_encoder(model, pooling, head)
         self.head = head
 
+    @property
+    def template(self) -> InputTemplate:
+        """How an input's tokens are laid out (the declaration's; a class built outside the registry: chunks)."""
+        return self.declaration.template if self.declaration is not None else InputTemplate.CHUNK
+
     def check_geometry(self, geometry: ChunkGeometry) -> None:
-        """Rankers with geometry constraints of their own refuse other geometries here."""
+        """Refuse a geometry that the ranker's way of reading a document (its declaration's `chunking`) does not
+        allow; a ranker with constraints of its own adds them here."""
+        if self.declaration is None:
+            return
+        refusal = self.declaration.chunking.refusal(self.registry_name, geometry.chunk_tokens, geometry.stride,
+                                                    geometry.max_doc_tokens)
+        if refusal:
+            raise InputError(refusal)
 
     def make_head(self, backbone: nn.Module) -> nn.Module:
         """The head, given the loaded backbone (its config says the hidden size and layer count)."""

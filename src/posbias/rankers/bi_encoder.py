@@ -114,7 +114,7 @@ class BiEncoder(ChunkRanker):
         super().__init__(pooling=pooling, **kwargs)
 
     def check_geometry(self, geometry: ChunkGeometry) -> None:
-        geometry.require_one_sequence(self.registry_name)
+        super().check_geometry(geometry)
         if geometry.pad_query:
             raise InputError("biencoder encodes the query on its own: pad_query has no meaning there")
 
@@ -127,7 +127,7 @@ class BiEncoder(ChunkRanker):
         return SequenceEncoder(backbone, pooling, self.position_ids)
 
     def featurizer(self, tokenizer) -> SeparateSequences:
-        refuse_overlong(longest_input(self.registry_name, self.geometry, tokenizer, self.prefixes), self.position_limit,
+        refuse_overlong(longest_input(self.template, self.geometry, tokenizer, self.prefixes), self.position_limit,
                         self.backbone_name)
         return SeparateSequences(tokenizer, self.geometry, self.prefixes)
 

@@ -5,18 +5,12 @@ from __future__ import annotations
 
 from posbias.errors import InputError
 from posbias.rankers.base import ChunkRanker
-from posbias.rankers.geometry import ChunkGeometry
 from posbias.rankers.heads.chunk_scores import ChunkScores
 from posbias.rankers.heads.parade import ParadeAttention, ParadeDimAttention, ParadePooling
 
 
 class FirstP(ChunkRanker):
     """Scores the first chunk only (Dai & Callan): the truncation baseline."""
-
-    def check_geometry(self, geometry: ChunkGeometry) -> None:
-        if geometry.max_doc_tokens != geometry.chunk_tokens:
-            raise InputError(f"firstp reads one chunk: max_doc_tokens ({geometry.max_doc_tokens}) must equal "
-                             f"chunk_tokens ({geometry.chunk_tokens}), or chunks would be encoded and ignored")
 
     def make_head(self, backbone):
         return ChunkScores(backbone.config.hidden_size, "first", self.head_dropout)

@@ -82,16 +82,47 @@ class Chunking(enum.Enum):
     ONE_SEQUENCE = "one sequence"  # chunk_tokens == stride == max_doc_tokens
     LISTWISE = "whole candidate lists"  # a language model reads a window of passages
 
+    def refusal(self, ranker: str, chunk_tokens: int, stride: int, max_doc_tokens: int) -> str | None:
+        """Why a geometry (`models.<name>.args`) does not fit this way of reading a document, or None. The config
+        check (`posbias.config`) and the ranker's constructor both ask here."""
+        if self is Chunking.FIRST_WINDOW and max_doc_tokens != chunk_tokens:
+            return (f"{ranker} reads one chunk: max_doc_tokens ({max_doc_tokens}) must equal chunk_tokens "
+                    f"({chunk_tokens}), or chunks would be encoded and ignored")
+        if self is Chunking.ONE_SEQUENCE and not chunk_tokens == stride == max_doc_tokens:
+            return (f"{ranker} reads the document in one sequence: chunk_tokens ({chunk_tokens}), stride ({stride}) "
+                    f"and max_doc_tokens ({max_doc_tokens}) must be equal")
+        if self is Chunking.DISJOINT_CHUNKS and stride != chunk_tokens:
+            return (f"{ranker} reads greedy disjoint chunks: stride ({stride}) must equal chunk_tokens "
+                    f"({chunk_tokens}); overlapping windows would put a document token into its token interactions "
+                    f"more than once")
+        return None
+
+
+class InputTemplate(enum.Enum):
+    """How a ranker lays out the tokens of one backbone input (`posbias.rankers.geometry.longest_input` counts
+    its positions)."""
+
+    CHUNK = "[CLS] query [SEP] window [SEP]"  # the chunked cross-encoders (`posbias.rankers.features`)
+    PAIR = "the tokenizer's pair template"  # query and document as the tokenizer pairs them (RoBERTa: 4 specials)
+    SINGLE = "each text in the tokenizer's single-text template"  # a bi-encoder: query and document apart
+
+    @property
+    def from_tokenizer(self) -> bool:
+        """Whether the special tokens come from the tokenizer (the graph check loads it to count them)."""
+        return self is not InputTemplate.CHUNK
+
 
 @dataclass(frozen=True)
 class RankerDeclaration:
-    """A ranker by its registry name: `cls` is "module:Class", imported only by `load_class`."""
+    """A ranker by its registry name: `cls` is "module:Class", imported only by `load_class`; `chunking` and
+    `template` say how it reads a document and lays out an input (the geometry checks read both)."""
 
     name: str
     family: str
     chunking: Chunking
     arguments: tuple[Argument, ...]
     cls: str
+    template: InputTemplate = InputTemplate.CHUNK
 
     @property
     def listwise(self) -> bool:

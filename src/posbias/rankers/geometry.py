@@ -25,6 +25,7 @@ from types import SimpleNamespace
 from typing import Mapping
 
 from posbias.errors import InputError
+from posbias.rankers.declaration import InputTemplate
 
 SPECIAL_TOKENS = 3  # the chunked layout: [CLS], [SEP] after the query, [SEP] after the window
 SINGLE_TEXT_SPECIAL_TOKENS = 2  # [CLS] text [SEP]: a bi-encoder's guess when its tokenizer is not at hand
@@ -59,12 +60,6 @@ class ChunkGeometry:
         """The geometry of a ranker's arguments (`models.<name>.args`)."""
         return cls(args["max_query_tokens"], args["chunk_tokens"], args["stride"], args["max_doc_tokens"],
                    bool(args.get("pad_query", False)))
-
-    def require_one_sequence(self, ranker: str) -> None:
-        """Refuse windows for a ranker that reads the whole (truncated) document in one sequence."""
-        if not self.chunk_tokens == self.stride == self.max_doc_tokens:
-            raise InputError(f"{ranker} reads the document in one sequence: chunk_tokens ({self.chunk_tokens}), "
-                             f"stride ({self.stride}) and max_doc_tokens ({self.max_doc_tokens}) must be equal")
 
     @property
     def max_chunks(self) -> int:
@@ -157,23 +152,24 @@ def plain_config(config_file: Path):
                                "alibi_starting_size")})
 
 
-def longest_input(ranker: str, geometry: ChunkGeometry, tokenizer=None, prefixes: str = "none") -> tuple[int, str]:
-    """How many positions the longest input of a ranker with this geometry takes, and how they add up (for
-    errors). Chunked rankers: `[CLS] query [SEP] window [SEP]`. `longp`: query and document in the tokenizer's
-    pair template (RoBERTa's has 4 special tokens, Llama's 2). `biencoder`: the longer of query and document,
-    each in the tokenizer's single-text template after its prefix (`prefixes`). Without a tokenizer the
-    one-sequence counts are the [CLS]/[SEP] ones, a lower bound the featurizer checks again with the tokenizer."""
+def longest_input(template: InputTemplate, geometry: ChunkGeometry, tokenizer=None,
+                  prefixes: str = "none") -> tuple[int, str]:
+    """How many positions the longest input laid out in `template` (the ranker's declaration's) takes with this
+    geometry, and how they add up (for errors). CHUNK: `[CLS] query [SEP] window [SEP]`. PAIR: query and document
+    in the tokenizer's pair template (RoBERTa's has 4 special tokens, Llama's 2). SINGLE: the longer of query and
+    document, each in the tokenizer's single-text template after its prefix (`prefixes`). Without a tokenizer the
+    counts are the [CLS]/[SEP] ones, a lower bound the featurizer checks again with the tokenizer."""
     from posbias.rankers.pair_template import PairTemplate, SequenceTemplate, prefix_ids
 
     query, chunk = geometry.max_query_tokens, geometry.chunk_tokens
-    if ranker == "biencoder":
+    if template is InputTemplate.SINGLE:
         specials = SequenceTemplate.of(tokenizer).special_tokens if tokenizer is not None else SINGLE_TEXT_SPECIAL_TOKENS
         query_prefix, doc_prefix = (len(ids) for ids in prefix_ids(tokenizer, prefixes)) if tokenizer is not None \
             else (0, 0)
         return (max(query + query_prefix, chunk + doc_prefix) + specials,
                 f"the longer of max_query_tokens ({query}) + {query_prefix} prefix tokens and max_doc_tokens ({chunk}) "
                 f"+ {doc_prefix} prefix tokens, + {specials} special tokens")
-    specials = PairTemplate.of(tokenizer).special_tokens if ranker == "longp" and tokenizer is not None \
+    specials = PairTemplate.of(tokenizer).special_tokens if template is InputTemplate.PAIR and tokenizer is not None \
         else SPECIAL_TOKENS
     return (query + chunk + specials,
             f"chunk_tokens ({chunk}) + max_query_tokens ({query}) + {specials} special tokens")
@@ -202,8 +198,6 @@ def local_tokenizer(name: str, trust_remote_code: bool = False):
         return None
 
 
-# Rankers whose input layout follows their tokenizer's template (the graph check reads the tokenizer).
-TEMPLATED_RANKERS = frozenset({"longp", "biencoder"})
 # More tokens than any template and prefix adds beyond the [CLS]/[SEP] count: a geometry this far below the
 # limit fits whatever the tokenizer, so the graph check need not load it.
 TEMPLATE_SLACK = 16
@@ -214,14 +208,15 @@ def check_geometry(ranker: str, args: Mapping) -> None:
     position embeddings. Reads only the backbone's config (and, for rankers in their tokenizer's template,
     the tokenizer); a config that cannot be read offline is not checked here (the ranker checks again with
     the loaded model)."""
-    geometry = ChunkGeometry.from_args(args)
+    from posbias.rankers.catalog import BY_NAME
+
+    geometry, template = ChunkGeometry.from_args(args), BY_NAME[ranker].template
     trust = bool(args.get("trust_remote_code", False))
     limit = geometry_limit(args["backbone"], trust)
     if limit is None:
         return
-    if ranker in TEMPLATED_RANKERS and longest_input(ranker, geometry)[0] + TEMPLATE_SLACK <= limit:
+    if template.from_tokenizer and longest_input(template, geometry)[0] + TEMPLATE_SLACK <= limit:
         return  # fits with room to spare for any template: no tokenizer to load when the graph is built
-    tokenizer = local_tokenizer(args.get("tokenizer", args["backbone"]), trust) if ranker in TEMPLATED_RANKERS \
-        else None
-    refuse_overlong(longest_input(ranker, geometry, tokenizer, args.get("prefixes", "none")), limit,
+    tokenizer = local_tokenizer(args.get("tokenizer", args["backbone"]), trust) if template.from_tokenizer else None
+    refuse_overlong(longest_input(template, geometry, tokenizer, args.get("prefixes", "none")), limit,
                     args["backbone"])

@@ -11,17 +11,8 @@ from __future__ import annotations
 
 from posbias.errors import InputError
 from posbias.rankers.base import ChunkRanker
-from posbias.rankers.geometry import ChunkGeometry
 from posbias.rankers.heads.cedr import CedrDrmm, CedrKnrm, CedrPacrr
 from posbias.rankers.heads.model1 import NeuralModel1
-
-
-def require_disjoint_chunks(ranker: str, geometry: ChunkGeometry) -> None:
-    """An InputError unless the chunks are disjoint (stride == chunk_tokens)."""
-    if geometry.stride != geometry.chunk_tokens:
-        raise InputError(f"{ranker} reads greedy disjoint chunks: stride ({geometry.stride}) must equal "
-                         f"chunk_tokens ({geometry.chunk_tokens}); overlapping windows would put a document "
-                         f"token into its token interactions more than once")
 
 
 def channels(backbone) -> int:
@@ -31,9 +22,6 @@ def channels(backbone) -> int:
 
 class GreedyChunkRanker(ChunkRanker):
     """A ranker over greedy disjoint chunks (declared with `Chunking.DISJOINT_CHUNKS`)."""
-
-    def check_geometry(self, geometry: ChunkGeometry) -> None:
-        require_disjoint_chunks(self.registry_name, geometry)
 
 
 class CedrKnrmRanker(GreedyChunkRanker):

@@ -89,15 +89,12 @@ class SequencePairFeaturizer(Chunker):
 class LongP(ChunkRanker):
     """A linear score on the pooled sequence of a long-context backbone (S C.1)."""
 
-    def check_geometry(self, geometry: ChunkGeometry) -> None:
-        geometry.require_one_sequence(self.registry_name)
-
     def make_head(self, backbone):
         self.global_attention = backbone.config.model_type in GLOBAL_ATTENTION_MODEL_TYPES
         return ChunkScores(backbone.config.hidden_size, "first", self.head_dropout)
 
     def featurizer(self, tokenizer) -> SequencePairFeaturizer:
         # the template's special tokens are known only now (RoBERTa's pair has 4, Llama's 2)
-        refuse_overlong(longest_input(self.registry_name, self.geometry, tokenizer), self.position_limit,
+        refuse_overlong(longest_input(self.template, self.geometry, tokenizer), self.position_limit,
                         self.backbone_name)
         return SequencePairFeaturizer(tokenizer, self.geometry, self.global_attention)

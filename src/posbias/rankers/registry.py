@@ -34,7 +34,7 @@ def build_ranker(name: str, args: dict) -> "ChunkRanker":
     if unknown or missing:
         raise InputError(f"ranker {name!r}: unknown arguments {unknown}, missing arguments {missing}")
     cls = declaration.load_class()
-    cls.registry_name = name  # read while the ranker is built (its geometry checks name it)
+    cls.registry_name, cls.declaration = name, declaration  # read while the ranker is built (its geometry checks)
     ranker = cls(**args)
     ranker.args = {argument.name: args.get(argument.name, argument.default) for argument in declaration.arguments}
     return ranker

@@ -285,14 +285,10 @@ def check_models(cfg: dict, warnings: list[str]) -> None:
             raise ConfigError(f"models.{name}.baseline: {name!r} is {kind[bool(model.get('zero_shot'))]} but its "
                               f"baseline {baseline!r} is {kind[bool(models[baseline].get('zero_shot'))]}; a model "
                               f"and its FirstP baseline are both trained or both zero-shot")
-        if model["ranker"] == "firstp" and args["max_doc_tokens"] != args["chunk_tokens"]:
-            raise ConfigError(f"models.{name}.args: firstp needs max_doc_tokens == chunk_tokens")
-        if model["ranker"] in catalog.ONE_SEQUENCE and not args["chunk_tokens"] == args["stride"] == args["max_doc_tokens"]:
-            raise ConfigError(f"models.{name}.args: {model['ranker']} reads the document in one sequence, "
-                              f"chunk_tokens, stride and max_doc_tokens must be equal")
-        if model["ranker"] in catalog.DISJOINT_CHUNKS and args["stride"] != args["chunk_tokens"]:
-            raise ConfigError(f"models.{name}.args.stride: {model['ranker']} reads greedy disjoint chunks, "
-                              f"stride must equal chunk_tokens")
+        refusal = catalog.BY_NAME[model["ranker"]].chunking.refusal(model["ranker"], args["chunk_tokens"],
+                                                                     args["stride"], args["max_doc_tokens"])
+        if refusal:
+            raise ConfigError(f"models.{name}.args: {refusal}")
         if args["stride"] > args["chunk_tokens"]:
             raise ConfigError(f"models.{name}.args.stride: larger than chunk_tokens, text would be skipped")
         if args["chunk_tokens"] > args["max_doc_tokens"]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from posbias.rankers.declaration import Argument, Chunking, RankerDeclaration
+from posbias.rankers.declaration import Argument, Chunking, InputTemplate, RankerDeclaration
 from posbias.rankers.declarations.base import POOLING, with_chunk_arguments
 
 PREFIXES = Argument(
@@ -17,4 +17,4 @@ POSITION_IDS = Argument(
 
 RANKERS = (RankerDeclaration("biencoder", "bi-encoder", Chunking.ONE_SEQUENCE,
                              with_chunk_arguments(PREFIXES, POSITION_IDS, POOLING.with_default("mean")),
-                             "posbias.rankers.bi_encoder:BiEncoder"),)
+                             "posbias.rankers.bi_encoder:BiEncoder", InputTemplate.SINGLE),)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from posbias.rankers.declaration import Chunking, RankerDeclaration
+from posbias.rankers.declaration import Chunking, InputTemplate, RankerDeclaration
 from posbias.rankers.declarations.base import CHUNK_ARGUMENTS
 
 RANKERS = (RankerDeclaration("longp", "long sequence", Chunking.ONE_SEQUENCE, CHUNK_ARGUMENTS,
-                             "posbias.rankers.long_sequence:LongP"),)
+                             "posbias.rankers.long_sequence:LongP", InputTemplate.PAIR),)

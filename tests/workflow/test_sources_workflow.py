@@ -45,7 +45,9 @@ def sources_config(backbone: str, given_run: Path, queries: Path, qrels: Path) -
                                   "encoder": {"model": backbone, "pooling": "mean", "max_passage_tokens": 32}}},
         "training": {"queryset": "nq_train", "seeds": [1], "epochs": 1, "batch_size": 2,
                      "freeze_embeddings": True, "freeze_layers": 1},
-        "cross_validation": {"querysets": ["robust_desc"], "training": {"epochs": 2, "queries_per_epoch": 2}},
+        # a checkpoint's five folds in one job (two jobs instead of ten); `per_fold` makes the same runs below
+        "cross_validation": {"querysets": ["robust_desc"], "jobs": "per_checkpoint",
+                             "training": {"epochs": 2, "queries_per_epoch": 2}},
         "rerank": {"querysets": ["nq_given", "robust_desc"]},
         "models": {
             "firstp": {"label": "FirstP", "ranker": "firstp", **model, "args": {**args, "max_doc_tokens": 16}},
@@ -92,7 +94,7 @@ def test_table1_shows_every_configured_model(sourced_run):
 def test_zero_shot_models_are_never_trained_and_rerank_every_query_set_once(sourced_run):
     work, _, _, result = sourced_run
     jobs = scheduled_jobs(run_snakemake(work, "-n", "-F", "results/table1.tex").stdout)
-    for rule in ("train", "cross_validate_fold", "merge_folds", "rerank"):
+    for rule in ("train", "cross_validate_checkpoint", "rerank"):
         assert not any("model=first_bi" in w or "model=long_bi" in w for r, w in jobs if r == rule), rule
     zero_shot = sorted(w for r, w in jobs if r == "rerank_zero_shot")
     assert zero_shot == sorted(f"queryset={qs}, model={m}" for qs in ("nq_given", "robust_desc")
@@ -115,16 +117,6 @@ def test_sources_are_written_in_the_standard_formats(sourced_run):
     assert read_folds(data / "robust/folds/robust_desc.tsv") == robust["folds"]
     # the rankers read the truncated copy, BM25 the full documents
     assert (data / "robust/docs.truncated.jsonl").stat().st_size < (data / "robust/source/docs.jsonl").stat().st_size
-
-
-def test_cross_validation_merges_one_run_per_fold(sourced_run):
-    work, _, robust, _ = sourced_run
-    for fold in range(1, 6):
-        fold_run = read_run(work / f"results/runs-cv/robust_desc/maxp/seed1/fold{fold}.run")
-        assert {robust["folds"][q] for q in fold_run} <= {fold}
-    merged = read_run(work / "results/runs/robust_desc/maxp/seed1.run")
-    assert set(merged) == {q for q in robust["folds"] if q in robust["qrels"]}
-    assert not (work / "results/models-cv").exists()  # fold models are not kept on disk
 
 
 def test_a_given_run_becomes_the_candidates_cut_to_depth(sourced_run):
@@ -151,11 +143,20 @@ def test_changing_the_cv_recipe_reruns_only_cross_validation(sourced_run):
     other = work / "cv.yaml"
     other.write_text(yaml.safe_dump(config, sort_keys=False))
     jobs = scheduled_jobs(run_snakemake(work, "-n", "results/table1.tex", "--configfile", str(other)).stdout)
-    assert {rule for rule, _ in jobs} == {"cross_validate_fold", "merge_folds", "evaluate", "combine_seeds",
-                                          "table1"}
+    assert {rule for rule, _ in jobs} == {"cross_validate_checkpoint", "evaluate", "combine_seeds", "table1"}
 
 
-def test_the_folds_cross_validation_and_a_given_run_by_hand_are_the_jobs(sourced_run, tmp_path):
+def test_a_checkpoint_s_folds_run_in_one_job_and_leave_no_resume_state(sourced_run):
+    """`cross_validation.jobs: per_checkpoint`: one job per checkpoint for all its folds (the study on a cluster),
+    which keeps its progress in `<run>.resume/` only while it runs."""
+    work, _, _, result = sourced_run
+    assert "cross_validate_checkpoint" in result.stdout + result.stderr and "cross_validate_fold" not in \
+        result.stdout + result.stderr
+    assert not list((work / "results/runs/robust_desc").glob("*/*.resume"))
+    assert not (work / "results/runs-cv").exists()  # no fold runs kept
+
+
+def test_the_folds_cross_validation_and_a_given_run_by_hand_are_the_jobs(sourced_run, per_fold, tmp_path):
     """The rule map's commands for fetch_folds, cross_validate_fold, merge_folds and import_run write what the jobs
     wrote (tests/workflow/test_by_hand.py checks the others on the tiny run)."""
     from posbias.cli import main
@@ -182,24 +183,40 @@ def test_the_folds_cross_validation_and_a_given_run_by_hand_are_the_jobs(sourced
     assert (tmp_path / "given.run").read_bytes() == (results / "candidates/given/nq_given/top3.run").read_bytes()
 
 
-def test_one_job_per_checkpoint_for_its_folds_gives_the_same_runs_and_table(sourced_run):
-    """`cross_validation.jobs: per_checkpoint`: a checkpoint's folds in one job (the study on a cluster) give the
-    per-fold jobs' merged runs and table, byte for byte. Last in this file: it rewrites the merged runs."""
+@pytest.fixture(scope="module")
+def per_fold(sourced_run):
+    """The sourced run's directory after MaxP's merged Robust04 run was made again with `cross_validation.jobs:
+    per_fold` (a job per fold, then a merge job, keeping each fold's run in results/runs-cv/): the bytes of the
+    merged run the per-checkpoint job wrote before."""
     work, _, _, _ = sourced_run
     import yaml
 
-    merged = {model: (work / f"results/runs/robust_desc/{model}/seed1.run").read_bytes() for model in ("firstp", "maxp")}
-    table = (work / "results/table1.csv").read_bytes()
+    merged = work / "results/runs/robust_desc/maxp/seed1.run"
+    before = merged.read_bytes()
     config = yaml.safe_load((work / "config.yaml").read_text())
-    config["cross_validation"]["jobs"] = "per_checkpoint"
-    other = work / "per_checkpoint.yaml"
+    config["cross_validation"]["jobs"] = "per_fold"
+    other = work / "per_fold.yaml"
     other.write_text(yaml.safe_dump(config, sort_keys=False))
-    jobs = scheduled_jobs(run_snakemake(work, "-n", "results/table1.tex", "--configfile", str(other)).stdout)
-    assert sorted(w for r, w in jobs if r == "cross_validate_checkpoint") == ["model=firstp, seed=1",
-                                                                              "model=maxp, seed=1"]
-    assert not {r for r, _ in jobs} & {"cross_validate_fold", "merge_folds", "train"}
-    run_snakemake(work, "-j", "2", "results/table1.tex", "--configfile", str(other))
-    for model, before in merged.items():
-        assert (work / f"results/runs/robust_desc/{model}/seed1.run").read_bytes() == before, model
-    assert (work / "results/table1.csv").read_bytes() == table
-    assert not list((work / "results/runs/robust_desc").glob("*/*.resume"))
+    target = str(merged.relative_to(work))
+    jobs = scheduled_jobs(run_snakemake(work, "-n", target, "--configfile", str(other)).stdout)
+    assert sorted(w for r, w in jobs if r == "cross_validate_fold") == [
+        f"queryset=robust_desc, model=maxp, seed=1, fold={k}" for k in range(1, 6)]
+    assert {r for r, _ in jobs} == {"cross_validate_fold", "merge_folds"}
+    run_snakemake(work, "-j", "2", target, "--configfile", str(other))
+    return before
+
+
+def test_a_job_per_fold_merges_the_run_the_checkpoint_s_one_job_wrote(sourced_run, per_fold):
+    """`per_fold` and `per_checkpoint` make the same merged run, byte for byte (so the same tables)."""
+    work, _, _, _ = sourced_run
+    assert (work / "results/runs/robust_desc/maxp/seed1.run").read_bytes() == per_fold
+
+
+def test_cross_validation_merges_one_run_per_fold(sourced_run, per_fold):
+    work, _, robust, _ = sourced_run
+    for fold in range(1, 6):
+        fold_run = read_run(work / f"results/runs-cv/robust_desc/maxp/seed1/fold{fold}.run")
+        assert {robust["folds"][q] for q in fold_run} <= {fold}
+    merged = read_run(work / "results/runs/robust_desc/maxp/seed1.run")
+    assert set(merged) == {q for q in robust["folds"] if q in robust["qrels"]}
+    assert not (work / "results/models-cv").exists()  # fold models are not kept on disk

@@ -18,9 +18,11 @@ The rest may still mention the head (spec bug 4): `neutral="strict"` drops such 
 from __future__ import annotations
 
 from collections import Counter
+from typing import Mapping
 
 from posbias.errors import InputError
-from posbias.probes.declarations import ANSWER_IMPORTANCE
+from posbias.probes.declaration import variant
+from posbias.probes.declarations.answer_importance import ANSWER_IMPORTANCE
 from posbias.docred.pairs import ProbePair, answer_named_in_evidence, evidence_sentence_id, join, single_evidence
 from posbias.docred.queries import ProbeQuery
 from posbias.docred.sampling import last_per_group, sample
@@ -120,3 +122,12 @@ def answer_importance(queries: list[ProbeQuery], n: int, seed: int, neutral: str
 def _check_neutral(neutral: str) -> None:
     if neutral not in NEUTRAL_VARIANTS:
         raise InputError(f"probes.variants.neutral: {neutral!r} is not one of {', '.join(NEUTRAL_VARIANTS)}")
+
+# --- the probe as the stage builds it (`posbias.probes.declaration`: the `probes` section's settings) -----------
+
+def probe_candidates(queries: list[ProbeQuery], section: Mapping) -> list[ProbeQuery]:
+    return answer_importance_candidates(queries)
+
+
+def probe_pairs(queries: list[ProbeQuery], section: Mapping, n: int, seed: int) -> list[ProbePair]:
+    return answer_importance(queries, n, seed, neutral=variant(section, "neutral", "strict"))

@@ -11,7 +11,10 @@ evidence must also spell the answer and the rest mention neither head nor answer
 
 from __future__ import annotations
 
-from posbias.probes.declarations import BREVITY
+from typing import Mapping
+
+from posbias.probes.declaration import rest, seed_of
+from posbias.probes.declarations.brevity import BREVITY
 from posbias.docred.pairs import ProbePair, evidence_sentence_id, join, other_sentences
 from posbias.docred.position import candidate_filter
 from posbias.docred.queries import ProbeQuery
@@ -30,3 +33,12 @@ def brevity(queries: list[ProbeQuery], n: int, seed: int, rest: str = "paper") -
         evidence = query.document.sentence(evidence_sentence_id(query))
         pairs.append(ProbePair(BREVITY, query.qid, query.query, evidence, join([evidence, *other_sentences(query)])))
     return pairs
+
+# --- the probe as the stage builds it (`posbias.probes.declaration`: the `probes` section's settings) -----------
+
+def probe_candidates(queries: list[ProbeQuery], section: Mapping) -> list[ProbeQuery]:
+    return brevity_candidates(queries, seed_of(section, BREVITY), rest(section))
+
+
+def probe_pairs(queries: list[ProbeQuery], section: Mapping, n: int, seed: int) -> list[ProbePair]:
+    return brevity(queries, n, seed, rest(section))

@@ -33,10 +33,12 @@ type from a set (`list(types)[0]`, hash-order dependent, spec bug 7); with one t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 from posbias.errors import InputError
 from posbias.probes.answer import has_similar_label_to_tail, head_sentence_without_tail, passes_mention_filter
-from posbias.probes.declarations import FOIL
+from posbias.probes.declaration import variant
+from posbias.probes.declarations.foil import FOIL
 from posbias.docred.pairs import ProbePair, answer_named_in_evidence, evidence_sentence_id, join
 from posbias.docred.queries import ProbeQuery
 from posbias.docred.documents import Document
@@ -143,3 +145,12 @@ def foil(queries: list[ProbeQuery], n: int, seed: int, authors: bool = False) ->
         pairs.append(ProbePair(FOIL, query.qid, query.query, join([block, evidence, block]),
                                foil_document(query, head_sentence)))
     return pairs
+
+# --- the probe as the stage builds it (`posbias.probes.declaration`: the `probes` section's settings) -----------
+
+def probe_candidates(queries: list[ProbeQuery], section: Mapping) -> list[ProbeQuery]:
+    return foil_candidates(queries, authors=variant(section, "foil") == "authors")
+
+
+def probe_pairs(queries: list[ProbeQuery], section: Mapping, n: int, seed: int) -> list[ProbePair]:
+    return foil(queries, n, seed, authors=variant(section, "foil") == "authors")

@@ -17,10 +17,10 @@ single evidence sentence, the first query of each document, then the sample (the
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from posbias.probes.declarations import LITERAL
+from posbias.probes.declarations.literal import LITERAL
 from posbias.docred.pairs import answer_named_in_evidence, join, single_evidence
 from posbias.docred.queries import ProbeQuery, shortest_other_name
 from posbias.docred.documents import Mention
@@ -132,3 +132,12 @@ def literal_pairs(query: ProbeQuery) -> list[LiteralPair]:
 def literal(queries: Sequence[ProbeQuery], n: int, seed: int) -> list[LiteralPair]:
     """All five comparisons for each of `n` sampled candidates (the study: seed 1), query by query."""
     return [pair for query in sample(literal_candidates(queries), n, seed, "probes.n") for pair in literal_pairs(query)]
+
+# --- the probe as the stage builds it (`posbias.probes.declaration`: the `probes` section's settings) -----------
+
+def probe_candidates(queries: Sequence[ProbeQuery], section: Mapping) -> list[ProbeQuery]:
+    return literal_candidates(queries)
+
+
+def probe_pairs(queries: Sequence[ProbeQuery], section: Mapping, n: int, seed: int) -> list[LiteralPair]:
+    return literal(queries, n, seed)

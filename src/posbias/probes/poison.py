@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from posbias.errors import InputError
-from posbias.probes.declarations import POISON
+from posbias.probes.declarations.poison import POISON
 from posbias.probes.foil import foil
 from posbias.docred.pairs import ProbePair, evidence_sentence_id
 from posbias.docred.queries import ProbeQuery, longest_name

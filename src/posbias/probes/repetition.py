@@ -18,9 +18,11 @@ Variants (config key `probes.variants.repetition`):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 from posbias.errors import InputError
-from posbias.probes.declarations import REPETITION
+from posbias.probes.declaration import variant
+from posbias.probes.declarations.repetition import REPETITION
 from posbias.docred.pairs import (ProbePair, answer_named_in_evidence, evidence_sentence_id, join, not_repeated_label,
                                   single_evidence)
 from posbias.docred.queries import ProbeQuery
@@ -99,3 +101,12 @@ def repetition(queries: list[ProbeQuery], n: int, seed: int, variant: str = "pap
                                join([lead, *(sentence(i) for i in chosen.with_head)]),
                                join([lead, *(sentence(i) for i in chosen.neutral)])))
     return pairs
+
+# --- the probe as the stage builds it (`posbias.probes.declaration`: the `probes` section's settings) -----------
+
+def probe_candidates(queries: list[ProbeQuery], section: Mapping) -> list[ProbeQuery]:
+    return repetition_candidates(queries, variant(section, "repetition", "paper"))
+
+
+def probe_pairs(queries: list[ProbeQuery], section: Mapping, n: int, seed: int) -> list[ProbePair]:
+    return repetition(queries, n, seed, variant=variant(section, "repetition", "paper"))

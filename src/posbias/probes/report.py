@@ -22,7 +22,13 @@ import pandas as pd
 from matplotlib.patches import Patch
 from scipy import stats
 
-from posbias.probes.declarations import ANSWER_IMPORTANCE, BREVITY, FIRST_LAST, FOIL, LITERAL, POISON, REPETITION, SWEEP
+from posbias.docred.probe_names import FIRST_LAST, SWEEP
+from posbias.probes.declarations.answer_importance import ANSWER_IMPORTANCE
+from posbias.probes.declarations.brevity import BREVITY
+from posbias.probes.declarations.foil import FOIL
+from posbias.probes.declarations.literal import LITERAL
+from posbias.probes.declarations.poison import POISON
+from posbias.probes.declarations.repetition import REPETITION
 from posbias.stats.document_pairs import ProbeStatistic
 from posbias.reporting.figure_files import plt, save_figure
 from posbias.reporting.render import (MISSING, NO_TEST, Cell, Table, html_page, html_table, percent, write_outputs,

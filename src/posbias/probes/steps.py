@@ -24,8 +24,12 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from posbias.errors import InputError
+from posbias.docred.probe_names import SWEEP
 from posbias.io import atomic_write
-from posbias.probes.declarations import FOIL, POISON, PROBES
+from posbias.probes.declaration import seed_of, variant
+from posbias.probes.declarations import PROBES
+from posbias.probes.declarations.foil import FOIL
+from posbias.probes.declarations.poison import POISON
 
 log = logging.getLogger(__name__)
 
@@ -38,43 +42,6 @@ HEATMAP = "heatmap"
 def probe_names() -> tuple[str, ...]:
     """Every probe the stage can build, in the report's order (poison, off by default, last)."""
     return tuple(probe.name for probe in PROBES)
-
-
-def _constructions() -> dict:
-    """Probe name -> (candidate pool, pair builder), each called with the query table and the `probes` section."""
-    from posbias.docred import position
-    from posbias.probes import answer, brevity, foil, literal, repetition
-
-    variants = lambda section: section.get("variants", {})  # noqa: E731
-    rest = lambda section: variants(section).get("rest", "paper")  # noqa: E731
-    return {
-        answer.ANSWER_IMPORTANCE: (
-            lambda q, s: answer.answer_importance_candidates(q),
-            lambda q, s, n, seed: answer.answer_importance(q, n, seed, neutral=variants(s).get("neutral", "strict"))),
-        position.FIRST_LAST: (
-            lambda q, s: position.first_last_candidates(q, rest(s)),
-            lambda q, s, n, seed: position.first_last(q, n, seed, rest(s))),
-        position.SWEEP: (
-            lambda q, s: position.sweep_candidates(q, s["sweep_positions"], rest(s)),
-            lambda q, s, n, seed: position.sweep(q, n, seed, positions=s["sweep_positions"], rest=rest(s))),
-        literal.LITERAL: (
-            lambda q, s: literal.literal_candidates(q),
-            lambda q, s, n, seed: literal.literal(q, n, seed)),
-        brevity.BREVITY: (
-            lambda q, s: brevity.brevity_candidates(q, _seed(s, brevity.BREVITY), rest(s)),
-            lambda q, s, n, seed: brevity.brevity(q, n, seed, rest(s))),
-        repetition.REPETITION: (
-            lambda q, s: repetition.repetition_candidates(q, variants(s).get("repetition", "paper")),
-            lambda q, s, n, seed: repetition.repetition(q, n, seed, variant=variants(s).get("repetition", "paper"))),
-        foil.FOIL: (
-            lambda q, s: foil.foil_candidates(q, authors=variants(s).get("foil") == "authors"),
-            lambda q, s, n, seed: foil.foil(q, n, seed, authors=variants(s).get("foil") == "authors")),
-    }
-
-
-def _seed(section: Mapping, probe: str) -> int:
-    seeds = section.get("seeds", {})
-    return int(seeds.get(probe, seeds.get("default", 0)))
 
 
 def redocred_files(section: Mapping, synthetic_path: str) -> dict[str, list[dict]]:
@@ -113,14 +80,13 @@ def build(section: Mapping, pairs_out: Mapping[str, str], heatmap_out: str, tabl
     if not dedup:
         log.info("no probes.redocred.dedup_files: the duplicate filter sees only the query files, so the pool is "
                  "larger than the study's (it also filtered against Re-DocRED train and DocRED train_distant)")
-    constructions, pools = _constructions(), {}
+    declared, pools = {probe.name: probe for probe in PROBES}, {}
     for probe, out in pairs_out.items():
         if probe == POISON:
             pools[probe], pairs = _poison_pairs(queries, section, replacements_out, llm, cache)
         else:
-            candidates, construct = constructions[probe]
-            pools[probe] = len(candidates(queries, section))
-            pairs = construct(queries, section, section["n"], _seed(section, probe))
+            pools[probe] = len(declared[probe].pool(queries, section))
+            pairs = declared[probe].build(queries, section, section["n"], seed_of(section, probe))
         _write_jsonl(out, [pair.to_dict() for pair in pairs])
         log.info("%s: %d pairs from %d candidates", probe, len(pairs), pools[probe])
     _write_jsonl(heatmap_out, [_heatmap_record(query) for query in queries])
@@ -137,17 +103,16 @@ def _poison_pairs(queries, section: Mapping, replacements_out: str | None, llm: 
     configured source, which are written to `replacements_out` so that a rerun asks nothing again."""
     from posbias.probes import poison
 
-    settings, variants = section["poison"], section.get("variants", {})
-    foil_authors = variants.get("foil") == "authors"
-    sampled = poison.sampled_queries(queries, section["n"], _seed(section, FOIL), authors=foil_authors)
+    settings, foil_authors = section["poison"], variant(section, "foil") == "authors"
+    sampled = poison.sampled_queries(queries, section["n"], seed_of(section, FOIL), authors=foil_authors)
     if settings["source"] == "file":
         replacements = poison.read_replacements(settings["path"])
     elif settings["source"] == "swap":
         replacements = poison.swap_replacements(queries, sampled, settings.get("seed", 0))
     else:
         replacements = poison.llm_replacements(sampled, _asker(llm, cache, settings))
-    pairs = poison.poison(queries, section["n"], _seed(section, FOIL), replacements,
-                          authors=variants.get("poison") == "authors", foil_authors=foil_authors)
+    pairs = poison.poison(queries, section["n"], seed_of(section, FOIL), replacements,
+                          authors=variant(section, "poison") == "authors", foil_authors=foil_authors)
     if len(pairs) < 2:  # a paired test needs two
         raise InputError(f"probes.poison: only {len(pairs)} of {len(sampled)} replacements from source "
                          f"{settings['source']!r} are usable (each must be non-empty and must not name the answer)")
@@ -315,8 +280,6 @@ def statistics(scores: Mapping[str, str], correction: str) -> pd.DataFrame:
             keys.append((probe, condition, scorer))
             found.append(probe_statistic(group["score_1"].to_numpy(), group["score_2"].to_numpy()))
             cut.append(int((group["truncated_1"] | group["truncated_2"]).sum()))
-    from posbias.probes.declarations import SWEEP
-
     families = [TABLE if (probe, condition) in shown else f"{SWEEP} {scorer}" if probe == SWEEP else OTHER
                 for probe, condition, scorer in keys]
     for family in dict.fromkeys(families):

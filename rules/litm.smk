@@ -15,7 +15,7 @@ if "qa" in LITM_TASKS and LITM["qa"]["source"]["kind"] == "synthetic":
         By hand: `posbias litm build --task`"""
         priority: RUN_EARLY_PRIORITY
         output:
-            "results/litm/data/qa/synthetic-retrieval.jsonl.gz",
+            litm_paths.SYNTHETIC_RETRIEVAL,
         params:
             generator=canonical(CFG.data["generator"]),
             n_questions=LITM["qa"]["source"]["n_questions"],
@@ -120,7 +120,7 @@ for _task in LITM_TASKS:
         input:
             [litm_prediction(_task, m, key) for m in LITM_MODELS for key in litm_prediction_keys(_task)],
         output:
-            f"results/litm/eval/{_task}.parquet",
+            litm_paths.evaluation(_task),
         params:
             **CFG.litm.score_params(_task),
         conda:
@@ -140,7 +140,7 @@ if LITM_TASKS:
         By hand: `posbias litm report`"""
         localrule: True
         input:
-            [f"results/litm/eval/{task}.parquet" for task in LITM_TASKS],
+            [litm_paths.evaluation(task) for task in LITM_TASKS],
         output:
             litm_report_outputs(),
         params:

@@ -17,8 +17,8 @@ if POSITIONS:
         input:
             unpack(position_set_inputs),
         output:
-            rows="results/positions/{pset}.tsv",
-            summary="results/positions/{pset}.json",
+            rows=position_paths.rows("{pset}"),
+            summary=position_paths.summary("{pset}"),
         params:
             spec=lambda wc: CFG.positions.set_args(wc.pset)["spec"],
             settings=lambda wc: CFG.positions.set_args(wc.pset)["settings"],
@@ -43,10 +43,10 @@ if POSITIONS:
         input:
             unpack(position_set_inputs),
         output:
-            rows="results/positions/{pset}.tsv",
-            summary="results/positions/{pset}.json",
-            judgments="results/positions/{pset}.judgments.parquet",
-            consistency="results/positions/{pset}.consistency.parquet",
+            rows=position_paths.rows("{pset}"),
+            summary=position_paths.summary("{pset}"),
+            judgments=position_paths.judgments("{pset}"),
+            consistency=position_paths.consistency("{pset}"),
         params:
             spec=lambda wc: CFG.positions.set_args(wc.pset)["spec"],
             settings=lambda wc: CFG.positions.set_args(wc.pset)["settings"],
@@ -76,8 +76,8 @@ if POSITIONS:
         By hand: `posbias positions report`"""
         localrule: True
         input:
-            rows=[f"results/positions/{s}.tsv" for s in POSITION_SETS],
-            summaries=[f"results/positions/{s}.json" for s in POSITION_SETS],
+            rows=[position_paths.rows(s) for s in POSITION_SETS],
+            summaries=[position_paths.summary(s) for s in POSITION_SETS],
             truth=list(position_truth().values()),
         output:
             **position_report_outputs(),

@@ -40,7 +40,7 @@ if PROBES:
         output:
             pairs=[probe_pairs(p) for p in PROBE_NAMES],
             heatmap=probe_pairs("heatmap"),
-            query_table="results/probes/pairs/query_table.json",
+            query_table=probe_paths.QUERY_TABLE,
             replacements=PROBE_REPLACEMENTS,
         params:
             section=canonical({**PROBES, "redocred": probe_redocred_files()}),
@@ -63,8 +63,8 @@ if PROBES:
         input:
             unpack(probe_score_inputs),
         output:
-            scores="results/probes/scores/{scorer}.parquet",
-            heatmap="results/probes/scores/{scorer}.heatmap.parquet",
+            scores=probe_paths.scores("{scorer}"),
+            heatmap=probe_paths.heatmap_scores("{scorer}"),
         params:
             scorer=lambda wc: CFG.probes.scorer(wc.scorer),
             probes=PROBE_NAMES,
@@ -89,9 +89,9 @@ if PROBES:
         By hand: `posbias probes report`"""
         localrule: True
         input:
-            scores=[f"results/probes/scores/{s}.parquet" for s in PROBE_SCORERS],
-            heatmaps=[f"results/probes/scores/{s}.heatmap.parquet" for s in PROBE_SCORERS],
-            query_table="results/probes/pairs/query_table.json",
+            scores=[probe_paths.scores(s) for s in PROBE_SCORERS],
+            heatmaps=[probe_paths.heatmap_scores(s) for s in PROBE_SCORERS],
+            query_table=probe_paths.QUERY_TABLE,
         output:
             **probe_report_outputs(),
         params:
@@ -123,9 +123,9 @@ if PROBE_RAG:
             foil=probe_pairs("foil"),
             replacements=PROBE_REPLACEMENTS,
         output:
-            answers="results/probes/rag/answers.parquet",
-            judge_pairs="results/probes/rag/judge_consistency.parquet",
-            judge_summary="results/probes/rag/judge_consistency.json",
+            answers=probe_paths.RAG_ANSWERS,
+            judge_pairs=probe_paths.JUDGE_PAIRS,
+            judge_summary=probe_paths.JUDGE_SUMMARY,
             **{fmt: report(path, caption="../report/probes_rag.rst", category="Bias probes") if fmt == "html" else path
                for fmt, path in PROBE_RAG_TABLE.items()},
         params:

@@ -1,6 +1,7 @@
 # The names, paths and input functions of rules/litm.smk (Snakemake's lint keeps functions out of a file
 # with rules).
 
+from posbias.litm import paths as litm_paths
 from posbias.litm.paths import CLOSED_BOOK, data_file, prediction as litm_prediction
 from posbias.litm.steps import settings as litm_settings, variants_of
 from posbias.llm.spec import LOCAL_BACKENDS
@@ -26,7 +27,7 @@ LITM_REPORTED = [path for outputs in LITM_TABLES.values() for path in outputs.va
 def litm_qa_source(wildcards):
     source = LITM["qa"]["source"]
     if source["kind"] == "synthetic":
-        return {"retrieval": "results/litm/data/qa/synthetic-retrieval.jsonl.gz"}
+        return {"retrieval": litm_paths.SYNTHETIC_RETRIEVAL}
     return {"retrieval": source["path"]} if source["kind"] == "retrieval" else {}
 
 

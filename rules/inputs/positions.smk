@@ -1,6 +1,7 @@
 # The names, paths and input functions of rules/positions.smk (Snakemake's lint keeps functions out of a file
 # with rules).
 
+from posbias.positions import paths as position_paths
 from posbias.positions.paths import GENERATOR_PASSAGES, judges_paths, report_paths as positions_report_paths
 
 POSITIONS = CFG.positions.data

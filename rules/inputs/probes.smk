@@ -2,6 +2,7 @@
 # with rules).
 
 from posbias.outputs import table_files
+from posbias.probes import paths as probe_paths
 from posbias.probes.paths import (REPLACEMENTS, SYNTHETIC as PROBE_SYNTHETIC, pairs as probe_pairs, report_paths,
                                   sensitivity_paths)
 from posbias.probes.steps import redocred_files

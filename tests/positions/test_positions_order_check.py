@@ -16,6 +16,7 @@ import yaml
 from posbias.config import ConfigError, prepare
 from posbias.io import write_documents, write_qrels, write_queries
 from posbias.positions import order_check, steps, umbrela
+from posbias.positions.jobs import DenseJob, Judge, QuerySetFiles, ReportJob, SetOutputs
 from posbias.positions.paths import judges_paths, report_paths
 
 A1, A2 = "the capital of freedonia is fredville.", "the river of sylvania is blue."
@@ -44,13 +45,14 @@ def files(tmp_path):
 
 def locate(files, settings=SETTINGS, judge=ORACLE, judge_name="oracle", others=None, name="test"):
     out = files / "out"
-    steps.dense({"kind": "dense", "seed": 0}, settings, judge, judge_name,
-                {"dir": str(files / "cache"), "mode": "read_write"}, str(files / "docs.jsonl"),
-                str(files / "queries.tsv"), str(files / "qrels.txt"), str(out / f"{name}.tsv"),
-                str(out / f"{name}.judgments.parquet"), str(out / f"{name}.json"),
-                passages=str(files / "passages.jsonl"), passage_qrels=str(files / "passage_qrels.txt"),
-                out_consistency=str(out / f"{name}.consistency.parquet"),
-                order_judges={"biased": BIASED} if others is None else others)
+    outputs = SetOutputs(str(out / f"{name}.tsv"), str(out / f"{name}.json"), str(out / f"{name}.judgments.parquet"),
+                         str(out / f"{name}.consistency.parquet"))
+    steps.dense(DenseJob({"kind": "dense", "seed": 0}, settings,
+                         Judge(judge, judge_name, {"dir": str(files / "cache"), "mode": "read_write"}),
+                         QuerySetFiles(str(files / "docs.jsonl"), str(files / "queries.tsv"), str(files / "qrels.txt")),
+                         outputs, passages=str(files / "passages.jsonl"),
+                         passage_qrels=str(files / "passage_qrels.txt"),
+                         order_judges={"biased": BIASED} if others is None else others))
     return json.loads((out / f"{name}.json").read_text()), pd.read_parquet(out / f"{name}.consistency.parquet")
 
 
@@ -165,9 +167,7 @@ def test_the_tables_show_each_judges_consistency_beside_its_verdicts(files):
     out = files / "out"
     tables, figures, agreement = report_paths(str(out / "report"))
     judges = judges_paths(str(out / "report"))
-    steps.report({"test": str(out / "test.tsv")}, {"test": str(out / "test.json")}, SETTINGS, {"test": "Test"},
-                 {"g": {"label": "G", "sets": ["test"]}}, ["g"], tables, figures, {}, agreement, judges,
-                 {"oracle": "mock oracle judge", "biased": "order-biased mock"}, ["oracle"])
+    steps.report(report_job(out, tables, figures, agreement, judges))
     shares = pd.read_csv(tables["csv"])
     assert shares.loc[0, ["order_n", "order_agreement"]].tolist() == [4, 1.0]
     assert "| 100.0% [51, 100] of 4 |" in open(tables["md"]).read()
@@ -186,10 +186,14 @@ def test_the_tables_show_each_judges_consistency_beside_its_verdicts(files):
     for judged in counts["consistency"].values():
         judged["seconds"] = judged["seconds"] * 7 + 1
     (out / "test.json").write_text(json.dumps(counts))
-    steps.report({"test": str(out / "test.tsv")}, {"test": str(out / "test.json")}, SETTINGS, {"test": "Test"},
-                 {"g": {"label": "G", "sets": ["test"]}}, ["g"], tables, figures, {}, agreement, judges,
-                 {"oracle": "mock oracle judge", "biased": "order-biased mock"}, ["oracle"])
+    steps.report(report_job(out, tables, figures, agreement, judges))
     assert {fmt: open(path, "rb").read() for fmt, path in judges.items()} == written
+
+
+def report_job(out, tables, figures, agreement, judges) -> ReportJob:
+    return ReportJob({"test": str(out / "test.tsv")}, {"test": str(out / "test.json")}, SETTINGS, {"test": "Test"},
+                     {"g": {"label": "G", "sets": ["test"]}}, ["g"], tables, figures, {}, agreement, judges,
+                     {"oracle": "mock oracle judge", "biased": "order-biased mock"}, ["oracle"])
 
 
 def config_with(**consistency) -> dict:

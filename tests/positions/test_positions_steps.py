@@ -12,6 +12,7 @@ from posbias.errors import InputError
 from posbias.io import write_documents, write_qrels, write_queries
 from posbias.data.answer_passages import read_truth
 from posbias.positions import steps
+from posbias.positions.jobs import DenseJob, Judge, QuerySetFiles, ReportJob, SetOutputs, SparseJob
 from posbias.positions.paths import report_paths
 
 FILLER = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore."
@@ -41,15 +42,18 @@ def files(tmp_path):
     return tmp_path
 
 
+def query_set(files) -> QuerySetFiles:
+    return QuerySetFiles(str(files / "docs.jsonl"), str(files / "queries.tsv"), str(files / "qrels.txt"))
+
+
 def test_sparse_positions_from_judged_and_retrieved_documents(files):
     from posbias.retrieval.bm25 import build_index
 
     build_index(str(files / "docs.jsonl"), str(files / "lucene"))
     out = files / "out"
-    steps.sparse({"kind": "sparse"}, SETTINGS, str(files / "docs.jsonl"), str(files / "queries.tsv"),
-                 str(files / "qrels.txt"), str(files / "passages.jsonl"), str(files / "passage_qrels.txt"),
-                 str(out / "dev.tsv"), str(out / "dev.json"), index=str(files / "lucene"),
-                 retriever={"k1": 0.9, "b": 0.4})
+    steps.sparse(SparseJob({"kind": "sparse"}, SETTINGS, query_set(files), str(files / "passages.jsonl"),
+                           str(files / "passage_qrels.txt"), SetOutputs(str(out / "dev.tsv"), str(out / "dev.json")),
+                           index=str(files / "lucene"), retriever={"k1": 0.9, "b": 0.4}))
     rows = steps.read_rows(str(out / "dev.tsv")).set_index(["qid", "doc_id"])
     assert rows.loc[("q1", "d1"), ["position", "position_bin", "source", "stage"]].tolist() == [15, 0, "judged",
                                                                                              "substring"]
@@ -66,10 +70,10 @@ def test_dense_positions_are_judged_once_and_replayed_from_the_cache(files):
     out = files / "out"
 
     def run():
-        steps.dense({"kind": "dense", "seed": 0}, SETTINGS, judge, "oracle", cache, str(files / "docs.jsonl"),
-                    str(files / "queries.tsv"), str(files / "qrels.txt"), str(out / "test.tsv"),
-                    str(out / "test.judgments.parquet"), str(out / "test.json"), passages=str(files / "passages.jsonl"),
-                    passage_qrels=str(files / "passage_qrels.txt"))
+        steps.dense(DenseJob({"kind": "dense", "seed": 0}, SETTINGS, Judge(judge, "oracle", cache), query_set(files),
+                             SetOutputs(str(out / "test.tsv"), str(out / "test.json"),
+                                        str(out / "test.judgments.parquet")),
+                             passages=str(files / "passages.jsonl"), passage_qrels=str(files / "passage_qrels.txt")))
         return steps.read_rows(str(out / "test.tsv")).set_index(["qid", "doc_id"]), json.loads(
             (out / "test.json").read_text())
 
@@ -88,10 +92,9 @@ def test_dense_positions_are_judged_once_and_replayed_from_the_cache(files):
 
 def test_an_echoing_judge_is_unparseable_and_counted(files):
     out = files / "out"
-    steps.dense({"kind": "dense", "pairs": 1}, SETTINGS, {"backend": "mock", "model": "echo"}, "echo",
-                {"dir": str(files / "cache"), "mode": "read_write"}, str(files / "docs.jsonl"),
-                str(files / "queries.tsv"), str(files / "qrels.txt"), str(out / "e.tsv"), str(out / "e.parquet"),
-                str(out / "e.json"))
+    judge = Judge({"backend": "mock", "model": "echo"}, "echo", {"dir": str(files / "cache"), "mode": "read_write"})
+    steps.dense(DenseJob({"kind": "dense", "pairs": 1}, SETTINGS, judge, query_set(files),
+                         SetOutputs(str(out / "e.tsv"), str(out / "e.json"), str(out / "e.parquet"))))
     summary = json.loads((out / "e.json").read_text())
     assert summary["documents"] == 1 and summary["unparseable"] == summary["judge_calls"] > 0
     assert summary["located"] == 0
@@ -110,9 +113,9 @@ def test_report_writes_table_figures_and_agreement(files):
     rows.to_csv(out / "dev.tsv", sep="\t", index=False)
     (out / "dev.json").write_text(json.dumps({"kind": "sparse", "queries": 4}))
     tables, figures, agreement = report_paths(str(out / "report"))
-    steps.report({"dev": str(out / "dev.tsv")}, {"dev": str(out / "dev.json")}, SETTINGS, {"dev": "Dev"},
-                 {"g": {"label": "G", "sets": ["dev"]}}, ["g"], tables, figures, {"dev": str(files / "truth.tsv")},
-                 agreement)
+    steps.report(ReportJob({"dev": str(out / "dev.tsv")}, {"dev": str(out / "dev.json")}, SETTINGS, {"dev": "Dev"},
+                           {"g": {"label": "G", "sets": ["dev"]}}, ["g"], tables, figures,
+                           {"dev": str(files / "truth.tsv")}, agreement))
     table = pd.read_csv(tables["csv"])
     assert table.loc[0, ["documents", "bin0", "bin2_plus", "matched_queries"]].tolist() == [3, 2, 1, 2]
     assert table.loc[0, "coverage"] == 0.5

@@ -14,6 +14,7 @@ from scipy import stats
 from posbias.errors import InputError
 from posbias.docred.synthetic import write_synthetic_redocred
 from posbias.probes import steps as probes
+from posbias.probes.jobs import ReportJob
 from posbias.probes.paths import report_paths
 
 SECTION = {"n": 8, "seeds": {"default": 0, "literal": 1}, "sweep_positions": 4, "variants": {},
@@ -109,8 +110,8 @@ def test_statistics_match_scipy_and_are_corrected_in_their_families(scored):
 
 def test_report_writes_the_table_and_figures(built, scored, tmp_path):
     tables, figures = report_paths(str(tmp_path), probes.probe_names())
-    probes.report(scored, {"bm25": str(built / "bm25.heatmap.parquet")}, str(built / "query_table.json"),
-                  {"bm25": "BM25"}, "holm", 0.05, SECTION["heatmap"], tables, figures)
+    probes.report(ReportJob(scored, {"bm25": str(built / "bm25.heatmap.parquet")}, str(built / "query_table.json"),
+                            {"bm25": "BM25"}, "holm", 0.05, SECTION["heatmap"], tables, figures))
     assert set(figures) == {"sweep", "heatmap", "summary"}
     for path in [*tables.values(), *(p for paths in figures.values() for p in paths)]:
         assert Path(path).stat().st_size > 0, path

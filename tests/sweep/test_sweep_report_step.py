@@ -9,6 +9,7 @@ import pytest
 from posbias.errors import InputError
 from posbias.io import write_run
 from posbias.evaluation.steps import write_parquet
+from posbias.sweep.jobs import BreakdownJob, ShownModels, SweepReportJob
 from posbias.sweep.steps import breakdown_report, sweep_report
 from posbias.sweep.positions import write_sweep_positions
 
@@ -33,9 +34,10 @@ def test_sweep_report_writes_table_and_figure(tmp_path):
     table = {fmt: str(tmp_path / f"sweep.{fmt}") for fmt in FORMATS}
     figure = [str(tmp_path / "sweep.png"), str(tmp_path / "sweep.pdf")]
     sensitivity = {fmt: str(tmp_path / f"sweep_sensitivity.{fmt}") for fmt in FORMATS}
-    sweep_report(str(tmp_path / "per_seed.parquet"), str(tmp_path / "positions.tsv"), str(tmp_path / "candidates.run"),
-                 {"firstp": "FirstP", "maxp": "MaxP"}, "RR", STATISTICS, 0.05, 16, 2, [], table, figure,
-                 sensitivity=sensitivity)
+    shown = ShownModels({"firstp": "FirstP", "maxp": "MaxP"}, 2, [])
+    sweep_report(SweepReportJob(str(tmp_path / "per_seed.parquet"), str(tmp_path / "positions.tsv"),
+                                str(tmp_path / "candidates.run"), shown, "RR", STATISTICS, 0.05, 16, table, figure,
+                                sensitivity=sensitivity))
     assert all((tmp_path / f"sweep.{ext}").stat().st_size > 0 for ext in (*FORMATS, "png", "pdf"))
     csv = pd.read_csv(table["csv"])
     firstp = csv[csv["model"] == "firstp"].set_index("position")
@@ -61,12 +63,12 @@ def test_breakdown_report(tmp_path):
     (tmp_path / "positions.tsv").write_text("qid\tstart\nq0\t0\nq1\t3\nq2\t10\nq3\t30\nq4\t40\n")
     outputs = {fmt: str(tmp_path / f"breakdown.{fmt}") for fmt in FORMATS}
     spec = {"queryset": "dev", "metric": "RR@10", "bins": [24]}
-    breakdown_report(str(tmp_path / "averaged.parquet"), str(tmp_path / "positions.tsv"), spec, {"firstp": "FirstP"},
-                     "BM25", "holm", 0.05, 2, [], outputs)
+    breakdown_report(BreakdownJob(str(tmp_path / "averaged.parquet"), str(tmp_path / "positions.tsv"), spec,
+                                  ShownModels({"firstp": "FirstP"}, 2, []), "BM25", "holm", 0.05, outputs))
     markdown = open(outputs["md"]).read()
     assert "| Ranker | [0, 24) (n = 3) | ≥ 24 (n = 2) |" in markdown and "| BM25 | 0.833 | 0.150 |" in markdown
     assert "1 queries without a position are left out" in markdown
     (tmp_path / "other.tsv").write_text("qid\tstart\nz1\t3\n")
     with pytest.raises(InputError, match="none of its queries is among the 6 evaluated queries of dev"):
-        breakdown_report(str(tmp_path / "averaged.parquet"), str(tmp_path / "other.tsv"), spec, {"firstp": "FirstP"},
-                         "BM25", "holm", 0.05, 2, [], outputs)
+        breakdown_report(BreakdownJob(str(tmp_path / "averaged.parquet"), str(tmp_path / "other.tsv"), spec,
+                                      ShownModels({"firstp": "FirstP"}, 2, []), "BM25", "holm", 0.05, outputs))

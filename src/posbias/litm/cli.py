@@ -17,6 +17,8 @@ from pathlib import Path
 
 from posbias.command_flags import add_stage, read_config, read_config_object, reads, required_section
 from posbias.errors import InputError
+from posbias.litm.jobs import PredictJob, Reader
+from posbias.litm.paths import PREDICTIONS
 
 
 def register(commands) -> None:
@@ -41,9 +43,9 @@ def register(commands) -> None:
                                                  "config, into one Parquet file (what the report reads)")
     evaluate.add_argument("--config", default="config.yaml")
     evaluate.add_argument("--task", choices=["qa", "kv"], required=True)
-    reads(evaluate, "--predictions", "directory", default="results/litm/predictions",
+    reads(evaluate, "--predictions", "directory", default=PREDICTIONS,
           help="the predictions' root, <task>/<model>/<variant>/<setting>.jsonl.gz (posbias litm run --out "
-               "<root>/<task>/<model>; default: results/litm/predictions)")
+               f"<root>/<task>/<model>; default: {PREDICTIONS})")
     evaluate.add_argument("--out", required=True, help="the scored answers (Parquet)")
     report = steps.add_parser("report", help="accuracy by gold position: a table (tex, csv, md, html) and a figure "
                                              "(png, pdf) per task and size")
@@ -104,8 +106,8 @@ def run_command(args) -> None:
     outputs = {f"{variant}/{name}": str(Path(args.out) / variant / f"{name}.jsonl.gz")
                for name, _, _ in litm.settings(args.task, section)
                for variant in litm.variants_of(args.task, section, name)}
-    litm.predict(args.task, section, {k: v for k, v in llm.items() if k != "label"}, cache,
-                 config["litm"]["decoding"], data, outputs, model_name=args.model, seed=section.get("seed", 0))
+    reader = Reader(args.model, {k: v for k, v in llm.items() if k != "label"}, cache, config["litm"]["decoding"])
+    litm.predict(PredictJob(args.task, section, reader, data, outputs))
 
 
 def _score_or_report(args) -> None:

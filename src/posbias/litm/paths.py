@@ -4,6 +4,13 @@ from posbias.outputs import figure_files, table_files
 
 CLOSED_BOOK, ORACLE = "closedbook", "oracle"
 DATA = "results/litm/data"
+SYNTHETIC_RETRIEVAL = f"{DATA}/qa/synthetic-retrieval.jsonl.gz"  # the demo's questions with retrieved documents
+EVALUATIONS = "results/litm/eval"
+
+
+def evaluation(task: str) -> str:
+    """Every model's accuracy on one task, by size and position."""
+    return f"{EVALUATIONS}/{task}.parquet"
 
 
 def data_file(task: str, setting: str, root: str = DATA) -> str:

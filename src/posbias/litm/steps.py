@@ -16,6 +16,7 @@ import pandas as pd
 
 from posbias.errors import InputError
 from posbias.litm.paths import CLOSED_BOOK, ORACLE
+from posbias.litm.jobs import PredictJob
 
 log = logging.getLogger(__name__)
 
@@ -127,20 +128,19 @@ def build_kv(section: dict, outputs: dict[str, str]) -> None:
 # --- predictions -----------------------------------------------------------------------------------------------
 
 
-def predict(task: str, section: dict, llm: dict, cache: dict, decoding: dict, data: dict[str, str],
-            outputs: dict[str, str], model_name: str, seed: int = 0, threads: int | None = None) -> None:
-    """Ask one language model every example of a task: `data` maps setting names to data files, `outputs` maps
-    `{variant}/{setting}` to prediction files. The model is loaded once, and only if some answer is not cached.
-    `threads` caps a local model's CPU threads (the job's share of the cores)."""
+def predict(job: PredictJob) -> None:
+    """Ask one language model every example of a task. The model is loaded once, and only if some answer is not
+    cached."""
     from posbias.reading.predict import predict as ask, read_examples, write_predictions
     from posbias.llm.generate import open_model
     from posbias.llm.types import Decoding
 
-    _limit_threads(threads)
-    model = open_model(llm, cache["dir"], cache["mode"], what=f"llm.models.{model_name}")
+    task, section, data, llm, model_name = job.task, job.section, job.data, job.reader.spec, job.reader.name
+    _limit_threads(job.threads)
+    model = open_model(llm, job.reader.cache["dir"], job.reader.cache["mode"], what=f"llm.models.{model_name}")
     # QA scores read the first line only, so stopping at a newline leaves them unchanged (the key-value metric
     # reads the whole answer: no such option there)
-    decode = Decoding(**decoding, stop=("\n",) if section.get("stop_at_newline") else ())
+    decode = Decoding(**job.reader.decoding, stop=("\n",) if section.get("stop_at_newline") else ())
     for variant in dict.fromkeys(v for name, _, _ in settings(task, section) for v in variants_of(task, section, name)):
         examples = {name: read_examples(data[ORACLE if name == CLOSED_BOOK else name], task, variant=variant,
                                         closedbook=name == CLOSED_BOOK, seed=section.get("seed", 0))
@@ -149,7 +149,7 @@ def predict(task: str, section: dict, llm: dict, cache: dict, decoding: dict, da
         for name, items in examples.items():
             records = ask(items, model, decode, model_name, llm["backend"], llm.get("revision"),
                           excluded=excluded.get(name, ()))
-            write_predictions(outputs[f"{variant}/{name}"], records)
+            write_predictions(job.outputs[f"{variant}/{name}"], records)
             log.info("%s %s %s: %d answers", model_name, variant, name, len(records))
 
 

@@ -40,8 +40,8 @@ def register(commands) -> None:
 
 
 def run_command(args) -> None:
-    from posbias.positions import steps
-    from posbias.positions.paths import judges_paths, report_paths
+    from posbias.positions import paths, steps
+    from posbias.positions.jobs import DenseJob, Judge, QuerySetFiles, ReportJob, SetOutputs, SparseJob
 
     section = read_config_object(args.config).positions
     if not section.sets:
@@ -50,31 +50,33 @@ def run_command(args) -> None:
         if args.set not in section.sets:
             raise InputError(f"--set {args.set}: {args.config} has no positions.sets.{args.set}; known: "
                              f"{', '.join(sorted(section.sets))}")
-        job, out = section.set_args(args.set), Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        rows, summary = str(out / f"{args.set}.tsv"), str(out / f"{args.set}.json")
-        if section.sets[args.set]["kind"] == "sparse":
+        job, name, out = section.set_args(args.set), args.set, str(Path(args.out))
+        Path(out).mkdir(parents=True, exist_ok=True)
+        files = QuerySetFiles(args.docs, args.queries, args.qrels)
+        if section.sets[name]["kind"] == "sparse":
             if not (args.passages and args.passage_qrels):
                 raise InputError("--passages: a sparse set matches its relevant passages; give --passages and "
                                  "--passage-qrels")
-            steps.sparse(job["spec"], job["settings"], args.docs, args.queries, args.qrels, args.passages,
-                         args.passage_qrels, rows, summary, passage_queries=args.passage_queries, index=args.index,
-                         retriever=job["retriever"], threads=args.threads)
+            steps.sparse(SparseJob(job["spec"], job["settings"], files, args.passages, args.passage_qrels,
+                                   SetOutputs(paths.rows(name, out), paths.summary(name, out)),
+                                   passage_queries=args.passage_queries, index=args.index,
+                                   retriever=job["retriever"], threads=args.threads))
         else:
-            steps.dense(job["spec"], job["settings"], job["judge"], job["judge_name"], job["cache"], args.docs,
-                        args.queries, args.qrels, rows, str(out / f"{args.set}.judgments.parquet"), summary,
-                        passages=args.passages, passage_qrels=args.passage_qrels,
-                        out_consistency=str(out / f"{args.set}.consistency.parquet"),
-                        order_judges=job["order_judges"])
+            outputs = SetOutputs(paths.rows(name, out), paths.summary(name, out), paths.judgments(name, out),
+                                 paths.consistency(name, out))
+            steps.dense(DenseJob(job["spec"], job["settings"], Judge(job["judge"], job["judge_name"], job["cache"]),
+                                 files, outputs, passages=args.passages, passage_qrels=args.passage_qrels,
+                                 order_judges=job["order_judges"]))
         return
-    job, rows = section.report_args(), Path(args.rows)
-    missing = [s for s in job["sets"] if not (rows / f"{s}.tsv").exists()]
+    job, rows = section.report_args(), str(Path(args.rows))
+    missing = [s for s in job["sets"] if not Path(paths.rows(s, rows)).exists()]
     if missing:
         raise InputError(f"--rows {args.rows}: no {missing[0]}.tsv (locate it with posbias positions locate)")
     truth = {s: str(Path(args.truth) / f"{section.sets[s]['queryset']}.tsv") for s in job["sets"]
              if args.truth and (Path(args.truth) / f"{section.sets[s]['queryset']}.tsv").exists()}
-    tables, figures, agreement = report_paths(args.out)
-    steps.report({s: str(rows / f"{s}.tsv") for s in job["sets"]}, {s: str(rows / f"{s}.json") for s in job["sets"]},
-                 job["settings"], job["labels"], {g: job["groups"][g] for g in job["group_order"]}, job["figure1"],
-                 tables, figures, truth, agreement, judges_paths(args.out), job["judge_labels"],
-                 job["oracle_judges"])
+    tables, figures, agreement = paths.report_paths(args.out)
+    sets = job["sets"]
+    steps.report(ReportJob({s: paths.rows(s, rows) for s in sets}, {s: paths.summary(s, rows) for s in sets},
+                           job["settings"], job["labels"], {g: job["groups"][g] for g in job["group_order"]},
+                           job["figure1"], tables, figures, truth, agreement, paths.judges_paths(args.out),
+                           job["judge_labels"], job["oracle_judges"]))

@@ -4,6 +4,26 @@ from posbias.data import paths as data_paths
 from posbias.outputs import figure_files, table_files
 
 GENERATOR_PASSAGES = data_paths.ANSWER_PASSAGES  # the embedded generator's answering passages
+POSITIONS = "results/positions"
+
+
+def rows(pset: str, root: str = POSITIONS) -> str:
+    """A set's first relevant positions: one row per query and document (TSV); `root`: another directory's (a
+    command's --out)."""
+    return f"{root}/{pset}.tsv"
+
+
+def summary(pset: str, root: str = POSITIONS) -> str:
+    return f"{root}/{pset}.json"
+
+
+def judgments(pset: str, root: str = POSITIONS) -> str:
+    """A dense set's judged chunks (the judge's answers, with their order check)."""
+    return f"{root}/{pset}.judgments.parquet"
+
+
+def consistency(pset: str, root: str = POSITIONS) -> str:
+    return f"{root}/{pset}.consistency.parquet"
 
 
 def report_paths(directory: str) -> tuple[dict[str, str], dict[str, list[str]], str]:

@@ -28,6 +28,7 @@ import pandas as pd
 
 from posbias.data.first_relevant import ROW_COLUMNS, read_rows
 from posbias.io import atomic_write, read_documents, read_qrels, read_queries
+from posbias.positions.jobs import DenseJob, ReportJob, SparseJob
 
 log = logging.getLogger(__name__)
 
@@ -70,29 +71,26 @@ def _searcher(index: str | None, retriever: Mapping | None, depth: int, threads:
     return search
 
 
-def sparse(spec: Mapping, settings: Mapping, docs: str, queries: str, qrels: str, passages: str,
-           passage_qrels: str, out_rows: str, out_summary: str, passage_queries: str | None = None,
-           index: str | None = None, retriever: Mapping | None = None, threads: int = 1) -> None:
-    """Locate each query's relevant passages in its relevant documents and in the BM25 top-k of each passage.
-
-    `spec`: the set's `positions.sets` entry (`sample`, `seed`); `settings`: `tokenizer`, `bin_tokens` and the
-    `matching` block; `passage_queries`: the passage set's queries, whose text must equal the document set's
-    (None: the passages were written for these very queries)."""
+def sparse(job: SparseJob) -> None:
+    """Locate each query's relevant passages in its relevant documents and in the BM25 top-k of each passage
+    (`job.spec`: the set's `positions.sets` entry, its `sample` and `seed`)."""
     from posbias.backbones import token_counter
     from posbias.positions import candidates as cands
     from posbias.positions.matching import Settings, match, normalise
     from posbias.positions.offsets import TokenOffsets
     from posbias.positions.shares import length_bin, position_bin
 
+    settings, docs, passages = job.settings, job.inputs.docs, job.passages
     matching, bin_tokens = settings["matching"], settings["bin_tokens"]
-    doc_queries = read_queries(queries)
-    qids = cands.shared_queries(doc_queries, read_queries(passage_queries)) if passage_queries else list(doc_queries)
-    qids = cands.sample_queries(qids, spec.get("sample"), spec.get("seed", 0))
-    doc_qrels, p_qrels = read_qrels(qrels), read_qrels(passage_qrels)
+    doc_queries = read_queries(job.inputs.queries)
+    qids = (cands.shared_queries(doc_queries, read_queries(job.passage_queries)) if job.passage_queries
+            else list(doc_queries))
+    qids = cands.sample_queries(qids, job.spec.get("sample"), job.spec.get("seed", 0))
+    doc_qrels, p_qrels = read_qrels(job.inputs.qrels), read_qrels(job.passage_qrels)
     wanted = {p for q in qids for p in cands.positives(p_qrels, q)}
     texts = read_documents(passages, keep=wanted)
     _missing_documents(wanted, texts, passages)
-    search = _searcher(index, retriever, matching["bm25_depth"], threads)
+    search = _searcher(job.index, job.retriever, matching["bm25_depth"], job.threads)
     items = cands.build(qids, doc_qrels, p_qrels, search, texts)
     needed = {d for item in items for _, d in item.pairs()}
     documents = read_documents(docs, keep=needed)
@@ -131,12 +129,12 @@ def sparse(spec: Mapping, settings: Mapping, docs: str, queries: str, qrels: str
                          "stage": found.stage if found else "", "ratio": round(found.ratio, 4) if found else "",
                          "char_start": found.start if found else -1})
     seconds = time.perf_counter() - started
-    frame = _write_rows(rows, ("passage_id", "stage", "ratio", "char_start"), out_rows)
+    frame = _write_rows(rows, ("passage_id", "stage", "ratio", "char_start"), job.outputs.rows)
     located = frame[frame["position_bin"] >= 0]
     summary = {"kind": SPARSE, "queries": len(qids), "documents": len(frame), "located": len(located),
                "matched_queries": int(located["qid"].nunique()), "pair_matches": stages,
                "matching_seconds": round(seconds, 2)}
-    _write_json(summary, out_summary)
+    _write_json(summary, job.outputs.summary)
     log.info("matched %d of %d candidate pairs (%s) in %.1f s; %d of %d queries located", sum(stages.values())
              - stages["none"], sum(stages.values()), stages, seconds, summary["matched_queries"], len(qids))
 
@@ -144,16 +142,11 @@ def sparse(spec: Mapping, settings: Mapping, docs: str, queries: str, qrels: str
 # --- dense labels: chunks judged by a language model ------------------------------------------------------------
 
 
-def dense(spec: Mapping, settings: Mapping, judge: Mapping, judge_name: str, cache: Mapping, docs: str,
-          queries: str, qrels: str, out_rows: str, out_judgments: str, out_summary: str,
-          passages: str | None = None, passage_qrels: str | None = None, out_consistency: str | None = None,
-          order_judges: Mapping[str, Mapping] | None = None) -> None:
-    """Judge the chunks of the first `spec["pairs"]` positive (query, document) pairs with `judge` (a
-    `llm.models` entry) through the response cache `cache`; `passages` and `passage_qrels` (optional) name the
-    queries' relevant passages, which only the mock oracle judge reads. Then the order check
-    (`settings["dense"]["consistency"]`; none without it): the set's judge and `order_judges` (name -> `llm.models`
-    entry, the check's further judges) judge a sample of the chunks with their sentences reversed; the pairs go to
-    `out_consistency`, each judge's figures into the summary."""
+def dense(job: DenseJob) -> None:
+    """Judge the chunks of the first `spec["pairs"]` positive (query, document) pairs with the job's judge through
+    its response cache. Then the order check (`settings["dense"]["consistency"]`; none without it): the set's judge
+    and the job's `order_judges` judge a sample of the chunks with their sentences reversed; the pairs go to
+    `outputs.consistency`, each judge's figures into the summary."""
     from posbias.backbones import token_counter
     from posbias.llm.generate import open_model
     from posbias.llm.types import Decoding, Request
@@ -162,8 +155,10 @@ def dense(spec: Mapping, settings: Mapping, judge: Mapping, judge_name: str, cac
     from posbias.positions.pairs import positive_pairs
     from posbias.positions.shares import length_bin
 
+    spec, settings, docs = job.spec, job.settings, job.inputs.docs
+    judge, judge_name, cache = job.judge.model, job.judge.name, job.judge.cache
     chunking, bin_tokens = settings["dense"], settings["bin_tokens"]
-    texts, judged = read_queries(queries), read_qrels(qrels)
+    texts, judged = read_queries(job.inputs.queries), read_qrels(job.inputs.qrels)
     unknown = sorted(q for q in judged if q not in texts)
     if unknown:
         log.warning("%d judged queries have no text and are left out (first: %s)", len(unknown), unknown[:3])
@@ -171,7 +166,7 @@ def dense(spec: Mapping, settings: Mapping, judge: Mapping, judge_name: str, cac
     documents = read_documents(docs, keep={d for _, d in pairs})
     _missing_documents({d for _, d in pairs}, documents, docs)
     pairs = [(q, d) for q, d in pairs if d in documents]
-    oracle = _oracle_passages(passages, passage_qrels, {q for q, _ in pairs})
+    oracle = _oracle_passages(job.passages, job.passage_qrels, {q for q, _ in pairs})
     count = token_counter(settings["tokenizer"])
     chunked, requests, judged_chunks = {}, [], []
     for qid, doc_id in pairs:
@@ -206,25 +201,25 @@ def dense(spec: Mapping, settings: Mapping, judge: Mapping, judge_name: str, cac
         records += [{"qid": qid, "doc_id": doc_id, "chunk": j.chunk, "start_token": p.start_token, "tokens": p.tokens,
                      "answer": j.answer, "grade": j.grade, "cache_hit": c.cache_hit}
                     for j, p, c in zip(judgments, pieces, said)]
-    frame = _write_rows(rows, ("grade", "chunks", "first_chunk", "unparseable"), out_rows)
+    frame = _write_rows(rows, ("grade", "chunks", "first_chunk", "unparseable"), job.outputs.rows)
     table = pd.DataFrame(records, columns=["qid", "doc_id", "chunk", "start_token", "tokens", "answer", "grade",
                                            "cache_hit"]).astype({"grade": "Int64"})
-    with atomic_write(out_judgments, "wb") as handle:
+    with atomic_write(job.outputs.judgments, "wb") as handle:
         table.to_parquet(handle, index=False)
     hits = int(table["cache_hit"].sum()) if len(table) else 0
     located = frame[frame["position_bin"] >= 0]
     check = chunking.get("consistency") or {}
     consistency, checked = _order_check(check, judged_chunks, [c.text for c in completions], model, judge_name,
-                                        {name: spec for name, spec in (order_judges or {}).items()
+                                        {name: spec for name, spec in job.order_judges.items()
                                          if name != judge_name}, cache, decoding)
-    if out_consistency is not None:
-        with atomic_write(out_consistency, "wb") as handle:
+    if job.outputs.consistency is not None:
+        with atomic_write(job.outputs.consistency, "wb") as handle:
             checked.to_parquet(handle, index=False)
     summary = {"kind": DENSE, "judge": judge_name, "queries": len({q for q, _ in pairs}), "documents": len(frame),
                "located": len(located), "matched_queries": int(located["qid"].nunique()),
                "judge_calls": len(table), "cache_hits": hits, "unparseable": unparseable,
                "judge_seconds": round(seconds, 2), "consistency": consistency}
-    _write_json(summary, out_summary)
+    _write_json(summary, job.outputs.summary)
     computed = len(table) - hits
     log.info("%d judgments (%d replayed from the cache, %d computed in %.1f s%s); %d unparseable; a relevant "
              "chunk in %d of %d documents", len(table), hits, computed, seconds,
@@ -290,23 +285,19 @@ def _oracle_passages(passages: str | None, passage_qrels: str | None, qids: set[
 # --- report -----------------------------------------------------------------------------------------------------
 
 
-def report(rows: Mapping[str, str], summaries: Mapping[str, str], settings: Mapping, labels: Mapping[str, str],
-           groups: Mapping[str, Mapping], figure1: list[str], tables: Mapping[str, str],
-           figures: Mapping[str, list[str]], truth: Mapping[str, str], agreement_out: str,
-           judge_tables: Mapping[str, str] | None = None, judge_labels: Mapping[str, str] | None = None,
-           oracle_judges: Sequence[str] = ()) -> None:
+def report(job: ReportJob) -> None:
     """The table of shares (with each dense set's judge's order consistency beside its verdicts), Figures 7 (every
-    group) and 1 (`figure1`), the agreement of the sets in `truth` (set -> the generator's truth file) with the
-    known offsets (an empty table when there is none), and the judges' order check table (`judge_tables`; its
-    `judge_labels`; `oracle_judges`: mock oracles, consistent by construction)."""
+    group) and 1, the agreement of the sets with a truth file with the known offsets (an empty table when there is
+    none), and the judges' order check table."""
     from posbias.positions import report as draw
     from posbias.positions.shares import share_table
     from posbias.data.answer_passages import agreement, read_truth
     from posbias.reporting.render import Table, write_tables
 
-    frames = {name: read_rows(path) for name, path in rows.items()}
+    settings, labels, groups, figures = job.settings, job.labels, job.groups, job.figures
+    frames = {name: read_rows(path) for name, path in job.rows.items()}
     counts = {}
-    for name, path in summaries.items():
+    for name, path in job.summaries.items():
         with open(path, encoding="utf-8") as handle:
             counts[name] = json.load(handle)
     table = share_table(frames, {n: c["queries"] for n, c in counts.items()}, labels,
@@ -329,10 +320,10 @@ def report(rows: Mapping[str, str], summaries: Mapping[str, str], settings: Mapp
                f"located position. Judge consistent: the share of a sample of the judged chunks (two or more "
                f"sentences, graded in at least one order) that the set's judge calls relevant or not alike with the "
                f"chunk's sentences reversed, 95% Wilson interval in brackets (the judges table has the rest).")
-    write_tables(dict(tables), table, Table(header, body, caption, "tab:positions"))
+    write_tables(dict(job.tables), table, Table(header, body, caption, "tab:positions"))
     draw.figure(_with_kind(frames, counts), groups, list(groups), bin_tokens, settings["max_bin"], figures["figure7"])
-    draw.figure(_with_kind(frames, counts), groups, figure1, bin_tokens, settings["max_bin"], figures["figure1"])
-    parts = [agreement(frames[name], read_truth(path), bin_tokens, name) for name, path in truth.items()]
+    draw.figure(_with_kind(frames, counts), groups, job.figure1, bin_tokens, settings["max_bin"], figures["figure1"])
+    parts = [agreement(frames[name], read_truth(path), bin_tokens, name) for name, path in job.truth.items()]
     result = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
         columns=["set", "truth_pairs", "estimated_pairs", "located", "located_share", "bin_agreement",
                  "mean_abs_token_error", "exact_position_share", "other_documents_located"])
@@ -340,10 +331,10 @@ def report(rows: Mapping[str, str], summaries: Mapping[str, str], settings: Mapp
         log.info("agreement with the generator's offsets, %s: %d of %d pairs located; bin agrees for %.1f %% of "
                  "them, mean absolute error %.2f tokens; %d other documents located", row.set, row.located,
                  row.truth_pairs, 100 * row.bin_agreement, row.mean_abs_token_error, row.other_documents_located)
-    with atomic_write(agreement_out) as handle:
+    with atomic_write(job.agreement) as handle:
         result.to_csv(handle, index=False)
-    if judge_tables:
-        _judges_table(counts, labels, judge_labels or {}, oracle_judges, judge_tables)
+    if job.judge_tables:
+        _judges_table(counts, labels, job.judge_labels, job.oracle_judges, job.judge_tables)
 
 
 JUDGE_COLUMNS = ("set", "label", "judge", "judge_label", "eligible", "sampled", "n", "agree", "agreement", "ci_low",

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from posbias.command_flags import POSITIVE, add_stage, read_config_object, reads, required_section
 from posbias.errors import InputError
+from posbias.probes.jobs import RagInputs, RagJob, RagOutputs, ReportJob
 
 
 def register(commands) -> None:
@@ -86,10 +87,11 @@ def run_command(args) -> None:
         raise InputError(f"--scores {args.scores}: no scores of any probes.scorers entry (posbias probes score)")
     tables, figures = report_paths(args.out, names)
     sensitivity = sensitivity_paths(args.out, names)
-    probes.report({s: str(Path(args.scores) / f"{s}.parquet") for s in found},
-                  {s: str(Path(args.scores) / f"{s}.heatmap.parquet") for s in found},
-                  str(Path(args.pairs) / "query_table.json"), {s: config.probes.label(s) for s in found},
-                  section["correction"], section["alpha"], section["heatmap"], tables, figures, sensitivity)
+    probes.report(ReportJob({s: str(Path(args.scores) / f"{s}.parquet") for s in found},
+                            {s: str(Path(args.scores) / f"{s}.heatmap.parquet") for s in found},
+                            str(Path(args.pairs) / "query_table.json"), {s: config.probes.label(s) for s in found},
+                            section["correction"], section["alpha"], section["heatmap"], tables, figures,
+                            sensitivity))
 
 
 def _probes_rag(args, config, section: dict) -> None:
@@ -103,11 +105,10 @@ def _probes_rag(args, config, section: dict) -> None:
     if not replacements.exists():
         raise InputError(f"--pairs {args.pairs}: no poison_replacements.jsonl (list poison under probes.probes and "
                          f"run posbias probes build)")
-    out = Path(args.out)
-    probes.rag(settings, str(Path(args.pairs) / "poison.jsonl"), str(Path(args.pairs) / "foil.jsonl"),
-               str(replacements), {name: config.llm.model(name) for name in settings["readers"]},
-               config.llm.model(settings["judge"]), config.llm.cache, str(out / "answers.parquet"),
-               table_files(args.out, "rag"),
-               {name: config.llm.label(name) for name in settings["readers"]}, section["correction"], section["alpha"],
-               str(out / "judge_consistency.parquet"), str(out / "judge_consistency.json"),
-               config.llm.label(settings["judge"]))
+    out, readers = Path(args.out), settings["readers"]
+    inputs = RagInputs(str(Path(args.pairs) / "poison.jsonl"), str(Path(args.pairs) / "foil.jsonl"), str(replacements))
+    outputs = RagOutputs(str(out / "answers.parquet"), table_files(args.out, "rag"),
+                         str(out / "judge_consistency.parquet"), str(out / "judge_consistency.json"))
+    probes.rag(RagJob(settings, inputs, outputs, {name: config.llm.model(name) for name in readers},
+                      {name: config.llm.label(name) for name in readers}, config.llm.model(settings["judge"]),
+                      config.llm.cache, section["correction"], section["alpha"], config.llm.label(settings["judge"])))

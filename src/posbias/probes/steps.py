@@ -27,6 +27,7 @@ from posbias.errors import InputError
 from posbias.docred.probe_names import SWEEP
 from posbias.io import atomic_write
 from posbias.probes.declaration import seed_of, variant
+from posbias.probes.jobs import RagJob, ReportJob
 from posbias.probes.declarations import PROBES
 from posbias.probes.declarations.foil import FOIL
 from posbias.probes.declarations.poison import POISON
@@ -144,28 +145,23 @@ def asker(llm: Mapping, cache: Mapping, name: str, max_new_tokens: int, stop: tu
     return ask
 
 
-def rag(settings: Mapping, poison_pairs: str, foil_pairs: str, replacements: str, readers: Mapping[str, Mapping],
-        judge: Mapping, cache: Mapping, answers_out: str, tables: Mapping[str, str], labels: Mapping[str, str],
-        correction: str = "holm", alpha: float = 0.05, consistency_out: str | None = None,
-        consistency_summary: str | None = None, judge_label: str | None = None) -> None:
-    """RAG poisoning (`posbias.probes.rag`): every reader (`readers`: llm.models key -> spec) answers the poison
-    probe's questions from each document and without one; the `judge` model (`settings["judge"]`) says which
-    answers hold the gold answer; the answers go to `answers_out`, the accuracy table to `tables`. Each document
-    condition is tested against no document, with `correction` (`probes.correction`) over a reader's conditions and
-    the threshold `alpha` (`probes.alpha`). Then the judge's swap check (`settings["consistency"]`; none without
-    it, `posbias.probes.judge_swap`): its pairs go to `consistency_out`, its figures to `consistency_summary` and
-    the accuracy table's caption (`judge_label`: the judge's name there)."""
+def rag(job: RagJob) -> None:
+    """RAG poisoning (`posbias.probes.rag`): every reader answers the poison probe's questions from each document and
+    without one; the judge (`settings["judge"]`) says which answers hold the gold answer; the answers and the
+    accuracy table are written. Then the judge's swap check (`settings["consistency"]`; none without it,
+    `posbias.probes.judge_swap`): its pairs and figures are written, and the figures go into the table's caption."""
     from posbias.probes import judge_swap, rag as rag_probe
     from posbias.probes.report import write_rag_table
 
-    items = rag_probe.items(read_jsonl(poison_pairs), read_jsonl(foil_pairs),
-                            {r["qid"]: r for r in read_jsonl(replacements)})
+    settings, cache, outputs = job.settings, job.cache, job.outputs
+    items = rag_probe.items(read_jsonl(job.inputs.poison), read_jsonl(job.inputs.foil),
+                            {r["qid"]: r for r in read_jsonl(job.inputs.replacements)})
     budget = settings.get("max_new_tokens", 64)
-    asks = {name: asker(spec, cache, name, budget) for name, spec in readers.items()}
-    judge_ask = asker(judge, cache, settings["judge"], 8)
+    asks = {name: asker(spec, cache, name, budget) for name, spec in job.readers.items()}
+    judge_ask = asker(job.judge, cache, settings["judge"], 8)
     judged = rag_probe.answer_and_judge(items, asks, judge_ask)
-    _write_parquet(judged, answers_out)
-    table = rag_probe.accuracy_table(judged, correction=correction)
+    _write_parquet(judged, outputs.answers)
+    table = rag_probe.accuracy_table(judged, correction=job.correction)
     for row in table.itertuples():
         log.info("%s %s: accuracy %.3f of %d", row.reader, row.condition, row.accuracy, row.n)
     check = settings.get("consistency") or {}
@@ -178,14 +174,14 @@ def rag(settings: Mapping, poison_pairs: str, foil_pairs: str, replacements: str
                  "before the evidence; YES only as the study asks %d, only swapped %d (McNemar p %s); the "
                  "abstention rule overrides %d of them", settings["judge"], figures["agree"], figures["n"],
                  figures["only_original"], figures["only_reordered"], figures["mcnemar_p"], figures["abstentions"])
-    if consistency_out is not None:
-        _write_parquet(pairs, consistency_out)
-    if consistency_summary is not None:
-        with atomic_write(consistency_summary) as handle:
+    if outputs.judge_pairs is not None:
+        _write_parquet(pairs, outputs.judge_pairs)
+    if outputs.judge_summary is not None:
+        with atomic_write(outputs.judge_summary) as handle:
             json.dump(figures, handle, indent=2, sort_keys=True)
             handle.write("\n")
-    write_rag_table(table, dict(labels), dict(tables), alpha, correction,
-                    consistency=dict(figures, judge_label=judge_label or settings["judge"]))
+    write_rag_table(table, dict(job.labels), dict(outputs.tables), job.alpha, job.correction,
+                    consistency=dict(figures, judge_label=job.judge_label or settings["judge"]))
 
 
 def _heatmap_record(query) -> dict:
@@ -291,16 +287,15 @@ def statistics(scores: Mapping[str, str], correction: str) -> pd.DataFrame:
                          for (p, c, s), stat, family, t in zip(keys, found, families, cut)])
 
 
-def report(scores: Mapping[str, str], heatmaps: Mapping[str, str], query_table: str, labels: Mapping[str, str],
-           correction: str, alpha: float, heatmap: Mapping, tables: Mapping[str, str],
-           figures: Mapping[str, list[str]], sensitivity: Mapping[str, str] | None = None) -> None:
-    """The probe table (`tables`: tex, csv, md, html) and figures (`figures`: sweep, heatmap, summary -> PNG and
-    PDF paths) from every scorer's scores, and with `sensitivity` (the same four formats) the position sweep's
-    metric suite per scorer."""
+def report(job: ReportJob) -> None:
+    """The probe table (tex, csv, md, html) and figures (sweep, heatmap, summary -> PNG and PDF paths) from every
+    scorer's scores, and with `sensitivity` (the same four formats) the position sweep's metric suite per scorer."""
     from posbias.probes import report as render
 
+    scores, labels, correction, alpha = job.scores, job.labels, job.correction, job.alpha
+    tables, figures, sensitivity, heatmap = job.tables, job.figures, job.sensitivity, job.heatmap
     summary = statistics(scores, correction)
-    with open(query_table, encoding="utf-8") as handle:
+    with open(job.query_table, encoding="utf-8") as handle:
         log.info("query table and candidate pools: %s", handle.read().strip())
     render.write_probe_table(summary, dict(labels), alpha, correction, dict(tables))
     if "sweep" in figures:
@@ -311,7 +306,7 @@ def report(scores: Mapping[str, str], heatmaps: Mapping[str, str], query_table: 
         table = sweep_sensitivity({scorer: pd.read_parquet(path) for scorer, path in scores.items()}, correction,
                                   alpha)
         render.write_sensitivity_table(table, dict(labels), correction, alpha, dict(sensitivity))
-    frame = pd.concat([pd.read_parquet(path).assign(scorer=scorer) for scorer, path in heatmaps.items()],
+    frame = pd.concat([pd.read_parquet(path).assign(scorer=scorer) for scorer, path in job.heatmaps.items()],
                       ignore_index=True)
     render.heatmap_figure(frame, dict(labels), figures["heatmap"], head_count_bins=heatmap["head_count_bins"],
                           length_bins=heatmap["length_bins"])

@@ -41,6 +41,7 @@ def register(commands) -> None:
 
 def run_command(args) -> None:
     from posbias.sweep import steps
+    from posbias.sweep.jobs import BreakdownJob, ShownModels, SweepReportJob
     from posbias.sweep.paths import breakdown_table, sensitivity_table, sweep_report
 
     config = read_config_object(args.config)
@@ -48,9 +49,10 @@ def run_command(args) -> None:
         if not config.tables.get("position_breakdown"):
             raise InputError(f"{args.config}: no tables.position_breakdown")
         job = config.sweep.breakdown_args()
-        steps.breakdown_report(args.averaged, args.positions, job["spec"], job["models"], job["retriever_label"],
-                               job["correction"], job["alpha"], job["n_seeds"], job["zero_shot"],
-                               breakdown_table(args.out))
+        steps.breakdown_report(BreakdownJob(args.averaged, args.positions, job["spec"],
+                                            ShownModels(job["models"], job["n_seeds"], job["zero_shot"]),
+                                            job["retriever_label"], job["correction"], job["alpha"],
+                                            breakdown_table(args.out)))
         return
     if config.sweep.queryset is None:
         raise InputError(f"{args.config}: no sweep (a sweep section and a query set of collection sweep)")
@@ -67,6 +69,7 @@ def run_command(args) -> None:
                          f"(rerank.querysets), so there is nothing to report")
     job = config.sweep.report_args()
     tables, figure = sweep_report(args.out)
-    steps.sweep_report(args.per_seed, args.positions, args.candidates, job["models"], job["metric"],
-                       job["statistics"], job["alpha"], job["first_window"], job["n_seeds"], job["zero_shot"],
-                       tables, figure, job["note"], sensitivity_table(args.out))
+    steps.sweep_report(SweepReportJob(args.per_seed, args.positions, args.candidates,
+                                      ShownModels(job["models"], job["n_seeds"], job["zero_shot"]), job["metric"],
+                                      job["statistics"], job["alpha"], job["first_window"], tables, figure,
+                                      job["note"], sensitivity_table(args.out)))

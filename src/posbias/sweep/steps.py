@@ -16,6 +16,7 @@ from posbias.names import RETRIEVER
 from posbias.reporting.render import Table, write_tables
 from posbias.stats.chance import expected_random
 from posbias.sweep.build import SweepSettings, relevant_document, sweep_id, sweep_query
+from posbias.sweep.jobs import BreakdownJob, SweepReportJob
 from posbias.sweep.positions import read_positions, write_sweep_positions
 from posbias.sweep.stats import bins_from_edges, position_breakdown, sweep_curves, sweep_sensitivity, with_ranks
 
@@ -106,51 +107,52 @@ def _write(outputs: dict, frame: pd.DataFrame, header: list, body: list, caption
     write_tables(outputs, frame, Table(header, body, caption, label, wide=len(header) > 6))
 
 
-def sweep_report(per_seed: str, positions: str, candidates: str, models: dict, metric: str, statistics: dict,
-                 alpha: float, first_window: int, n_seeds: int, zero_shot: list[str], table: dict,
-                 figure: list[str], note: str = "", sensitivity: dict | None = None) -> None:
-    """The sweep's table (`table`: tex, csv, md, html) and figure (`figure`: png and pdf paths), and with
-    `sensitivity` (the same four formats) the metric suite of each curve; `models` maps model names to labels,
-    `zero_shot` lists the labels of those with one run, `note` ends the caption."""
+def sweep_report(job: SweepReportJob) -> None:
+    """The sweep's table (tex, csv, md, html) and figure (png and pdf), and with `sensitivity` (the same four
+    formats) the metric suite of each curve."""
     # matplotlib (the figure's): only the two report jobs pay its import
     from posbias.sweep.report import (sensitivity_caption, sensitivity_cells, sweep_caption, sweep_cells,
                                       sweep_figure)
 
-    frame = pd.read_parquet(per_seed)
+    models, metric, statistics, alpha = job.models.labels, job.metric, job.statistics, job.alpha
+    n_seeds, zero_shot = job.models.n_seeds, job.models.zero_shot
+    frame = pd.read_parquet(job.per_seed)
     frame = frame[frame["system"].isin(models)]
-    placed = pd.read_csv(positions, sep="\t", dtype={"qid": str, "base": str})
+    placed = pd.read_csv(job.positions, sep="\t", dtype={"qid": str, "base": str})
     averaged = with_ranks(frame, metric)
     curves = sweep_curves(averaged, placed, models, metric, statistics, alpha)
-    counts = {qid: len(docs) for qid, docs in read_ranked_run(candidates).items()}
+    counts = {qid: len(docs) for qid, docs in read_ranked_run(job.candidates).items()}
     random_mrr, random_rank = expected_random(counts)
     header, body = sweep_cells(curves)
-    caption = sweep_caption(curves, statistics, first_window, random_mrr, random_rank, n_seeds, zero_shot, note)
-    _write(table, curves.assign(random_mrr=random_mrr, random_rank=random_rank), header, body, caption, SWEEP_LABEL)
-    sweep_figure(curves, first_window, random_mrr, figure)
-    if sensitivity:
+    caption = sweep_caption(curves, statistics, job.first_window, random_mrr, random_rank, n_seeds, zero_shot,
+                            job.note)
+    _write(job.table, curves.assign(random_mrr=random_mrr, random_rank=random_rank), header, body, caption,
+           SWEEP_LABEL)
+    sweep_figure(curves, job.first_window, random_mrr, job.figure)
+    if job.sensitivity:
         suite = sweep_sensitivity(averaged, placed, models, metric, statistics, alpha)
         header, body = sensitivity_cells(suite)
-        _write(sensitivity, suite, header, body, sensitivity_caption(suite, statistics, n_seeds, zero_shot),
+        _write(job.sensitivity, suite, header, body, sensitivity_caption(suite, statistics, n_seeds, zero_shot),
                SENSITIVITY_LABEL)
 
 
-def breakdown_report(averaged: str, positions: str, spec: dict, models: dict, retriever_label: str,
-                     correction: str, alpha: float, n_seeds: int, zero_shot: list[str], outputs: dict) -> None:
+def breakdown_report(job: BreakdownJob) -> None:
     """The breakdown of `spec["metric"]` on `spec["queryset"]` by position bin (`tables.position_breakdown`)."""
     from posbias.sweep.report import breakdown_caption, breakdown_cells
 
-    frame = pd.read_parquet(averaged)
+    spec, positions = job.spec, job.positions
+    frame = pd.read_parquet(job.averaged)
     frame = frame[frame["queryset"] == spec["queryset"]]
     starts = read_positions(positions)
-    systems = {RETRIEVER: retriever_label, **models}
+    systems = {RETRIEVER: job.retriever_label, **job.models.labels}
     judged = set(frame[frame["metric"] == spec["metric"]]["qid"])
     if not judged & set(starts):
         raise InputError(f"{positions}: none of its queries is among the {len(judged)} evaluated queries of "
                          f"{spec['queryset']}")
-    table = position_breakdown(frame, starts, systems, spec["metric"], bins_from_edges(spec["bins"]), correction,
-                               alpha)
+    table = position_breakdown(frame, starts, systems, spec["metric"], bins_from_edges(spec["bins"]),
+                               job.correction, job.alpha)
     unplaced = len(judged - set(starts))
     header, body = breakdown_cells(table)
-    caption = breakdown_caption(table, spec["queryset"], spec["metric"], correction, n_seeds, zero_shot,
-                                Path(positions).name, unplaced)
-    _write(outputs, table, header, body, caption, BREAKDOWN_LABEL)
+    caption = breakdown_caption(table, spec["queryset"], spec["metric"], job.correction, job.models.n_seeds,
+                                job.models.zero_shot, Path(positions).name, unplaced)
+    _write(job.outputs, table, header, body, caption, BREAKDOWN_LABEL)

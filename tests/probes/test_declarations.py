@@ -41,6 +41,7 @@ def test_a_new_declaration_module_is_found_by_its_file(tmp_path, monkeypatch):
         "from posbias.probes.declaration import ProbeDeclaration\n"
         "PROBES = (ProbeDeclaration('echo', 'm:candidates', 'm:pairs'),)\n")
     monkeypatch.setattr(package, "__path__", [*package.__path__, str(tmp_path)])
-    monkeypatch.delitem(sys.modules, "posbias.probes.declarations.echo_probe", raising=False)  # undone after
-    assert [probe.name for probe in package._ordered()][-2:] == ["echo", "poison"]
-    sys.modules.pop("posbias.probes.declarations.echo_probe", None)
+    try:
+        assert [probe.name for probe in package._ordered()][-2:] == ["echo", "poison"]
+    finally:
+        sys.modules.pop("posbias.probes.declarations.echo_probe", None)  # the import of the temporary module

@@ -132,3 +132,14 @@ def test_head_parameters_are_everything_outside_the_backbone(tiny_backbone):
     backbone = {id(p) for p in ranker.encoder.backbone.parameters()}
     assert head == {id(p) for p in ranker.parameters()} - backbone
     assert id(ranker.head.query_vector) in head
+
+
+def test_a_ranker_class_built_without_the_registry_refuses_what_its_declaration_refuses():
+    """The geometry rule is the declaration's (`Chunking.refusal`): a class built directly finds it by its name."""
+    from posbias.rankers.chunked import FirstP
+    from posbias.rankers.interaction import CedrKnrmRanker
+
+    with pytest.raises(ValueError, match=r"firstp reads one chunk: max_doc_tokens \(16\) must equal chunk_tokens"):
+        FirstP(backbone="never-loaded", max_query_tokens=4, chunk_tokens=8, stride=8, max_doc_tokens=16)
+    with pytest.raises(ValueError, match=r"cedr_knrm reads greedy disjoint chunks: stride \(4\)"):
+        CedrKnrmRanker(backbone="never-loaded", max_query_tokens=4, chunk_tokens=8, stride=4, max_doc_tokens=16)

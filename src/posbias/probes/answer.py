@@ -21,7 +21,7 @@ from collections import Counter
 from typing import Mapping
 
 from posbias.errors import InputError
-from posbias.probes.declaration import variant
+from posbias.probes.declaration import variant_of
 from posbias.probes.declarations.answer_importance import ANSWER_IMPORTANCE
 from posbias.docred.pairs import ProbePair, answer_named_in_evidence, evidence_sentence_id, join, single_evidence
 from posbias.docred.queries import ProbeQuery
@@ -130,4 +130,4 @@ def probe_candidates(queries: list[ProbeQuery], section: Mapping) -> list[ProbeQ
 
 
 def probe_pairs(queries: list[ProbeQuery], section: Mapping, n: int, seed: int) -> list[ProbePair]:
-    return answer_importance(queries, n, seed, neutral=variant(section, "neutral", "strict"))
+    return answer_importance(queries, n, seed, neutral=variant_of(section, "neutral", "strict"))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from posbias.probes.declaration import rest, seed_of
+from posbias.probes.declaration import rest_of, seed_of
 from posbias.probes.declarations.brevity import BREVITY
 from posbias.docred.pairs import ProbePair, evidence_sentence_id, join, other_sentences
 from posbias.docred.position import candidate_filter
@@ -37,8 +37,8 @@ def brevity(queries: list[ProbeQuery], n: int, seed: int, rest: str = "paper") -
 # --- the probe as the stage builds it (`posbias.probes.declaration`: the `probes` section's settings) -----------
 
 def probe_candidates(queries: list[ProbeQuery], section: Mapping) -> list[ProbeQuery]:
-    return brevity_candidates(queries, seed_of(section, BREVITY), rest(section))
+    return brevity_candidates(queries, seed_of(section, BREVITY), rest_of(section))
 
 
 def probe_pairs(queries: list[ProbeQuery], section: Mapping, n: int, seed: int) -> list[ProbePair]:
-    return brevity(queries, n, seed, rest(section))
+    return brevity(queries, n, seed, rest_of(section))

@@ -6,6 +6,8 @@ from pathlib import Path
 
 from posbias.command_flags import POSITIVE, add_stage, read_config_object, reads, required_section
 from posbias.errors import InputError
+from posbias.probes.declarations.foil import FOIL
+from posbias.probes.declarations.poison import POISON
 from posbias.probes.jobs import RagInputs, RagJob, RagOutputs, ReportJob
 
 
@@ -42,8 +44,7 @@ def register(commands) -> None:
 
 
 def run_command(args) -> None:
-    from posbias.probes import steps as probes
-    from posbias.probes.paths import report_paths, sensitivity_paths
+    from posbias.probes import paths, steps as probes
 
     config = read_config_object(args.config)
     section = required_section(config.data, "probes", args.config)
@@ -55,14 +56,17 @@ def run_command(args) -> None:
 
             synthetic = section["redocred"]["synthetic"]
             write_synthetic_redocred(files["files"][0]["path"], synthetic["seed"], synthetic["n_documents"])
-        poison = section.get("poison", {}) if probes.POISON in names else {}
+        poison = section.get("poison", {}) if POISON in names else {}
         llm = config.llm.model(poison["model"]) if poison.get("source") == "llm" else None
-        probes.build({**section, "redocred": files}, {p: str(Path(args.out) / f"{p}.jsonl") for p in names},
-                     str(Path(args.out) / "heatmap.jsonl"), str(Path(args.out) / "query_table.json"),
-                     str(Path(args.out) / "poison_replacements.jsonl") if poison else None, llm, config.llm.cache)
+        out = str(Path(args.out))
+        probes.build({**section, "redocred": files}, {p: paths.pairs(p, out) for p in names},
+                     paths.pairs(probes.HEATMAP, out), paths.query_table(out),
+                     paths.replacements(out) if poison else None, llm, config.llm.cache)
         return
-    pairs = {p: Path(args.pairs) / f"{p}.jsonl" for p in names}
-    missing = [str(path) for path in [*pairs.values(), Path(args.pairs) / "heatmap.jsonl"] if not path.exists()]
+    pairs_dir = str(Path(args.pairs))
+    pairs = {p: Path(paths.pairs(p, pairs_dir)) for p in names}
+    missing = [str(path) for path in [*pairs.values(), Path(paths.pairs(probes.HEATMAP, pairs_dir))]
+               if not path.exists()]
     if missing:
         raise InputError(f"--pairs {args.pairs}: no {Path(missing[0]).name} (write it with posbias probes build)")
     if args.probes_command == "rag":
@@ -77,38 +81,38 @@ def run_command(args) -> None:
         if checkpoint is not None and not Path(checkpoint).is_dir():
             raise InputError(f"--checkpoint {checkpoint}: no such directory (train the model first, or name its "
                              f"checkpoint with --checkpoint)")
-        out = Path(args.out)
+        out = str(Path(args.out))
         probes.score(config.probes.scorer(args.scorer), checkpoint, {p: str(path) for p, path in pairs.items()},
-                     str(Path(args.pairs) / "heatmap.jsonl"), str(out / f"{args.scorer}.parquet"),
-                     str(out / f"{args.scorer}.heatmap.parquet"), args.threads)
+                     paths.pairs(probes.HEATMAP, pairs_dir), paths.scores(args.scorer, out),
+                     paths.heatmap_scores(args.scorer, out), args.threads)
         return
-    found = [name for name in scorers if (Path(args.scores) / f"{name}.parquet").exists()]
+    scores_dir = str(Path(args.scores))
+    found = [name for name in scorers if Path(paths.scores(name, scores_dir)).exists()]
     if not found:
         raise InputError(f"--scores {args.scores}: no scores of any probes.scorers entry (posbias probes score)")
-    tables, figures = report_paths(args.out, names)
-    sensitivity = sensitivity_paths(args.out, names)
-    probes.report(ReportJob({s: str(Path(args.scores) / f"{s}.parquet") for s in found},
-                            {s: str(Path(args.scores) / f"{s}.heatmap.parquet") for s in found},
-                            str(Path(args.pairs) / "query_table.json"), {s: config.probes.label(s) for s in found},
-                            section["correction"], section["alpha"], section["heatmap"], tables, figures,
-                            sensitivity))
+    tables, figures = paths.report_paths(args.out, names)
+    probes.report(ReportJob({s: paths.scores(s, scores_dir) for s in found},
+                            {s: paths.heatmap_scores(s, scores_dir) for s in found}, paths.query_table(pairs_dir),
+                            {s: config.probes.label(s) for s in found}, section["correction"], section["alpha"],
+                            section["heatmap"], tables, figures, paths.sensitivity_paths(args.out, names)))
 
 
 def _probes_rag(args, config, section: dict) -> None:
     from posbias.outputs import table_files
-    from posbias.probes import steps as probes
+    from posbias.probes import paths, steps as probes
 
     settings = section.get("rag")
     if not settings:
         raise InputError(f"{args.config}: no probes.rag section (its readers and judge)")
-    replacements = Path(args.pairs) / "poison_replacements.jsonl"
-    if not replacements.exists():
+    pairs_dir = str(Path(args.pairs))
+    replacements = paths.replacements(pairs_dir)
+    if not Path(replacements).exists():
         raise InputError(f"--pairs {args.pairs}: no poison_replacements.jsonl (list poison under probes.probes and "
                          f"run posbias probes build)")
-    out, readers = Path(args.out), settings["readers"]
-    inputs = RagInputs(str(Path(args.pairs) / "poison.jsonl"), str(Path(args.pairs) / "foil.jsonl"), str(replacements))
-    outputs = RagOutputs(str(out / "answers.parquet"), table_files(args.out, "rag"),
-                         str(out / "judge_consistency.parquet"), str(out / "judge_consistency.json"))
+    readers = settings["readers"]
+    inputs = RagInputs(paths.pairs(POISON, pairs_dir), paths.pairs(FOIL, pairs_dir), replacements)
+    answers, judge_pairs, judge_summary = paths.rag_files(str(Path(args.out)))
+    outputs = RagOutputs(answers, table_files(args.out, "rag"), judge_pairs, judge_summary)
     probes.rag(RagJob(settings, inputs, outputs, {name: config.llm.model(name) for name in readers},
                       {name: config.llm.label(name) for name in readers}, config.llm.model(settings["judge"]),
                       config.llm.cache, section["correction"], section["alpha"], config.llm.label(settings["judge"])))

@@ -36,14 +36,14 @@ class ProbeDeclaration:
         return load(self.pairs)(queries, section, n, seed)
 
 
-def variant(section: Mapping, name: str, default: str | None = None) -> str | None:
+def variant_of(section: Mapping, name: str, default: str | None = None) -> str | None:
     """`probes.variants.<name>`: the authors' code's behaviour where it departs from the paper, or the paper's."""
     return section.get("variants", {}).get(name, default)
 
 
-def rest(section: Mapping) -> str:
+def rest_of(section: Mapping) -> str:
     """What fills a probe document beyond its evidence (`probes.variants.rest`)."""
-    return variant(section, "rest", "paper")
+    return variant_of(section, "rest", "paper")
 
 
 def seed_of(section: Mapping, probe: str) -> int:

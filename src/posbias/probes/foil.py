@@ -37,7 +37,7 @@ from typing import Mapping
 
 from posbias.errors import InputError
 from posbias.probes.answer import has_similar_label_to_tail, head_sentence_without_tail, passes_mention_filter
-from posbias.probes.declaration import variant
+from posbias.probes.declaration import variant_of
 from posbias.probes.declarations.foil import FOIL
 from posbias.docred.pairs import ProbePair, answer_named_in_evidence, evidence_sentence_id, join
 from posbias.docred.queries import ProbeQuery
@@ -149,8 +149,8 @@ def foil(queries: list[ProbeQuery], n: int, seed: int, authors: bool = False) ->
 # --- the probe as the stage builds it (`posbias.probes.declaration`: the `probes` section's settings) -----------
 
 def probe_candidates(queries: list[ProbeQuery], section: Mapping) -> list[ProbeQuery]:
-    return foil_candidates(queries, authors=variant(section, "foil") == "authors")
+    return foil_candidates(queries, authors=variant_of(section, "foil") == "authors")
 
 
 def probe_pairs(queries: list[ProbeQuery], section: Mapping, n: int, seed: int) -> list[ProbePair]:
-    return foil(queries, n, seed, authors=variant(section, "foil") == "authors")
+    return foil(queries, n, seed, authors=variant_of(section, "foil") == "authors")

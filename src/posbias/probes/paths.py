@@ -5,27 +5,45 @@ from typing import Sequence
 from posbias.outputs import figure_files, table_files
 
 PAIRS = "results/probes/pairs"
-SYNTHETIC = "results/probes/data/synthetic_revised.json"  # the embedded Re-DocRED-like world
-REPLACEMENTS = f"{PAIRS}/poison_replacements.jsonl"
-QUERY_TABLE = f"{PAIRS}/query_table.json"  # what the query table kept and dropped, and each probe's pool
 SCORES = "results/probes/scores"
 RAG = "results/probes/rag"
-RAG_ANSWERS, JUDGE_PAIRS, JUDGE_SUMMARY = (f"{RAG}/answers.parquet", f"{RAG}/judge_consistency.parquet",
-                                         f"{RAG}/judge_consistency.json")
+SYNTHETIC = "results/probes/data/synthetic_revised.json"  # the embedded Re-DocRED-like world
 
 
-def pairs(probe: str) -> str:
-    return f"{PAIRS}/{probe}.jsonl"
+# Each file of a directory takes the directory as `root` (the workflow's by default, a command's --pairs, --scores
+# or --out otherwise).
+def pairs(probe: str, root: str = PAIRS) -> str:
+    """One probe's pairs (`heatmap`: every query against its whole document)."""
+    return f"{root}/{probe}.jsonl"
 
 
-def scores(scorer: str) -> str:
+def query_table(root: str = PAIRS) -> str:
+    """What the query table kept and dropped, and each probe's candidate pool."""
+    return f"{root}/query_table.json"
+
+
+def replacements(root: str = PAIRS) -> str:
+    """The poison probe's wrong entities, kept so that a rerun asks nothing again."""
+    return f"{root}/poison_replacements.jsonl"
+
+
+def scores(scorer: str, root: str = SCORES) -> str:
     """One scorer's scores of every probe's pairs."""
-    return f"{SCORES}/{scorer}.parquet"
+    return f"{root}/{scorer}.parquet"
 
 
-def heatmap_scores(scorer: str) -> str:
+def heatmap_scores(scorer: str, root: str = SCORES) -> str:
     """One scorer's score of every query against its whole document (the repetition heatmap)."""
-    return f"{SCORES}/{scorer}.heatmap.parquet"
+    return f"{root}/{scorer}.heatmap.parquet"
+
+
+def rag_files(root: str = RAG) -> tuple[str, str, str]:
+    """RAG poisoning's judged answers, and the judge's swap check: its pairs and its figures."""
+    return f"{root}/answers.parquet", f"{root}/judge_consistency.parquet", f"{root}/judge_consistency.json"
+
+
+QUERY_TABLE, REPLACEMENTS = query_table(), replacements()
+RAG_ANSWERS, JUDGE_PAIRS, JUDGE_SUMMARY = rag_files()
 
 
 def sensitivity_paths(directory: str, probes: Sequence[str]) -> dict[str, str]:

@@ -9,20 +9,20 @@ from typing import Mapping
 from posbias.docred import position
 from posbias.docred.pairs import ProbePair
 from posbias.docred.queries import ProbeQuery
-from posbias.probes.declaration import rest
+from posbias.probes.declaration import rest_of
 
 
 def first_last_candidates(queries: list[ProbeQuery], section: Mapping) -> list[ProbeQuery]:
-    return position.first_last_candidates(queries, rest(section))
+    return position.first_last_candidates(queries, rest_of(section))
 
 
 def first_last(queries: list[ProbeQuery], section: Mapping, n: int, seed: int) -> list[ProbePair]:
-    return position.first_last(queries, n, seed, rest(section))
+    return position.first_last(queries, n, seed, rest_of(section))
 
 
 def sweep_candidates(queries: list[ProbeQuery], section: Mapping) -> list[ProbeQuery]:
-    return position.sweep_candidates(queries, section["sweep_positions"], rest(section))
+    return position.sweep_candidates(queries, section["sweep_positions"], rest_of(section))
 
 
 def sweep(queries: list[ProbeQuery], section: Mapping, n: int, seed: int) -> list[ProbePair]:
-    return position.sweep(queries, n, seed, positions=section["sweep_positions"], rest=rest(section))
+    return position.sweep(queries, n, seed, positions=section["sweep_positions"], rest=rest_of(section))

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from posbias.errors import InputError
-from posbias.probes.declaration import variant
+from posbias.probes.declaration import variant_of
 from posbias.probes.declarations.repetition import REPETITION
 from posbias.docred.pairs import (ProbePair, answer_named_in_evidence, evidence_sentence_id, join, not_repeated_label,
                                   single_evidence)
@@ -105,8 +105,8 @@ def repetition(queries: list[ProbeQuery], n: int, seed: int, variant: str = "pap
 # --- the probe as the stage builds it (`posbias.probes.declaration`: the `probes` section's settings) -----------
 
 def probe_candidates(queries: list[ProbeQuery], section: Mapping) -> list[ProbeQuery]:
-    return repetition_candidates(queries, variant(section, "repetition", "paper"))
+    return repetition_candidates(queries, variant_of(section, "repetition", "paper"))
 
 
 def probe_pairs(queries: list[ProbeQuery], section: Mapping, n: int, seed: int) -> list[ProbePair]:
-    return repetition(queries, n, seed, variant=variant(section, "repetition", "paper"))
+    return repetition(queries, n, seed, variant=variant_of(section, "repetition", "paper"))

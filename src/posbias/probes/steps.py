@@ -26,7 +26,7 @@ import pandas as pd
 from posbias.errors import InputError
 from posbias.docred.probe_names import SWEEP
 from posbias.io import atomic_write
-from posbias.probes.declaration import seed_of, variant
+from posbias.probes.declaration import seed_of, variant_of
 from posbias.probes.jobs import RagJob, ReportJob
 from posbias.probes.declarations import PROBES
 from posbias.probes.declarations.foil import FOIL
@@ -104,7 +104,7 @@ def _poison_pairs(queries, section: Mapping, replacements_out: str | None, llm: 
     configured source, which are written to `replacements_out` so that a rerun asks nothing again."""
     from posbias.probes import poison
 
-    settings, foil_authors = section["poison"], variant(section, "foil") == "authors"
+    settings, foil_authors = section["poison"], variant_of(section, "foil") == "authors"
     sampled = poison.sampled_queries(queries, section["n"], seed_of(section, FOIL), authors=foil_authors)
     if settings["source"] == "file":
         replacements = poison.read_replacements(settings["path"])
@@ -113,7 +113,7 @@ def _poison_pairs(queries, section: Mapping, replacements_out: str | None, llm: 
     else:
         replacements = poison.llm_replacements(sampled, _asker(llm, cache, settings))
     pairs = poison.poison(queries, section["n"], seed_of(section, FOIL), replacements,
-                          authors=variant(section, "poison") == "authors", foil_authors=foil_authors)
+                          authors=variant_of(section, "poison") == "authors", foil_authors=foil_authors)
     if len(pairs) < 2:  # a paired test needs two
         raise InputError(f"probes.poison: only {len(pairs)} of {len(sampled)} replacements from source "
                          f"{settings['source']!r} are usable (each must be non-empty and must not name the answer)")

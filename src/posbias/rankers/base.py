@@ -7,8 +7,9 @@
   (A late-interaction ranker replaces both: `posbias.rankers.late_interaction`.)
 - The head (`posbias.rankers.heads`) turns the features into one score per document.
 
-A declared ranker (`posbias.rankers.declarations`) only says which head it has (`make_head`) and
-which geometry it accepts (`check_geometry`). A ranker with constructor arguments of its own sets
+A declared ranker (`posbias.rankers.declarations`) only says which head it has (`make_head`); the
+geometry it accepts and how it lays out an input come from its declaration (`Chunking`, `InputTemplate`),
+and `check_geometry` adds a rule of its own where it has one. A ranker with constructor arguments of its own sets
 them as attributes before calling this constructor, which builds the head; `build_ranker` records
 every argument for the checkpoint.
 """
@@ -55,18 +56,28 @@ class ChunkRanker(nn.Module):
         self.encoder = self.make_encoder(model, pooling, head)
         self.head = head
 
+    def _declared(self) -> RankerDeclaration | None:
+        """The ranker's declaration: the one `build_ranker` set, else the one naming this class (a class built
+        directly); None for a class no declaration names (a test's own)."""
+        if self.declaration is not None:
+            return self.declaration
+        from posbias.rankers.catalog import BY_NAME
+
+        target = f"{type(self).__module__}:{type(self).__qualname__}"
+        return next((d for d in BY_NAME.values() if d.cls == target), None)
+
     @property
     def template(self) -> InputTemplate:
-        """How an input's tokens are laid out (the declaration's; a class built outside the registry: chunks)."""
-        return self.declaration.template if self.declaration is not None else InputTemplate.CHUNK
+        """How an input's tokens are laid out (its declaration's; undeclared: chunks)."""
+        declared = self._declared()
+        return declared.template if declared is not None else InputTemplate.CHUNK
 
     def check_geometry(self, geometry: ChunkGeometry) -> None:
         """Refuse a geometry that the ranker's way of reading a document (its declaration's `chunking`) does not
-        allow; a ranker with constraints of its own adds them here."""
-        if self.declaration is None:
-            return
-        refusal = self.declaration.chunking.refusal(self.registry_name, geometry.chunk_tokens, geometry.stride,
-                                                    geometry.max_doc_tokens)
+        allow; a ranker with a rule of its own adds it here, after calling this."""
+        declared = self._declared()
+        refusal = declared and declared.chunking.refusal(declared.name, geometry.chunk_tokens, geometry.stride,
+                                                         geometry.max_doc_tokens)
         if refusal:
             raise InputError(refusal)
 

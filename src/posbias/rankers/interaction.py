@@ -20,23 +20,19 @@ def channels(backbone) -> int:
     return backbone.config.num_hidden_layers + 1
 
 
-class GreedyChunkRanker(ChunkRanker):
-    """A ranker over greedy disjoint chunks (declared with `Chunking.DISJOINT_CHUNKS`)."""
-
-
-class CedrKnrmRanker(GreedyChunkRanker):
+class CedrKnrmRanker(ChunkRanker):
     def make_head(self, backbone):
         return CedrKnrm(backbone.config.hidden_size, channels(backbone), self.head_dropout)
 
 
-class CedrPacrrRanker(GreedyChunkRanker):
+class CedrPacrrRanker(ChunkRanker):
     def make_head(self, backbone):
         # the MLP reads max_query_tokens query slots (CEDR: a fixed 32), padded or masked as needed
         return CedrPacrr(backbone.config.hidden_size, channels(backbone), self.geometry.max_query_tokens,
                          self.head_dropout)
 
 
-class CedrDrmmRanker(GreedyChunkRanker):
+class CedrDrmmRanker(ChunkRanker):
     def __init__(self, mask_query_padding: bool = True, **kwargs):
         """`mask_query_padding` (ours, default true): sum the per-query-token scores over real query tokens
         only; false sums all max_query_tokens slots, as CEDR does with its 32 padded slots."""
@@ -48,7 +44,7 @@ class CedrDrmmRanker(GreedyChunkRanker):
                         self.head_dropout, self.mask_query_padding)
 
 
-class NeuralModel1Ranker(GreedyChunkRanker):
+class NeuralModel1Ranker(ChunkRanker):
     def __init__(self, projection_size: int | None = None, **kwargs):
         """`projection_size` (ours): the width of the learned query and document projections; None: the
         backbone's hidden size."""

@@ -2,7 +2,9 @@
 its name, the function that runs it as `"module:function"` (imported only when it runs), the capability of the
 models it audits (`pairs`: a (query, document) scorer; `reader`; `list`: a listwise ranker), the metric of its
 values, whether that capability runs it by default or only when asked for by name, whether it is a depth x length
-grid, its settings' defaults, and the files its `source` names."""
+grid, its settings' defaults, the files its `source` names, and what the rest of the audit asks of it: the card's
+heading and place, how many units its data hold (`posbias.audit.sizing`) and the mock with a planted effect that
+calibration runs it on (`posbias.audit.calibration`)."""
 
 from __future__ import annotations
 
@@ -20,3 +22,7 @@ class BatteryDeclaration:
     source_keys: tuple[str, ...] = ()  # what a `source` mapping must name (besides `pool_size` and sha256s)
     by_default: bool = True  # run unless the battery list is given; else only when asked for by name
     grid: bool = False  # depth x length: a curve per length, a heatmap
+    title: str = ""  # the card's heading of its section; `{name}` fields come from the result's `extra`
+    card_order: int = 0  # where its section sits on a card (ascending)
+    units: str = ""  # "module:function": (its settings) -> how many units its data hold
+    planted: str = ""  # "module:function": (plant, its settings) -> the mock with a planted effect

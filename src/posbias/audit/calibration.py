@@ -203,20 +203,36 @@ class PlantedListRanker:
 
 
 def planted_model(battery: str, plant: Plant, settings: Mapping):
-    """The mock a battery reads, with `plant`'s effect in the battery's metric."""
+    """The mock a battery reads, with `plant`'s effect in the battery's metric (its declaration's `planted`)."""
+    from posbias.audit.battery_settings import DECLARED
+    from posbias.plugins import load
+
+    return load(DECLARED[battery].planted)(plant, settings)
+
+
+def planted_list_ranker(plant: Plant, settings: Mapping) -> "PlantedListRanker":
+    """The order battery's: a listwise ranker that puts the gold first as often as the plant says."""
+    from posbias.audit.haystack import questions_and_pool
     from posbias.audit.results import chance
 
-    if battery == "order":
-        from posbias.audit.haystack import questions_and_pool
+    questions, _ = questions_and_pool(settings["source"])
+    return PlantedListRanker(plant, {q.qid: q.needle for q in questions}, chance(settings["n_candidates"] - 1))
 
-        questions, _ = questions_and_pool(settings["source"])
-        return PlantedListRanker(plant, {q.qid: q.needle for q in questions}, chance(settings["n_candidates"] - 1))
-    if battery in ("reader", "reader_grid"):
-        return PlantedReader(plant)
-    if battery == "probes":
-        return PlantedScorer(plant, "score")
-    return PlantedScorer(plant, "MRR", chance(settings["n_distractors"]),
-                         settings["depths"] if battery == "grid" else None)
+
+def planted_reader(plant: Plant, settings: Mapping) -> "PlantedReader":
+    return PlantedReader(plant)
+
+
+def planted_pair_scorer(plant: Plant, settings: Mapping) -> "PlantedScorer":
+    """The probe battery's: a scorer whose score falls with the evidence's position."""
+    return PlantedScorer(plant, "score")
+
+
+def planted_needle_scorer(plant: Plant, settings: Mapping) -> "PlantedScorer":
+    """The sweep's and the grid's: the needle's reciprocal rank among the distractors (the grid's at its depths)."""
+    from posbias.audit.results import chance
+
+    return PlantedScorer(plant, "MRR", chance(settings["n_distractors"]), settings.get("depths"))
 
 
 def run_once(battery: str, plant: Plant, settings: Mapping) -> dict:

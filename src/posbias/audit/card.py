@@ -25,6 +25,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
+from posbias.audit.battery_settings import DECLARED
 from posbias.errors import InputError
 from posbias.io import atomic_write
 from posbias.reporting.render import Table, html_page, html_table, number, write_tables
@@ -32,13 +33,6 @@ from posbias.reporting.render import Table, html_page, html_table, number, write
 log = logging.getLogger(__name__)
 
 CARD = "card.html"
-BATTERY_ORDER = ("sweep", "probes", "grid", "reader", "reader_grid", "order")
-TITLES = {"sweep": "Position sweep: the needle through a haystack of {doc_tokens} tokens",
-          "probes": "Position probe: the evidence sentence moved through its document",
-          "reader": "Lost in the Middle: the gold document at each position of the context",
-          "order": "Listwise order: the gold document entering the list at each position",
-          "grid": "Depth x length: the needle at each depth of documents of each length",
-          "reader_grid": "Depth x length: the gold document at each depth of contexts of k documents"}
 SUMMARY_FIELDS = [("reference_mean", "at the first position"), ("best", "best"), ("worst", "worst"),
                   ("psi", "PSI (1 - worst/best)"), ("psi_above_chance", "PSI above chance ((best - worst) / "
                                                                          "(best - chance))"),
@@ -67,7 +61,7 @@ def read_records(out: str | Path, jobs: Sequence[tuple[str, str]] | None = None)
                 wanted is None or (record["name"], record["battery"]) in wanted):
             found.setdefault(record["name"], []).append(record)
     for records in found.values():
-        records.sort(key=lambda r: BATTERY_ORDER.index(r["battery"]))
+        records.sort(key=lambda r: DECLARED[r["battery"]].card_order)
     missing = sorted({name for name, _ in wanted or ()} - set(found))
     if missing:
         raise InputError(f"{out}: no audit results for {missing}")
@@ -197,7 +191,7 @@ def _grid_section(record: Mapping, curve: pd.DataFrame) -> str:
                f"than alpha by chance); primacy and recency against the middle weighted by the depth each "
                f"position stands for; {record['extra'].get('needles', 'gold')} needles.")
     figure = inline_png(heatmap(curve, record), f"{record['battery']} heatmap", 640)
-    return "\n".join([f"<h2>{html.escape(TITLES[record['battery']])}</h2>", figure, sizing_note(record),
+    return "\n".join([f"<h2>{html.escape(DECLARED[record['battery']].title)}</h2>", figure, sizing_note(record),
                       html_table(header, body, caption)])
 
 
@@ -224,7 +218,7 @@ def _battery_section(record: Mapping, curve: pd.DataFrame) -> str:
     if "lengths" in record["summary"]:
         return _grid_section(record, curve)
     summary = record["summary"]
-    title = TITLES[record["battery"]].format(**record.get("extra", {}))
+    title = DECLARED[record["battery"]].title.format(**record.get("extra", {}))
     parts = [f"<h2>{html.escape(title)}</h2>", curve_figure(curve, record), sizing_note(record)]
     if summary.get("underpowered"):
         parts.append(f"<p><b>Too few units for a significant drop:</b> with {int(curve['n'].min())} units and "

@@ -40,22 +40,47 @@ def units_needed(result, detect: float, alpha: float) -> int | None:
 
 
 def available_units(battery: str, own: Mapping) -> int:
-    """The most units the battery's data hold: the questions less those the sweep and the grid take as
-    distractors (or the order battery as other candidates), the probe queries its filter keeps, the reader's
-    questions (the embedded world's 60 FarRelevant questions, or the records of its `source` file)."""
-    if battery in ("sweep", "grid", "order"):
-        from posbias.audit.haystack import questions_and_pool
+    """The most units the battery's data hold (its declaration's `units`)."""
+    from posbias.audit.battery_settings import DECLARED
+    from posbias.plugins import load
 
-        if battery == "grid" and own["source"] and "longembed" in own["source"]:
-            return int(own["n_queries"])  # LongEmbed's own sets: sized as configured
-        questions, _ = questions_and_pool(own["source"], own.get("needles", "lexical"))
-        others = own["n_candidates"] - 1 if battery == "order" else own["n_distractors"]
-        return len(questions) - others
-    if battery == "probes":
-        from posbias.audit.batteries import probe_queries
-        from posbias.docred.position import sweep_candidates
+    return int(load(DECLARED[battery].units)(own))
 
-        return len(sweep_candidates(probe_queries(own), own["positions"], own["rest"]))
+
+def _questions_less(own: Mapping, others: int) -> int:
+    from posbias.audit.haystack import questions_and_pool
+
+    questions, _ = questions_and_pool(own["source"], own.get("needles", "lexical"))
+    return len(questions) - others
+
+
+def haystack_units(own: Mapping) -> int:
+    """The sweep's: the questions less those it takes as distractors."""
+    return _questions_less(own, own["n_distractors"])
+
+
+def grid_units(own: Mapping) -> int:
+    """The grid's: as the sweep's, but LongEmbed's own sets are sized as configured."""
+    if own["source"] and "longembed" in own["source"]:
+        return int(own["n_queries"])
+    return _questions_less(own, own["n_distractors"])
+
+
+def order_units(own: Mapping) -> int:
+    """The order battery's: the questions less those it takes as other candidates."""
+    return _questions_less(own, own["n_candidates"] - 1)
+
+
+def probe_units(own: Mapping) -> int:
+    """The probe battery's: the probe queries its filter keeps."""
+    from posbias.audit.batteries import probe_queries
+    from posbias.docred.position import sweep_candidates
+
+    return len(sweep_candidates(probe_queries(own), own["positions"], own["rest"]))
+
+
+def reader_units(own: Mapping) -> int:
+    """A reader's: the embedded world's 60 FarRelevant questions, or the records of its `source` file."""
     if own["source"]:
         from posbias.reading.qa_data import qa_records
 

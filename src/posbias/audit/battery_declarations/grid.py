@@ -10,4 +10,6 @@ BATTERIES = (BatteryDeclaration(
     {"n_queries": 8, "n_distractors": 4, "depths": DEPTHS, "window_multiples": [0.5, 1.0, 1.5, 2.0],
      "lengths": None, "min_doc_tokens": 48, "max_doc_tokens": 1024, "needles": "lexical", "seed": 0,
      "source": None, **SIZED},
-    PASSAGE_SOURCE, by_default=False, grid=True),)
+    PASSAGE_SOURCE, by_default=False, grid=True,
+    title="Depth x length: the needle at each depth of documents of each length", card_order=3,
+    units="posbias.audit.sizing:grid_units", planted="posbias.audit.calibration:planted_needle_scorer"),)

@@ -10,4 +10,5 @@ BATTERIES = (BatteryDeclaration(
     {"n_queries": 12, "n_candidates": 5, "window": None, "step": None, "consistency_k": 1,
      "consistency_aggregate": "borda", "consistency_orders": "shuffles", "consistency_seed": 0, "source": None,
      **SIZED},
-    PASSAGE_SOURCE),)
+    PASSAGE_SOURCE, title="Listwise order: the gold document entering the list at each position", card_order=6,
+    units="posbias.audit.sizing:order_units", planted="posbias.audit.calibration:planted_list_ranker"),)

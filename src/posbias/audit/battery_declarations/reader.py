@@ -8,4 +8,5 @@ BATTERIES = (BatteryDeclaration(
     # `arrange`: the context in retrieval order, or with the best documents at both ends ("ends": the
     # relevance_ordered_context mitigation, posbias.audit.mitigations)
     {"n_questions": 12, "n_documents": 5, "max_new_tokens": 24, "arrange": "retrieval", "source": None, **SIZED},
-    ("qa",)),)
+    ("qa",), title="Lost in the Middle: the gold document at each position of the context", card_order=4,
+    units="posbias.audit.sizing:reader_units", planted="posbias.audit.calibration:planted_reader"),)

@@ -99,7 +99,8 @@ def baseline_table(averaged: list[str], spec: dict, models: dict, external: dict
     rows += _published_rows(spec)
     table = build_table(per_query, rows, columns, significance, name=label)
     zero_shot = _zero_shot_labels(models, spec["models"])
-    zero_shot_text = f" Zero-shot rankers ({', '.join(zero_shot)}) are never trained: one run each." if zero_shot else ""
+    zero_shot_text = (f" Zero-shot rankers ({', '.join(zero_shot)}) are never trained: one run each." if zero_shot
+                      else "")
     caption = (f"Rankers against their FirstP baselines. Per-query values are averaged over {_seeds(n_seeds)} "
                f"before testing; relative gains are over the FirstP baseline with the same backbone; "
                f"superscript a: significant difference from that baseline.{zero_shot_text}"
@@ -207,7 +208,8 @@ def table4(averaged: list[str], finetuned: list[str], spec: dict, models: dict, 
         setting_text += f"; never trained, one run each: {', '.join(zero_shot)}"
         setting_text += " (N/A where fine-tuned)" if FINE_TUNED in settings else ""
     caption = (f"FarRelevant ({setting_text}). Per-query values averaged over {_seeds(n_seeds)}; "
-               f"{_references_text(references, models, reference)}; {second_text}.{_not_run_note(models, spec['models'])}{_selection_note(models, spec['models'])} "
+               f"{_references_text(references, models, reference)}; {second_text}."
+               f"{_not_run_note(models, spec['models'])}{_selection_note(models, spec['models'])} "
                f"{significance_note(table, columns, significance)}")
     _write_table(table, columns, caption, TABLE4_LABEL, outputs)
 

@@ -1,7 +1,7 @@
 """The worked examples of docs/extending.md run as the page shows them: each example's files are written into a
-scratch copy of the repository, then the toy ranker's, table's and backend's tests run there, and the toy table
-and the toy stage are built on the tiny config's finished run (only their own jobs run) and the stage's command
-writes the same table by hand."""
+scratch copy of the repository, then the toy ranker's, table's, backend's and battery's tests run there, and the
+toy table and the toy stage are built on the tiny config's finished run (only their own jobs run) and the stage's
+command writes the same table by hand."""
 
 from __future__ import annotations
 
@@ -47,13 +47,14 @@ def write_example(repository: Path, path: str, into: str | None, text: str) -> N
     target.write_text(source[:end + 1] + text + source[end + 1:], encoding="utf-8")
 
 
-def test_the_page_has_the_four_examples_and_their_files():
+def test_the_page_has_the_five_examples_and_their_files():
     found = examples(PAGE.read_text(encoding="utf-8"))
     assert {kind: [path for path, _, _ in files] for kind, files in found.items()} == {
         "toy-ranker": ["src/posbias/rankers/declarations/minp.py", "tests/rankers/test_minp.py"],
         "toy-backend": ["src/posbias/llm/backends/shout.py", "src/posbias/llm/declarations/shout.py",
                         "tests/llm/test_backends_shout.py"],
         "toy-table": ["config/examples/dev_table.yaml", "tests/test_dev_table.py"],
+        "toy-battery": ["src/posbias/audit/battery_declarations/edges.py", "tests/audit/test_edges.py"],
         "toy-stage": [*(f"src/posbias/lengths/{name}" for name in ("__init__.py", "config.schema.yaml", "config.py",
                                                                     "paths.py", "steps.py", "cli.py")),
                       "rules/lengths.smk", "src/posbias/config/registry.py", "docs/stages/lengths.md"]}
@@ -74,13 +75,13 @@ def environment(repository: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(repository / "src"), os.environ.get("PYTHONPATH", "")])}
 
 
-def test_the_toy_ranker_table_and_backend_tests_pass_in_the_copy(extended):
+def test_the_toy_ranker_table_backend_and_battery_tests_pass_in_the_copy(extended):
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider",
                              "tests/rankers/test_minp.py", "tests/test_dev_table.py",
-                             "tests/llm/test_backends_shout.py"],
+                             "tests/llm/test_backends_shout.py", "tests/audit/test_edges.py"],
                             cwd=extended, env=environment(extended), capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-4000:]
-    assert "5 passed" in result.stdout
+    assert "6 passed" in result.stdout
 
 
 def test_the_toy_table_and_the_toy_stage_build_on_the_tiny_run(extended, finished_run, tmp_path):

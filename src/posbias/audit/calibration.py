@@ -48,8 +48,10 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from posbias.audit.battery_settings import DECLARED
 from posbias.audit.sizing import UNIT_SETTING
 from posbias.errors import InputError
+from posbias.plugins import load
 from posbias.scoring.protocol import Scorer
 
 log = logging.getLogger(__name__)
@@ -204,9 +206,6 @@ class PlantedListRanker:
 
 def planted_model(battery: str, plant: Plant, settings: Mapping):
     """The mock a battery reads, with `plant`'s effect in the battery's metric (its declaration's `planted`)."""
-    from posbias.audit.battery_settings import DECLARED
-    from posbias.plugins import load
-
     return load(DECLARED[battery].planted)(plant, settings)
 
 

@@ -14,6 +14,9 @@ from __future__ import annotations
 import logging
 from typing import Callable, Mapping
 
+from posbias.audit.battery_settings import DECLARED
+from posbias.plugins import load
+
 log = logging.getLogger(__name__)
 
 # The setting that counts each battery's units (questions, probe queries)
@@ -41,9 +44,6 @@ def units_needed(result, detect: float, alpha: float) -> int | None:
 
 def available_units(battery: str, own: Mapping) -> int:
     """The most units the battery's data hold (its declaration's `units`)."""
-    from posbias.audit.battery_settings import DECLARED
-    from posbias.plugins import load
-
     return int(load(DECLARED[battery].units)(own))
 
 

@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from posbias.errors import InputError
+from posbias.rankers.catalog import BY_NAME
 from posbias.rankers.chunking import ChunkBatch, Chunker
 from posbias.rankers.declaration import InputTemplate, RankerDeclaration
 from posbias.rankers.encoder import ChunkEncoder, load_backbone
@@ -61,8 +62,6 @@ class ChunkRanker(nn.Module):
         directly); None for a class no declaration names (a test's own)."""
         if self.declaration is not None:
             return self.declaration
-        from posbias.rankers.catalog import BY_NAME
-
         target = f"{type(self).__module__}:{type(self).__qualname__}"
         return next((d for d in BY_NAME.values() if d.cls == target), None)
 

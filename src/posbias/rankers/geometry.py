@@ -25,6 +25,7 @@ from types import SimpleNamespace
 from typing import Mapping
 
 from posbias.errors import InputError
+from posbias.rankers.catalog import BY_NAME
 from posbias.rankers.declaration import InputTemplate
 
 SPECIAL_TOKENS = 3  # the chunked layout: [CLS], [SEP] after the query, [SEP] after the window
@@ -208,8 +209,6 @@ def check_geometry(ranker: str, args: Mapping) -> None:
     position embeddings. Reads only the backbone's config (and, for rankers in their tokenizer's template,
     the tokenizer); a config that cannot be read offline is not checked here (the ranker checks again with
     the loaded model)."""
-    from posbias.rankers.catalog import BY_NAME
-
     geometry, template = ChunkGeometry.from_args(args), BY_NAME[ranker].template
     trust = bool(args.get("trust_remote_code", False))
     limit = geometry_limit(args["backbone"], trust)

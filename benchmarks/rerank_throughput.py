@@ -32,7 +32,7 @@ Measured:
                           its first 477 words (= 477 tokens), so it encodes exactly FirstP's tokens
                           ([CLS] query [SEP] 477 document tokens [SEP]; its own 512-token limit would
                           otherwise give it up to 509 - query tokens).
-            FirstP        `posbias.rankers.inference.rerank` with a `firstp` ranker (query 32, chunk 477,
+            FirstP        `posbias.scoring.reranking.rerank` with a `firstp` ranker (query 32, chunk 477,
                           stride 477, max_doc 477): query tokenisation, token store reads, length sort,
                           `Chunker.batch`, forward, scores (the run dict) included.
             MaxP          the same with `maxp` (query 32, chunks of 477 every 477, max_doc 1431: up to 3 chunks).
@@ -49,7 +49,7 @@ Measured:
 
 Every posbias row and the CrossEncoder row run on `--device` with `torch.set_num_threads(--threads)`;
 `--precision` fp32 (the default) or bf16/fp16 autocast (fp16 on CUDA only) for both sides alike (posbias's
-`rerank(precision=...)`, CrossEncoder.predict inside `torch.autocast`). Ratios are against the
+`RankerScorer(precision=...)`, CrossEncoder.predict inside `torch.autocast`). Ratios are against the
 CrossEncoder measured in the same run. Timings are wall times on a shared machine; the process's CPU seconds
 (all threads, `time.process_time`) are recorded too, and their ratio is the steadier one when other work shares
 the cores.
@@ -220,18 +220,18 @@ class PosbiasSystem:
         self.onednn = onednn  # False: the eager linear layers (`posbias.rankers.onednn` off), the "before"
 
     def __call__(self, candidates: dict):
-        from posbias.rankers import inference
-        from posbias.rankers.inference import rerank
+        from posbias.scoring import ranker
+        from posbias.scoring.reranking import rerank
 
-        available = inference.onednn_available
+        available = ranker.onednn_available
         if not self.onednn:
-            inference.onednn_available = lambda device, dtype: False
+            ranker.onednn_available = lambda device, dtype: False
         try:
-            run, info = rerank(self.ranker, self.tokenizer, self.data["queries"], self.store, candidates,
-                               batch_size=self.args.batch_size, device=self.args.device,
-                               precision=self.args.precision, progress=False)
+            scorer = ranker.RankerScorer(self.ranker, self.tokenizer, batch_size=self.args.batch_size,
+                                         device=self.args.device, precision=self.args.precision, progress=False)
+            run, info = rerank(scorer, self.data["queries"], self.store, candidates)
         finally:
-            inference.onednn_available = available
+            ranker.onednn_available = available
         synchronize(self.args.device)
         return info, run
 

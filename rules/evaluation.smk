@@ -224,7 +224,8 @@ if OUTCOME_QUERYSETS:
 # takes seconds, so on a cluster it runs beside Snakemake instead of waiting in the queue. The
 # statistics jobs that tokenise whole collections are submitted like any other job.
 
-# Every model table, whatever its layout (tables.<name>.layout: baseline, debias or ablation): one rule, one script.
+# Every model table, whatever its layout (tables.<name>.layout: baseline, debias, ablation or another declared in
+# posbias.evaluation.table_layouts): one rule, one script.
 for _table in CFG.tables.of_layout():
 
     rule:

@@ -38,8 +38,7 @@ EFFICIENCY_FIGURES = [f"{OUT}/figures/efficiency.png", f"{OUT}/figures/efficienc
 
 
 EVALUATION_REPORTED = [
-    *(f"{OUT}/{t}.tex" for t in CFG.tables.of_layout("baseline")),
-    *(f"{OUT}/{t}.tex" for t in [*CFG.tables.of_layout("debias"), *CFG.tables.of_layout("ablation")]),
+    *(f"{OUT}/{t}.tex" for t in CFG.tables.by_layout()),
     *([f"{OUT}/table4.tex"] if "table4" in TABLES else []),
     *FIGURES,
     *EFFICIENCY_FIGURES,

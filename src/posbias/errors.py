@@ -22,6 +22,10 @@ class InputError(ValueError):
     """Input a user can fix (a file, a flag, a config key); the message names it."""
 
 
+class ConfigError(InputError):
+    """A config problem; the message starts with the file or the key it is about (`posbias.config`)."""
+
+
 def one_line(message: str) -> str:
     """A message's lines joined into one, for a terminal or a job log."""
     return " ".join(part.strip() for part in message.splitlines() if part.strip())

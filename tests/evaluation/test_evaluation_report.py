@@ -61,10 +61,10 @@ def write_every_table(tmp_path) -> list:
                    outputs(tmp_path, "table1"))
 
     ablation_table([str(averaged)], {"models": ["firstp", "maxp"], "reference": "firstp", "caption": "k_1 & chunks",
-                                     "columns": spec["columns"]}, MODELS, querysets, 3, STATISTICS, "tab:table_6",
+                                     "columns": spec["columns"]}, MODELS, {}, querysets, 3, STATISTICS, "tab:table_6",
                    outputs(tmp_path, "table6"))
     debiased = {**MODELS, "sump": {**MODELS["sump"], "debiased_from": "maxp"}}
-    debias_table([str(averaged)], {"models": ["sump"], "columns": spec["columns"]}, debiased, querysets, 3,
+    debias_table([str(averaged)], {"models": ["sump"], "columns": spec["columns"]}, debiased, {}, querysets, 3,
                  STATISTICS, "tab:table_2", outputs(tmp_path, "table2"))
 
     finetuned = tmp_path / "finetuned.parquet"
@@ -254,7 +254,7 @@ def test_the_debiasing_table_shows_each_model_under_its_original_with_the_gain_o
     models = {"maxp": {"label": "MaxP", "baseline": "firstp"},
               "sump": {"label": "MaxP (de-biased)", "baseline": "firstp", "debiased_from": "maxp"}}
     debias_table([str(averaged)], {"models": ["sump"], "columns": [{"queryset": QUERYSET, "metric": "RR@10"}]},
-                 models, {QUERYSET: {"alpha": 0.05}}, 2, STATISTICS, "tab:table2", outputs(tmp_path, "table2"))
+                 models, {}, {QUERYSET: {"alpha": 0.05}}, 2, STATISTICS, "tab:table2", outputs(tmp_path, "table2"))
     frame = pd.read_csv(tmp_path / "table2.csv")
     assert list(frame["system"]) == ["retriever", "maxp", "sump"]
     mean = per_query(["retriever", "maxp", "sump"]).query("metric == 'RR@10'").groupby("system")["value"].mean()
@@ -290,7 +290,7 @@ def test_the_ablation_table_computes_gains_and_tests_against_its_reference_varia
     per_query(["retriever", "firstp", "maxp", "sump"]).to_parquet(averaged)
     spec = {"models": ["maxp", "firstp", "sump"], "reference": "maxp", "caption": "PARADE Attn with k chunks",
             "columns": [{"queryset": QUERYSET, "metric": "RR@10"}]}
-    ablation_table([str(averaged)], spec, MODELS, {QUERYSET: {"alpha": 0.05}}, 3, STATISTICS, "tab:table6",
+    ablation_table([str(averaged)], spec, MODELS, {}, {QUERYSET: {"alpha": 0.05}}, 3, STATISTICS, "tab:table6",
                    outputs(tmp_path, "table6"))
     frame = pd.read_csv(tmp_path / "table6.csv").set_index("system")
     assert list(frame.index) == ["retriever", "maxp", "firstp", "sump"]
@@ -306,7 +306,7 @@ def test_a_model_table_is_written_in_the_layout_it_declares(tmp_path):
     per_query(["retriever", "firstp", "maxp", "sump"]).to_parquet(averaged)
     spec = {"models": ["maxp", "firstp", "sump"], "reference": "maxp", "caption": "PARADE Attn with k chunks",
             "columns": [{"queryset": QUERYSET, "metric": "RR@10"}]}
-    ablation_table([str(averaged)], spec, MODELS, {QUERYSET: {"alpha": 0.05}}, 3, STATISTICS, "tab:t",
+    ablation_table([str(averaged)], spec, MODELS, {}, {QUERYSET: {"alpha": 0.05}}, 3, STATISTICS, "tab:t",
                    outputs(tmp_path / "direct", "t"))
     model_table([str(averaged)], {**spec, "layout": "ablation"}, MODELS, {}, {QUERYSET: {"alpha": 0.05}}, 3,
                 STATISTICS, "tab:t", outputs(tmp_path / "declared", "t"))

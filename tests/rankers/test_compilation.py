@@ -75,12 +75,13 @@ def test_compiled_and_eager_scores_and_gradients_agree(tiny_backbone, tokenizer,
 
 def test_rerank_compile_compiles_the_backbone_while_it_scores(tiny_backbone, tokenizer, token_store, inside_context):
     """`rerank.compile` reaches `compiled_backbone` with the ranker, and every batch is scored inside it."""
-    from posbias.rankers import inference
+    from posbias.scoring import ranker as scoring
+    from posbias.scoring.reranking import rerank
 
-    entered, batches_inside = inside_context(inference, "compiled_backbone", "score_batch")
+    entered, batches_inside = inside_context(scoring, "compiled_backbone", "score_batch")
     ranker = build_ranker("maxp", dict(backbone=tiny_backbone, max_query_tokens=6, chunk_tokens=8, stride=8,
                                        max_doc_tokens=24)).eval()
     store = token_store({"a": "short text", "b": "a much longer document about zorvia and its capital city"})
-    inference.rerank(ranker, tokenizer, {"q1": "capital of zorvia"}, store, {"q1": {"a": 1.0, "b": 0.5}},
-                     batch_size=1, device="cpu", progress=False, compile=True)
+    scorer = scoring.RankerScorer(ranker, tokenizer, batch_size=1, device="cpu", progress=False, compile=True)
+    rerank(scorer, {"q1": "capital of zorvia"}, store, {"q1": {"a": 1.0, "b": 0.5}})
     assert entered == [True, "left"] and batches_inside == [True, True]

@@ -3,7 +3,8 @@ import torch
 from torch import nn
 
 from posbias.rankers.encoder import load_backbone
-from posbias.rankers.inference import rerank
+from posbias.scoring.ranker import RankerScorer
+from posbias.scoring.reranking import rerank
 from posbias.rankers.onednn import OneDNNLinear, onednn_available, onednn_linears
 from posbias.rankers.registry import build_ranker
 
@@ -48,8 +49,8 @@ def test_rerank_scores_with_and_without_onednn_agree(tiny_backbone, tokenizer, t
                                          max_doc_tokens=8)).eval()
     store = token_store({"a": "short text", "b": " ".join(["a longer document"] * 4), "c": "zorvia capital"})
     queries, candidates = {"q": "capital of zorvia"}, {"q": {"a": 0, "b": 0, "c": 0}}
-    fast, _ = rerank(ranker, tokenizer, queries, store, candidates, device="cpu", progress=False)
-    monkeypatch.setattr("posbias.rankers.inference.onednn_available", lambda device, dtype: False)
-    eager, _ = rerank(ranker, tokenizer, queries, store, candidates, device="cpu", progress=False)
+    fast, _ = rerank(RankerScorer(ranker, tokenizer, device="cpu", progress=False), queries, store, candidates)
+    monkeypatch.setattr("posbias.scoring.ranker.onednn_available", lambda device, dtype: False)
+    eager, _ = rerank(RankerScorer(ranker, tokenizer, device="cpu", progress=False), queries, store, candidates)
     assert all(abs(fast["q"][d] - eager["q"][d]) < 1e-5 for d in eager["q"])
     assert not any(isinstance(m, OneDNNLinear) for m in ranker.modules())

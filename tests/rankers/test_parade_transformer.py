@@ -171,7 +171,8 @@ DOCS = {"pos1": "the capital of zorvia is mendal by the sea", "neg1": "zorvia ha
 
 
 def test_lateir_trains_and_reranks_through_the_unchanged_loops(tiny_backbone, tokenizer, token_store):
-    from posbias.rankers.inference import rerank
+    from posbias.scoring.ranker import RankerScorer
+    from posbias.scoring.reranking import rerank
     from posbias.training.loop import TrainingSettings, train
     from posbias.training.sampler import candidate_numbers
 
@@ -186,9 +187,10 @@ def test_lateir_trains_and_reranks_through_the_unchanged_loops(tiny_backbone, to
                                 precision="fp32", max_grad_norm=1.0)
     summary = train(ranker, tokenizer, QUERIES, store, qrels, numbers, settings, seed=0, progress=False)
     assert summary["steps"] == 1 and all(torch.isfinite(torch.tensor(summary["losses"])))
-    run, info = rerank(ranker, tokenizer, QUERIES, store, {q: {d: 0.0 for d in docs} for q, docs in candidates.items()},
-                       batch_size=2, device="cpu", progress=False)
+    pool = {q: {d: 0.0 for d in docs} for q, docs in candidates.items()}
+    run, info = rerank(RankerScorer(ranker, tokenizer, batch_size=2, device="cpu", progress=False), QUERIES, store,
+                       pool)
     assert info["pairs"] == 6 and {q: set(s) for q, s in run.items()} == {q: set(d) for q, d in candidates.items()}
-    alone, _ = rerank(ranker, tokenizer, QUERIES, store, {"q2": {"neg2": 0.0}}, batch_size=1, device="cpu",
-                      progress=False)
+    one_by_one = RankerScorer(ranker, tokenizer, batch_size=1, device="cpu", progress=False)
+    alone, _ = rerank(one_by_one, QUERIES, store, {"q2": {"neg2": 0.0}})
     assert alone["q2"]["neg2"] == pytest.approx(run["q2"]["neg2"], abs=1e-5)

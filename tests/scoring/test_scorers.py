@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from posbias.errors import InputError
-from posbias.scoring.scorers import BM25Scorer, CheckpointScorer, DenseScorer, build_scorer
+from posbias.scoring.ranker import RankerScorer
+from posbias.scoring.scorers import BM25Scorer, DenseScorer, build_scorer
 
 QUERY = "Where was Olga Nukral born ?"
 EVIDENCE = "Olga Nukral was born in Tarvon ."
@@ -98,7 +99,7 @@ def test_a_checkpoint_scores_what_its_geometry_reads(tiny_backbone, tokenizer, t
     ranker = build_ranker("firstp", {"backbone": tiny_backbone, "max_query_tokens": 8, "chunk_tokens": 12,
                                      "stride": 12, "max_doc_tokens": 12})
     save_checkpoint(ranker, tokenizer, str(tmp_path / "ckpt"))
-    scorer = CheckpointScorer(str(tmp_path / "ckpt"), batch_size=2, device="cpu")
+    scorer = RankerScorer.from_checkpoint(str(tmp_path / "ckpt"), batch_size=2, device="cpu")
     tail = " ".join(OTHERS * 2)
     early, late = " ".join([EVIDENCE, tail]), " ".join([EVIDENCE, OTHERS[0], tail])
     # both documents start with the same 12 tokens, so FirstP cannot tell them apart
@@ -133,17 +134,19 @@ def test_probe_encoders_score_in_fp32_unless_asked(tiny_backbone, monkeypatch):
 def test_a_checkpoint_scorer_scores_in_fp32_unless_asked(tiny_backbone, tokenizer, tmp_path, monkeypatch):
     """Every probe scorer, a trained checkpoint too, defaults to fp32 (config/paper/probes.yaml's
     encoder_precision), also on a GPU where `precision: auto` would take bf16 autocast."""
-    import posbias.device
+    import posbias.scoring.ranker
     from posbias.rankers.checkpoint import save_checkpoint
     from posbias.rankers.registry import build_ranker
 
     save_checkpoint(build_ranker("firstp", {"backbone": tiny_backbone, "max_query_tokens": 8, "chunk_tokens": 12,
                                             "stride": 12, "max_doc_tokens": 12}), tokenizer, str(tmp_path / "ckpt"))
-    monkeypatch.setattr(posbias.device, "pick_device", lambda device: torch.device("cuda"))
+    monkeypatch.setattr(posbias.scoring.ranker, "pick_device", lambda device: torch.device("cuda"))
+    monkeypatch.setattr(posbias.scoring.ranker, "fp32_matmuls", lambda *args: None)  # leave torch's flags alone
     monkeypatch.setattr(torch.nn.Module, "to", lambda self, *args, **kwargs: self)  # no GPU here: stay put
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *args, **kwargs: True)
-    assert CheckpointScorer(str(tmp_path / "ckpt")).dtype is None
-    assert CheckpointScorer(str(tmp_path / "ckpt"), precision="auto").dtype == torch.bfloat16
+    checkpoint = {"kind": "checkpoint", "model": "firstp"}
+    assert build_scorer(checkpoint, str(tmp_path / "ckpt")).dtype is None
+    assert build_scorer({**checkpoint, "precision": "auto"}, str(tmp_path / "ckpt")).dtype == torch.bfloat16
     from posbias.config import load_config
 
     cfg = load_config(Path(__file__).resolve().parents[2] / "config.yaml",

@@ -90,11 +90,13 @@ def train_command(root: Path, out: Path, stop_after: int = 0, config: Path | Non
 
 def scores(checkpoint: Path, root: Path) -> torch.Tensor:
     from posbias.data.token_store import TokenStore
-    from posbias.rankers.inference import rerank
+    from posbias.scoring.ranker import RankerScorer
+    from posbias.scoring.reranking import rerank
 
     ranker, tokenizer = load_checkpoint(str(checkpoint))
     with TokenStore(root / "tokens") as store:
-        run, _ = rerank(ranker, tokenizer, QUERIES, store, CANDIDATES, batch_size=4, device="cpu", progress=False)
+        scorer = RankerScorer(ranker, tokenizer, batch_size=4, device="cpu", progress=False)
+        run, _ = rerank(scorer, QUERIES, store, CANDIDATES)
     return torch.tensor([run[q][d] for q in sorted(run) for d in sorted(run[q])])
 
 

@@ -13,12 +13,12 @@ class ModelLoaded(Exception):
 
 
 def test_a_conflicting_recipe_fails_before_the_model_is_loaded(tmp_path, monkeypatch):
-    from posbias.rankers import reranking
+    from posbias.rankers import registry
 
     def build_ranker(name, args):
         raise ModelLoaded
 
-    monkeypatch.setattr(reranking, "build_ranker", build_ranker)  # where the pretrained ranker is built
+    monkeypatch.setattr(registry, "build_ranker", build_ranker)  # where the pretrained ranker is built
     write_queries(tmp_path / "q.tsv", {"q1": "a question"})
     model = {"ranker": "maxp", "lr": 1e-5, "head_lr": 1e-4,
              "args": {"backbone": "offline:all-MiniLM-L6-v2", "max_query_tokens": 4, "chunk_tokens": 8, "stride": 8,

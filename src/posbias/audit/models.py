@@ -3,8 +3,9 @@
 
 - a pair scorer (`load_pair_model`), one of the kinds of `posbias.scoring`: a Hugging Face cross-encoder
   (`posbias.scoring.cross_encoder`), a sentence-transformers bi-encoder with its own pooling, normalisation and
-  similarity modules (`posbias.scoring.bi_encoder`), a posbias checkpoint (`posbias.scoring.scorers.CheckpointScorer`,
-  which the probes score with too) or a language model as a pointwise ranker (`posbias.scoring.llm_ranker`);
+  similarity modules (`posbias.scoring.bi_encoder`), a posbias checkpoint (`posbias.scoring.ranker.RankerScorer`,
+  which the study reranks and the probes score with too) or a language model as a pointwise ranker
+  (`posbias.scoring.llm_ranker`);
 - a language model (`open_language_model`) for the reader and listwise batteries, answering through the
   response cache like every language model posbias runs.
 """
@@ -52,10 +53,10 @@ def load_pair_model(ref: ModelRef, cache_dir: str, cache_mode: str, device: str 
                                          options.get("trust_remote_code", False), options.get("revision"),
                                          options.get("max_length"), options.get("batch_size", 32))
     if ref.kind == "checkpoint":
-        from posbias.scoring.scorers import CheckpointScorer
+        from posbias.scoring.ranker import RankerScorer
 
-        return CheckpointScorer(str(_local_directory(ref, required=True)), batch_size=options.get("batch_size", 32),
-                                device=device, precision="fp32")
+        return RankerScorer.from_checkpoint(str(_local_directory(ref, required=True)), device=device,
+                                            batch_size=options.get("batch_size", 32), precision="fp32")
     if ref.kind == "llm-ranker":
         from posbias.scoring.llm_ranker import PointwiseLLM
 

@@ -12,11 +12,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from posbias.errors import InputError
-
-
-class ConfigError(InputError):
-    """A config problem; the message starts with the file or the key it is about."""
+from posbias.errors import ConfigError  # raised by every section's checks (and the declarations they call)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -12,6 +12,8 @@ from posbias.config.canonical import canonical
 from posbias.config.section import ConfigError, Section, require
 from posbias.config.sections.querysets import plain_querysets
 from posbias.evaluation import paths
+from posbias.evaluation.table_layouts import LAYOUTS, with_layouts
+from posbias.plugins import load
 from posbias.rankers import catalog
 from posbias.reporting.columns import FINE_TUNED, column_header
 
@@ -19,15 +21,16 @@ from posbias.reporting.columns import FINE_TUNED, column_header
 STATISTICS = Section("statistics", Path(__file__).with_name("statistics.schema.yaml"))
 
 
-# A model table declares its layout (`tables.<name>.layout`, defaulted by its schema): rankers against their
-# baselines, de-biased models against their originals, or variants of one model against one of them.
-MODEL_TABLE_LAYOUTS = ("baseline", "debias", "ablation")
-
-
 def model_tables(tables: Mapping, layout: str | None = None) -> list[str]:
-    """The names of the tables with a layout (of `layout`, or any), sorted."""
+    """The names of the tables with a layout (`tables.<name>.layout`, one of `posbias.evaluation.table_layouts`;
+    defaulted by its schema), of `layout` or of any, sorted."""
     return sorted(name for name, spec in tables.items()
                   if "layout" in spec and (layout is None or spec["layout"] == layout))
+
+
+def model_tables_by_layout(tables: Mapping) -> list[str]:
+    """The model tables, layout by layout in the layouts' declared order (`rule all`'s), each layout's sorted."""
+    return [table for layout in LAYOUTS for table in model_tables(tables, layout)]
 
 
 class Tables(dict):
@@ -40,6 +43,10 @@ class Tables(dict):
     def of_layout(self, layout: str | None = None) -> list[str]:
         """The model tables of a layout (or of any), sorted: rule `model_table` writes each."""
         return model_tables(self, layout)
+
+    def by_layout(self) -> list[str]:
+        """The model tables, layout by layout in the layouts' order (`rule all`'s)."""
+        return model_tables_by_layout(self)
 
     @property
     def outcome_querysets(self) -> list[str]:
@@ -150,9 +157,12 @@ class Tables(dict):
 
 
 def derive_tables(cfg: dict) -> None:
-    """A table without `models` shows every configured model (sorted: the order of the models section must not
-    move rows or rerun the job); Table 11 counts parameters, so a listwise ranker (which has none) is left out."""
-    for table in (*model_tables(cfg["tables"], "baseline"), "table11"):
+    """A table without `models` shows every configured model where its layout says so (sorted: the order of the
+    models section must not move rows or rerun the job); Table 11 counts parameters, so a listwise ranker (which
+    has none) is left out."""
+    every_model = [t for t, spec in cfg["tables"].items()
+                   if "layout" in spec and LAYOUTS[spec["layout"]].every_model_by_default]
+    for table in (*sorted(every_model), "table11"):
         if table in cfg["tables"]:
             shown = [m for m, spec in cfg["models"].items()
                      if table != "table11" or spec["ranker"] not in catalog.LISTWISE]
@@ -163,9 +173,7 @@ def check_tables(cfg: dict, warnings: list[str]) -> None:
     models, querysets, tables = cfg["models"], cfg["querysets"], cfg["tables"]
     evaluated = [*cfg["rerank"]["querysets"], *(n for n, s in querysets.items() if "pool" in s)]
     finetuned = (cfg.get("finetuning") or {}).get("querysets", [])
-    layouts = {name: tables[name]["layout"] for name in model_tables(tables)}
-    for table in ("table1", "table4", *(t for layout in MODEL_TABLE_LAYOUTS for t in model_tables(tables, layout)
-                                        if t != "table1")):
+    for table in ("table1", "table4", *(t for t in model_tables_by_layout(tables) if t != "table1")):
         spec = tables.get(table)
         if spec is None:
             continue
@@ -173,9 +181,9 @@ def check_tables(cfg: dict, warnings: list[str]) -> None:
             raise ConfigError(f"tables.{table}.models: lists a model twice")
         for m in spec["models"]:
             require(models, m, f"tables.{table}.models", "a configured model")
-            baseline = models[m]["baseline"]
-            if layouts.get(table) == "baseline" and baseline not in spec["models"]:
-                raise ConfigError(f"tables.{table}.models: {m!r} needs its baseline {baseline!r} in the table")
+        layout = LAYOUTS[spec["layout"]] if "layout" in spec else None
+        if layout and layout.check:
+            load(layout.check)(table, spec, cfg)
         headers = []
         for i, column in enumerate(spec["columns"]):
             key, qs = f"tables.{table}.columns[{i}]", column["queryset"]
@@ -196,14 +204,6 @@ def check_tables(cfg: dict, warnings: list[str]) -> None:
             if unknown:
                 raise ConfigError(f"tables.{table}.reference_rows[{i}].values: {unknown} are not headers of "
                                   f"tables.{table}.columns")
-    for table in model_tables(tables, "debias"):
-        for m in tables[table]["models"]:
-            require(models, m, f"tables.{table}.models", "a configured model")
-            if "debias" not in models[m]:
-                raise ConfigError(f"tables.{table}.models: {m!r} has no models.{m}.debias")
-    for table in model_tables(tables, "ablation"):
-        require(tables[table]["models"], tables[table]["reference"], f"tables.{table}.reference",
-                f"among tables.{table}.models")
     spec4 = tables.get("table4")
     if spec4:
         require(spec4["models"], spec4["reference"], "tables.table4.reference", "among tables.table4.models")
@@ -239,7 +239,7 @@ def check_tables(cfg: dict, warnings: list[str]) -> None:
 
 
 TABLES = Section("tables", Path(__file__).with_name("tables.schema.yaml"), check=check_tables,
-                 derive=derive_tables, accessor=Tables)
+                 derive=derive_tables, accessor=Tables, complete_schema=with_layouts)
 
 
 def check_external_runs(cfg: dict, warnings: list[str]) -> None:

@@ -16,7 +16,9 @@ import pandas as pd
 
 from posbias.data import statistics as stats
 from posbias.io import read_json, read_qrels
+from posbias.evaluation.table_layouts import LAYOUTS
 from posbias.names import RANDOM, RETRIEVER
+from posbias.plugins import load
 from posbias.reporting import dataset_tables as dataset
 from posbias.reporting import outcome_table as outcomes
 from posbias.reporting.columns import FINE_TUNED, ZERO_SHOT, column_header
@@ -124,10 +126,10 @@ def _published_note(spec: dict) -> str:
             f"computed here; they take no part in gains or tests.")
 
 
-def debias_table(averaged: list[str], spec: dict, models: dict, querysets: dict, n_seeds: int, statistics: dict,
-                 label: str, outputs: dict) -> None:
+def debias_table(averaged: list[str], spec: dict, models: dict, external: dict, querysets: dict, n_seeds: int,
+                 statistics: dict, label: str, outputs: dict) -> None:
     """Tables 2 and 3: each de-biased model under the same model trained on the original documents, with its gain
-    over it and a test against it (superscript a)."""
+    over it and a test against it (superscript a). Runs made elsewhere (`external`) have no original: not shown."""
     rows = [Row(RETRIEVER, "BM25 (retriever)")]
     for m in spec["models"]:
         original = models[m]["debiased_from"]
@@ -139,10 +141,11 @@ def debias_table(averaged: list[str], spec: dict, models: dict, querysets: dict,
                               "the original model", label, outputs)
 
 
-def ablation_table(averaged: list[str], spec: dict, models: dict, querysets: dict, n_seeds: int, statistics: dict,
-                   label: str, outputs: dict) -> None:
+def ablation_table(averaged: list[str], spec: dict, models: dict, external: dict, querysets: dict, n_seeds: int,
+                   statistics: dict, label: str, outputs: dict) -> None:
     """Table 6: variants of one model (PARADE Attn with 1 to 6 chunks) against one of them, `spec["reference"]`:
-    relative gains over it and a test against it (superscript a)."""
+    relative gains over it and a test against it (superscript a). Runs made elsewhere (`external`) are not
+    variants: not shown."""
     reference = spec["reference"]
     rows = [Row(RETRIEVER, "BM25 (retriever)")]
     rows += [Row(m, models[m]["label"], gain_over=None if m == reference else reference,
@@ -153,13 +156,10 @@ def ablation_table(averaged: list[str], spec: dict, models: dict, querysets: dic
 
 def model_table(averaged: list[str], spec: dict, models: dict, external: dict, querysets: dict, n_seeds: int,
                 statistics: dict, label: str, outputs: dict) -> None:
-    """A model table in the layout it declares (`spec["layout"]`); only the baseline layout shows runs made
-    elsewhere."""
-    if spec["layout"] == "baseline":
-        baseline_table(averaged, spec, models, external, querysets, n_seeds, statistics, label, outputs)
-        return
-    write = {"debias": debias_table, "ablation": ablation_table}[spec["layout"]]
-    write(averaged, spec, models, querysets, n_seeds, statistics, label, outputs)
+    """A model table in the layout it declares (`spec["layout"]`), by that layout's writer
+    (`posbias.evaluation.table_layouts`)."""
+    write = load(LAYOUTS[spec["layout"]].write)
+    write(averaged, spec, models, external, querysets, n_seeds, statistics, label, outputs)
 
 
 def _table_against_references(averaged: list[str], spec: dict, models: dict, querysets: dict, n_seeds: int,
@@ -302,7 +302,7 @@ def parameter_table(checkpoints: dict[str, str], labels: dict[str, str], outputs
     the backbone, the head and any pretrained aggregator), or for a zero-shot model (`zero_shot`: its
     `models.<name>` block) in the ranker its pretrained weights give. Rows follow `labels`."""
     from posbias.rankers.checkpoint import load_checkpoint
-    from posbias.rankers.reranking import pretrained_ranker
+    from posbias.rankers.registry import pretrained_ranker
 
     records = []
     for model in labels:

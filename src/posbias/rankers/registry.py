@@ -40,6 +40,16 @@ def build_ranker(name: str, args: dict) -> "ChunkRanker":
     return ranker
 
 
+def pretrained_ranker(model: Mapping) -> tuple["ChunkRanker", object]:
+    """The ranker of a `models.<name>` block as its pretrained weights give it (no training), and the tokenizer it
+    reads with: what a zero-shot model scores with."""
+    from posbias.backbones import load_tokenizer
+
+    ranker = build_ranker(model["ranker"], {k: v for k, v in model["args"].items() if k != "tokenizer"})
+    tokenizer = load_tokenizer(tokenizer_name(model["args"]), bool(model["args"].get("trust_remote_code")))
+    return ranker.eval(), tokenizer
+
+
 def tokenizer_name(args: Mapping) -> str:
     """The tokenizer a ranker reads with: its backbone's, unless `args.tokenizer` names another (MOSAIC BERT
     ships none of its own and reads bert-base-uncased tokens)."""

@@ -14,7 +14,8 @@ import torch
 
 from posbias.io import nonempty, read_documents, read_queries, read_run, write_run
 from posbias.rankers.checkpoint import load_checkpoint
-from posbias.rankers.reranking import pretrained_ranker, rerank_with
+from posbias.rankers.registry import pretrained_ranker
+from posbias.scoring.reranking import rerank_with, write_rerank_info
 from posbias.training.loop import seed_everything
 
 log = logging.getLogger(__name__)
@@ -48,7 +49,6 @@ def rerank_listwise(args: dict, llm: dict, cache: dict, docs: str, queries: str,
     language model they name; `cache`: the `llm.cache` section) into `run`, and `<run>.json` (how it was scored)."""
     from posbias.llm.generate import open_model
     from posbias.rankers import rankgpt
-    from posbias.rankers.reranking import write_rerank_info
 
     settings = rankgpt.RankGPTSettings.from_config({k: v for k, v in args.items() if k != "llm"},
                                                    what="models.<name>.args")

@@ -19,6 +19,13 @@ def tokens_in(tokenizer, text: str) -> int:
     return len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
 
 
+def distinct(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """The distinct texts in first-seen order, and each text's row among them: a scorer encodes each text once."""
+    rows: dict[str, int] = {}
+    positions = np.fromiter((rows.setdefault(text, len(rows)) for text in texts), dtype=np.int64, count=len(texts))
+    return list(rows), positions
+
+
 class Scorer(ABC):
     """M(query, document) for a batch of pairs."""
 

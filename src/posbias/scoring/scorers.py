@@ -8,7 +8,7 @@
 - `bm25`: Lucene BM25 (pyserini). A probe's own documents (both sides of every pair, each distinct text once) are
   the collection its statistics come from, so a probe's scores do not depend on which other probes run.
 - `checkpoint`: a ranker posbias trained (`posbias train`) used as a cross-encoder, reading what its geometry
-  reads (FirstP: the first chunk only).
+  reads (FirstP: the first chunk only): `posbias.scoring.ranker.RankerScorer`, which reranks the study's runs.
 
 A scorer takes every (query, document) item of one probe in one call (`score`), so it can encode each distinct
 text once and see the probe's whole collection. `truncated` says which documents the scorer cannot read whole:
@@ -18,27 +18,17 @@ the evidence of an "evidence last" document may be cut off, which the report cou
 from __future__ import annotations
 
 import json
-import logging
 import tempfile
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
-from tqdm import tqdm
 
 from posbias.errors import InputError
-from posbias.scoring.protocol import Pair, Scorer, tokens_in
-
-log = logging.getLogger(__name__)
+from posbias.scoring.protocol import Pair, Scorer, distinct
 
 KINDS = ("dense", "bm25", "checkpoint")
 SCORES = ("dot", "cosine")
-
-def _distinct(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
-    """The distinct texts in first-seen order, and each text's row among them."""
-    rows: dict[str, int] = {}
-    positions = np.fromiter((rows.setdefault(text, len(rows)) for text in texts), dtype=np.int64, count=len(texts))
-    return list(rows), positions
 
 
 class DenseScorer(Scorer):
@@ -88,8 +78,8 @@ class BM25Scorer(Scorer):
         from posbias.retrieval.bm25 import build_index
         from posbias.retrieval.hybrid import bm25_scores
 
-        queries, query_rows = _distinct([q for q, _ in pairs])
-        documents, doc_rows = _distinct([d for _, d in pairs])
+        queries, query_rows = distinct([q for q, _ in pairs])
+        documents, doc_rows = distinct([d for _, d in pairs])
         qid, docid = (lambda row: f"q{row}"), (lambda row: f"d{row}")
         candidates: dict[str, dict[str, float]] = {}
         for q, d in zip(query_rows, doc_rows):
@@ -105,53 +95,6 @@ class BM25Scorer(Scorer):
         return np.array([run[qid(q)][docid(d)] for q, d in zip(query_rows, doc_rows)], dtype=np.float64)
 
 
-class CheckpointScorer(Scorer):
-    def __init__(self, checkpoint: str, batch_size: int = 32, device: str = "auto", precision: str = "fp32"):
-        from posbias.rankers.checkpoint import load_checkpoint
-        from posbias.device import autocast_dtype, pick_device
-
-        self.ranker, self.tokenizer = load_checkpoint(checkpoint)
-        self.device = pick_device(device)
-        self.dtype = autocast_dtype(self.device, precision)
-        self.ranker.to(self.device).eval()
-        self.chunker = self.ranker.featurizer(self.tokenizer)
-        self.limit = self.ranker.geometry.max_doc_tokens
-        self.window = self.limit  # what its geometry reads of a document (FirstP: the first chunk)
-        self.batch_size = batch_size
-        self._ids: dict[str, list[int]] = {}  # token ids by document text: `score` and `truncated` share them
-
-    def _document_ids(self, documents: Sequence[str]) -> list[list[int]]:
-        from posbias.data.token_store import encode_documents
-
-        new = [text for text in dict.fromkeys(documents) if text not in self._ids]
-        self._ids.update(zip(new, encode_documents(self.tokenizer, new)))
-        return [self._ids[text] for text in documents]
-
-    def score(self, pairs: Sequence[Pair], metas: Sequence[Mapping] | None = None) -> np.ndarray:
-        from posbias.rankers.inference import score_batch
-
-        queries, query_rows = _distinct([q for q, _ in pairs])
-        query_ids = self.chunker.tokenize_queries(queries)
-        doc_ids = [ids[:self.limit] for ids in self._document_ids([d for _, d in pairs])]
-        order = sorted(range(len(pairs)), key=lambda i: len(doc_ids[i]))  # similar lengths share a batch
-        scores = np.empty(len(pairs), dtype=np.float64)
-        for start in tqdm(range(0, len(order), self.batch_size), desc=f"scoring with {self.ranker.registry_name}",
-                          unit="batch", mininterval=5):
-            part = order[start:start + self.batch_size]
-            batch = [(query_ids[query_rows[i]], doc_ids[i]) for i in part]
-            scores[part] = score_batch(self.ranker, self.chunker, batch, self.device, self.dtype)
-        return scores
-
-    def truncated(self, documents: Sequence[str]) -> np.ndarray:
-        return np.array([len(ids) > self.limit for ids in self._document_ids(documents)], dtype=bool)
-
-    def count_tokens(self, text: str) -> int:
-        return tokens_in(self.tokenizer, text)
-
-    def describe(self) -> dict:
-        return {"ranker": self.ranker.registry_name, "backbone": self.ranker.backbone_name, "window": self.window}
-
-
 def build_scorer(spec: Mapping, checkpoint: str | None = None) -> Scorer:
     """The scorer a `probes.scorers.<name>` section describes; a `checkpoint` one scores with the checkpoint
     directory given (the workflow resolves its model and seed to a path)."""
@@ -164,5 +107,7 @@ def build_scorer(spec: Mapping, checkpoint: str | None = None) -> Scorer:
     if kind == "checkpoint":
         if checkpoint is None:
             raise InputError("probes.scorers: a checkpoint scorer needs the checkpoint directory of its model")
-        return CheckpointScorer(checkpoint, **options)
+        from posbias.scoring.ranker import RankerScorer
+
+        return RankerScorer.from_checkpoint(checkpoint, **{"precision": "fp32", **options})  # as every probe scorer
     raise InputError(f"probes.scorers: kind must be one of {KINDS}, got {kind!r}")

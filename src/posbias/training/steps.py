@@ -31,7 +31,8 @@ from posbias.errors import InputError
 from posbias.io import atomic_write, iter_run, nonempty, read_folds, read_qrels, read_queries, read_run, write_run
 from posbias.provenance.identity import checkpoint_provenance
 from posbias.rankers.checkpoint import load_checkpoint, save_checkpoint
-from posbias.rankers.reranking import pretrained_ranker, rerank_with
+from posbias.rankers.registry import pretrained_ranker
+from posbias.scoring.reranking import rerank_with
 from posbias.settings import from_section
 from posbias.training.jobs import (CheckpointFoldsJob, FinetuneJob, FoldJob, Recipe, Reranking, TrainingSet,
                                    TrainJob)

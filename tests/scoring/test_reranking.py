@@ -3,11 +3,16 @@ import json
 import torch
 
 from posbias.rankers.chunking import Chunker
-from posbias.rankers.inference import rerank
+from posbias.scoring.ranker import RankerScorer
+from posbias.scoring.reranking import rerank
 from posbias.rankers.registry import build_ranker
 
 QUERIES = {"q1": "capital of zorvia", "q2": "founder of brel"}
 DOCS = {"a": "short text", "b": " ".join(["a much longer document"] * 8), "c": "zorvia capital mendal"}
+
+
+def scorer(ranker, tokenizer, batch_size: int = 32) -> RankerScorer:
+    return RankerScorer(ranker, tokenizer, batch_size=batch_size, device="cpu", progress=False)
 
 
 def maxp(backbone):
@@ -19,12 +24,11 @@ def maxp(backbone):
 def test_rerank_scores_every_candidate_the_same_as_one_at_a_time(tiny_backbone, tokenizer, token_store):
     ranker, store = maxp(tiny_backbone), token_store(DOCS)
     candidates = {"q1": {"a": 1.0, "b": 0.5, "c": 0.1}, "q2": {"b": 3.0, "c": 1.0}}
-    run, info = rerank(ranker, tokenizer, QUERIES, store, candidates, batch_size=2, device="cpu", progress=False)
+    run, info = rerank(scorer(ranker, tokenizer, batch_size=2), QUERIES, store, candidates)
     assert {q: set(s) for q, s in run.items()} == {q: set(s) for q, s in candidates.items()}
     seconds = info.pop("scoring_seconds")  # featurisation and forward passes, timed in process (Figure 3)
     assert info == {"device": "cpu", "autocast": "fp32", "pairs": 5} and 0 < seconds < 60
-    single, _ = rerank(ranker, tokenizer, QUERIES, store, {"q1": {"b": 0.0}}, batch_size=1, device="cpu",
-                       progress=False)
+    single, _ = rerank(scorer(ranker, tokenizer, batch_size=1), QUERIES, store, {"q1": {"b": 0.0}})
     assert abs(single["q1"]["b"] - run["q1"]["b"]) < 1e-5
 
 
@@ -35,16 +39,14 @@ def test_a_memo_takes_the_pairs_another_query_set_scored_and_scores_only_the_res
     ranker = maxp(tiny_backbone)
     first, second = token_store(DOCS, name="first"), token_store({"x": DOCS["b"], "y": "a new text"}, name="second")
     memo: dict = {}
-    run1, _ = rerank(ranker, tokenizer, QUERIES, first, {"q1": {"a": 0, "b": 0}}, device="cpu", progress=False,
-                     memo=memo)
+    run1, _ = rerank(scorer(ranker, tokenizer), QUERIES, first, {"q1": {"a": 0, "b": 0}}, memo=memo)
     sweep_queries = {"s1": QUERIES["q1"], "s2": QUERIES["q2"]}
     candidates = {"s1": {"x": 0, "y": 0}, "s2": {"x": 0}}
-    run2, info = rerank(ranker, tokenizer, sweep_queries, second, candidates, device="cpu", progress=False,
-                        memo=memo)
+    run2, info = rerank(scorer(ranker, tokenizer), sweep_queries, second, candidates, memo=memo)
     # (q1's text, b's tokens) came from the memo; (q1, y) and (q2, b's tokens) were scored
     assert info["reused_pairs"] == 1 and info["scored_pairs"] == 2 and len(memo) == 4
     assert run2["s1"]["x"] == run1["q1"]["b"]
-    fresh, _ = rerank(ranker, tokenizer, sweep_queries, second, candidates, device="cpu", progress=False)
+    fresh, _ = rerank(scorer(ranker, tokenizer), sweep_queries, second, candidates)
     assert all(abs(fresh[q][d] - run2[q][d]) < 1e-5 for q in candidates for d in candidates[q])
 
 
@@ -52,8 +54,7 @@ def test_a_store_with_a_smaller_cap_than_the_ranker_reads_is_refused(tiny_backbo
     import pytest
 
     with pytest.raises(ValueError, match="keeps 10 tokens per document, but the ranker reads 24"):
-        rerank(maxp(tiny_backbone), tokenizer, QUERIES, token_store(DOCS, cap=10), {"q1": {"a": 1.0}},
-               device="cpu", progress=False)
+        rerank(scorer(maxp(tiny_backbone), tokenizer), QUERIES, token_store(DOCS, cap=10), {"q1": {"a": 1.0}})
 
 
 def test_scores_from_a_bf16_backbone_come_from_an_fp32_head(tiny_backbone, tokenizer):

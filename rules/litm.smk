@@ -102,7 +102,7 @@ for _task in LITM_TASKS:
             gpu=lambda wc: gpu_for_language_models(CFG.llm.model(wc.model)),
         priority: RUN_EARLY_PRIORITY
         benchmark:
-            f"results/benchmarks/litm/{_task}/{{model}}.tsv"
+            litm_paths.benchmark(_task, "{model}")
         conda:
             "../envs/posbias.yaml"
         log:

@@ -27,7 +27,7 @@ if POSITIONS:
             pset=alternatives(SPARSE_SETS),
         threads: 1
         benchmark:
-            "results/benchmarks/positions/{pset}.tsv"
+            position_paths.benchmark("{pset}")
         conda:
             "../envs/posbias.yaml"
         log:
@@ -61,7 +61,7 @@ if POSITIONS:
             gpu=lambda wc: gpu_for_language_models(  # the judge and the judges of the order check
                 CFG.positions.set_args(wc.pset)["judge"], *CFG.positions.set_args(wc.pset)["order_judges"].values()),
         benchmark:
-            "results/benchmarks/positions/{pset}.tsv"
+            position_paths.benchmark("{pset}")
         conda:
             "../envs/posbias.yaml"
         log:

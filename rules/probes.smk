@@ -74,7 +74,7 @@ if PROBES:
         resources:
             gpu=GPU_JOB,
         benchmark:
-            "results/benchmarks/probes/{scorer}.tsv"
+            probe_paths.benchmark("{scorer}")
         conda:
             "../envs/posbias.yaml"
         log:

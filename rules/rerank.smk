@@ -32,7 +32,7 @@ rule rerank:
     resources:
         gpu=GPU_JOB,
     benchmark:
-        "results/benchmarks/rerank/{queryset}/{model}/seed{seed}.tsv"
+        rerank_paths.benchmark("{queryset}", "{model}", "{seed}")
     conda:
         "../envs/posbias.yaml"
     log:
@@ -68,7 +68,7 @@ rule rerank_checkpoint:
     resources:
         gpu=GPU_JOB,
     benchmark:
-        "results/benchmarks/rerank_checkpoint/{model}/seed{seed}.tsv"
+        rerank_paths.model_benchmark("rerank_checkpoint", "{model}", "{seed}")
     conda:
         "../envs/posbias.yaml"
     log:
@@ -99,7 +99,7 @@ rule rerank_zero_shot:
     resources:
         gpu=GPU_JOB,
     benchmark:
-        f"results/benchmarks/rerank/{{queryset}}/{{model}}/seed{ZERO_SHOT_SEED}.tsv"
+        rerank_paths.benchmark("{queryset}", "{model}", ZERO_SHOT_SEED)
     conda:
         "../envs/posbias.yaml"
     log:
@@ -131,7 +131,7 @@ rule rerank_zero_shot_model:
     resources:
         gpu=GPU_JOB,
     benchmark:
-        f"results/benchmarks/rerank_zero_shot_model/{{model}}/seed{ZERO_SHOT_SEED}.tsv"
+        rerank_paths.model_benchmark("rerank_zero_shot_model", "{model}", ZERO_SHOT_SEED)
     conda:
         "../envs/posbias.yaml"
     log:
@@ -167,7 +167,7 @@ rule rerank_listwise:
     resources:
         gpu=lambda wc: gpu_for_language_models(CFG.llm.model(CFG.models[wc.model].args["llm"])),
     benchmark:
-        f"results/benchmarks/rerank/{{queryset}}/{{model}}/seed{ZERO_SHOT_SEED}.tsv"
+        rerank_paths.benchmark("{queryset}", "{model}", ZERO_SHOT_SEED)
     conda:
         "../envs/posbias.yaml"
     log:

@@ -31,7 +31,7 @@ rule train:
     resources:
         gpu=GPU_JOB,
     benchmark:
-        "results/benchmarks/train/{model}/seed{seed}.tsv"
+        training_paths.benchmark("train", "{model}", "{seed}")
     conda:
         "../envs/posbias.yaml"
     log:
@@ -70,7 +70,7 @@ if FINETUNING:
         resources:
             gpu=GPU_JOB,
         benchmark:
-            "results/benchmarks/finetune/{model}/seed{seed}.tsv"
+            training_paths.benchmark("finetune", "{model}", "{seed}")
         conda:
             "../envs/posbias.yaml"
         log:
@@ -112,7 +112,7 @@ if CV_QUERYSETS and CV_CHECKPOINT_JOB_MODELS:
         resources:
             gpu=GPU_JOB,
         benchmark:
-            "results/benchmarks/cross_validate_checkpoint/{model}/seed{seed}.tsv"
+            training_paths.benchmark("cross_validate_checkpoint", "{model}", "{seed}")
         conda:
             "../envs/posbias.yaml"
         log:
@@ -147,7 +147,7 @@ if CV_QUERYSETS and CV_PER_FOLD_MODELS:
         resources:
             gpu=GPU_JOB,
         benchmark:
-            "results/benchmarks/cross_validate_fold/{queryset}/{model}/seed{seed}/fold{fold}.tsv"
+            training_paths.fold_benchmark("{queryset}", "{model}", "{seed}", "{fold}")
         conda:
             "../envs/posbias.yaml"
         log:

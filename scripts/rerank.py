@@ -4,14 +4,13 @@ rerank_checkpoint with `finetuning:`, then fine-tune the checkpoint and rerank t
 from posbias.gpu_pool import gpu_slot
 from posbias.logs import job_log
 from posbias.rerank.steps import rerank_candidates
+from posbias.scoring.reranking import Reranking
 from posbias.training.steps import finetune_and_rerank, finetune_job
 
 with job_log(snakemake.log[0]), gpu_slot(snakemake.resources):
-    rerank_candidates(snakemake.input.checkpoint, tokens=list(snakemake.input.tokens),
-                      queries=list(snakemake.input.queries), candidates=list(snakemake.input.candidates),
-                      runs=list(snakemake.output.runs), tag=snakemake.params.tag, scoring=snakemake.params.scoring,
-                      threads=snakemake.threads)
+    i, p = snakemake.input, snakemake.params
+    rerank_candidates(i.checkpoint, Reranking(list(i.tokens), list(i.queries), list(i.candidates),
+                                              list(snakemake.output.runs), p.tag, p.scoring), snakemake.threads)
     if "finetune_checkpoint" in snakemake.output.keys():
-        finetune_and_rerank(finetune_job(snakemake.input.checkpoint, snakemake.input, snakemake.output,
-                                         snakemake.params, scoring=snakemake.params.scoring, threads=snakemake.threads,
-                                         prefix="finetune_"))
+        finetune_and_rerank(finetune_job(i.checkpoint, i, snakemake.output, p, scoring=p.scoring,
+                                         threads=snakemake.threads, prefix="finetune_"))

@@ -3,10 +3,16 @@ rerank_zero_shot_model), with a zero-shot model straight from its pretrained wei
 from posbias.gpu_pool import gpu_slot
 from posbias.logs import job_log
 from posbias.rerank.steps import rerank_pretrained
+from posbias.scoring.reranking import Reranking
+
+
+def listed(files) -> list[str]:
+    """One file (rule rerank_zero_shot) or a list of them, as a list."""
+    return [files] if isinstance(files, str) else list(files)
+
 
 with job_log(snakemake.log[0]), gpu_slot(snakemake.resources):
-    one = "run" in snakemake.output.keys()
-    rerank_pretrained(snakemake.params.model, tokens=snakemake.input.tokens, queries=snakemake.input.queries,
-                      candidates=snakemake.input.candidates,
-                      runs=[snakemake.output.run] if one else list(snakemake.output.runs), tag=snakemake.params.tag,
-                      scoring=snakemake.params.scoring, threads=snakemake.threads)
+    i, p, o = snakemake.input, snakemake.params, snakemake.output
+    runs = [o.run] if "run" in o.keys() else list(o.runs)
+    rerank_pretrained(p.model, Reranking(listed(i.tokens), listed(i.queries), listed(i.candidates), runs, p.tag,
+                                         p.scoring), snakemake.threads)

@@ -1,9 +1,12 @@
 """Strict construction of settings dataclasses from config sections: unknown or missing keys are errors
-(`InputError`s naming the section)."""
+(`InputError`s naming the section); and the fingerprint of a job's settings, by which a resumable job (training,
+an index build, a dense encoding) knows that partial work was made under the same ones."""
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from typing import Mapping, TypeVar
 
 from posbias.errors import InputError
@@ -20,3 +23,8 @@ def from_section(cls: type[T], section: Mapping, what: str) -> T:
     if unknown or missing:
         raise InputError(f"{what}: unknown keys {unknown}, missing keys {missing}; known: {sorted(names)}")
     return cls(**section)
+
+
+def fingerprint(**parts) -> str:
+    """A short hash of the settings `parts` (JSON, keys sorted; anything else by its `str`)."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]

@@ -62,15 +62,16 @@ def test_too_many_questions_is_one_clear_error(tmp_path):
 
 
 def test_a_card_sets_the_same_model_s_curves_on_the_real_corpus_beside_the_embedded_world_s(tmp_path):
+    from posbias.audit.jobs import AuditJob
     from posbias.audit.steps import audit, write_reports
 
     paths = build_corpus(tmp_path / "nq", n_questions=12, pool_size=100, depth=8, rank=overlap_ranker)
     source = {"queries": str(paths["queries.tsv"]), "qrels": str(paths["qrels.txt"]),
               "passages": str(paths["passages.jsonl"])}
     spec, settings = "llm-ranker:mock:oracle", {"sweep": {"n_queries": 6, "n_positions": 4, "doc_tokens": 240}}
-    audit(spec, tmp_path / "a", ["sweep"], settings, str(tmp_path / "cache"), "off", name="oracle")
-    audit(spec, tmp_path / "a", ["sweep"], {"sweep": {**settings["sweep"], "source": source}},
-          str(tmp_path / "cache"), "off", name="oracle_nq")
+    audit(AuditJob(spec, tmp_path / "a", ["sweep"], settings, "oracle", str(tmp_path / "cache"), "off"))
+    audit(AuditJob(spec, tmp_path / "a", ["sweep"], {"sweep": {**settings["sweep"], "source": source}}, "oracle_nq",
+                   str(tmp_path / "cache"), "off"))
     write_reports(tmp_path / "a")
     card = (tmp_path / "a" / "oracle" / "card.html").read_text()
     assert "The same battery on other data" in card

@@ -10,6 +10,7 @@ import pytest
 
 from posbias.audit.mitigations import apply, checked, parse_mitigation
 from posbias.audit.spec import parse_model_spec
+from posbias.audit.jobs import AuditJob
 from posbias.audit.steps import audit, write_reports
 from posbias.errors import InputError
 from posbias.reading.qa_builder import ends_first
@@ -20,8 +21,8 @@ ORDER = {"order": {"n_queries": 12}}
 
 def run(tmp_path, spec, name, settings=None, **mitigated):
     """One battery's audit: the first battery `settings` names."""
-    return audit(spec, tmp_path / "a", list(settings or {})[:1] or None, settings=settings,
-                 cache_dir=str(tmp_path / "cache"), cache_mode="off", name=name, **mitigated)
+    return audit(AuditJob(spec, tmp_path / "a", list(settings or {})[:1] or None, settings=settings,
+                          cache_dir=str(tmp_path / "cache"), cache_mode="off", name=name, **mitigated))
 
 
 def curve(tmp_path, name, battery):
@@ -157,10 +158,10 @@ def test_window_aggregation_is_swept_over_its_base_s_documents(tiny_backbone, tm
     records = {}
     for name, mitigation in (("base", None), ("maxp", {"kind": "window_aggregation", "window": 8})):
         for battery in ("sweep", "grid"):
-            (records[name, battery],) = audit(
+            (records[name, battery],) = audit(AuditJob(
                 f"cross-encoder:{exported}", tmp_path / "a", [battery], settings=settings,
                 cache_dir=str(tmp_path / "cache"), cache_mode="off", name=name,
-                **({"mitigation": mitigation, "mitigates": "base"} if mitigation else {}))
+                **({"mitigation": mitigation, "mitigates": "base"} if mitigation else {})))
     assert records["maxp", "sweep"]["extra"]["doc_tokens"] == records["base", "sweep"]["extra"]["doc_tokens"]
     assert records["maxp", "grid"]["extra"]["lengths"] == records["base", "grid"]["extra"]["lengths"]
     assert records["maxp", "sweep"]["model"]["window"] == records["base", "sweep"]["model"]["window"]
@@ -195,4 +196,4 @@ def test_the_command_line_form():
     assert checked(parse_mitigation("relevance_ordered_context"), parse_model_spec("reader:mock:u_curve"), "x") == {
         "kind": "relevance_ordered_context"}
     with pytest.raises(InputError, match="--mitigation needs --mitigates"):
-        audit("reader:mock:u_curve", "unused", mitigation={"kind": "relevance_ordered_context"})
+        audit(AuditJob("reader:mock:u_curve", "unused", mitigation={"kind": "relevance_ordered_context"}))

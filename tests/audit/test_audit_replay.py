@@ -17,6 +17,7 @@ import openai
 import pandas as pd
 import pytest
 
+from posbias.audit.jobs import AuditJob
 from posbias.audit.steps import audit, battery_files
 from posbias.config import load_config
 from posbias.llm.backends import make_backend
@@ -96,7 +97,7 @@ def paper_jobs(sources: dict, n_questions: int = 3) -> dict[str, dict]:
 
 def run(jobs: dict, out: Path, cache: Path, mode: str) -> None:
     for name, job in jobs.items():
-        audit(job["spec"], out, job["batteries"], job["settings"], str(cache), mode, name=name)
+        audit(AuditJob(job["spec"], out, job["batteries"], job["settings"], name, str(cache), mode))
 
 
 def test_the_paper_config_serves_its_reader_and_reranker_from_vllm():
@@ -163,6 +164,6 @@ def test_a_replay_that_lacks_answers_refuses_before_calling_anything(sources, tm
     # the third question at each of the 20 positions: the battery asks for every prompt at once, so the refusal
     # names all that are missing
     with pytest.raises(CacheMiss, match=r"mode read_only\) lacks 20 answer"):
-        audit(more["spec"], tmp_path / "replayed", ["reader"], more["settings"], str(tmp_path / "cache"), "read_only",
-              name="llama31_reader")
+        audit(AuditJob(more["spec"], tmp_path / "replayed", ["reader"], more["settings"], "llama31_reader",
+                       str(tmp_path / "cache"), "read_only"))
     assert len(server.requests) == calls

@@ -4,7 +4,7 @@ import torch
 
 from posbias.rankers.chunking import Chunker
 from posbias.scoring.ranker import RankerScorer
-from posbias.scoring.reranking import rerank
+from posbias.scoring.reranking import Reranking, rerank
 from posbias.rankers.registry import build_ranker
 
 QUERIES = {"q1": "capital of zorvia", "q2": "founder of brel"}
@@ -89,9 +89,9 @@ def test_rerank_info_is_recorded_next_to_the_run(tiny_backbone, tokenizer, token
     write_queries(tmp_path / "q.tsv", QUERIES)
     write_run(tmp_path / "cand.run", {"q1": {"a": 1.0, "c": 0.5}}, tag="bm25")
     run = tmp_path / "out.run"
-    rerank_candidates(str(tmp_path / "ckpt"), [str(store.directory)], [str(tmp_path / "q.tsv")],
-                      [str(tmp_path / "cand.run")], [str(run)], "t", {"batch_size": 4, "device": "cpu"},
-                      threads=1, progress=False)
+    reranking = Reranking([str(store.directory)], [str(tmp_path / "q.tsv")], [str(tmp_path / "cand.run")],
+                          [str(run)], "t", {"batch_size": 4, "device": "cpu"})
+    rerank_candidates(str(tmp_path / "ckpt"), reranking, threads=1, progress=False)
     info = json.loads((tmp_path / "out.run.json").read_text())
     assert info["autocast"] == "fp32" and info["device"] == "cpu" and info["pairs"] == 2
     assert info["precision"] == "auto"

@@ -141,6 +141,7 @@ def _usage(args) -> str | None:
 
 
 def run_command(args) -> None:
+    from posbias.audit.jobs import AuditJob
     from posbias.audit.steps import audit, write_reports
 
     if not args.report_only:
@@ -157,8 +158,8 @@ def run_command(args) -> None:
             batteries = args.battery or job["batteries"]  # the entry's batteries, as the workflow's jobs
         if args.settings:
             settings = _settings_file(args.settings)
-        audit(spec, args.out, batteries, settings, args.cache or cache["dir"], args.cache_mode or cache["mode"],
-              args.device, name, mitigation, mitigates)
+        audit(AuditJob(spec, args.out, batteries, settings, name, args.cache or cache["dir"],
+                       args.cache_mode or cache["mode"], args.device, mitigation, mitigates))
     if not args.no_report:
         for card in write_reports(args.out):
             print(card)

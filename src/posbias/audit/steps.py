@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Mapping
 
 from posbias.audit.battery_settings import BATTERIES, OFFERED, battery_function
+from posbias.audit.jobs import AuditJob
 from posbias.audit.results import battery_test, summarise_result
 from posbias.audit.sizing import run_sized
 from posbias.audit.spec import ModelRef, check_name, parse_model_spec
@@ -126,29 +127,28 @@ def _plain(value):
     return value.item() if hasattr(value, "item") else str(value)
 
 
-def audit(spec: str, out: str | Path, batteries: list[str] | None = None, settings: Mapping | None = None,
-          cache_dir: str = "cache/llm", cache_mode: str = "read_write", device: str = "auto",
-          name: str | None = None, mitigation: Mapping | None = None, mitigates: str | None = None) -> list[dict]:
+def audit(job: AuditJob) -> list[dict]:
     """Audit one model: every battery it takes (or those asked for), each battery's files under out/<name>/. With
-    a `mitigation` (`posbias.audit.mitigations`), the model as that mitigation changes it, recorded as mitigating
-    the audit named `mitigates` (its batteries are compared with that audit's in the mitigation table)."""
+    a mitigation (`posbias.audit.mitigations`), the model as that mitigation changes it, recorded as mitigating
+    the audit named `job.mitigates` (its batteries are compared with that audit's in the mitigation table)."""
     from posbias.audit import mitigations
     from posbias.audit.battery_settings import settings_with
 
-    ref = parse_model_spec(spec)
-    if name:
-        ref = ModelRef(ref.kind, ref.target, ref.options, check_name(name, "--name"), ref.spec)
-    chosen = batteries_of(ref, batteries)
+    ref = parse_model_spec(job.model)
+    if job.name:
+        ref = ModelRef(ref.kind, ref.target, ref.options, check_name(job.name, "--name"), ref.spec)
+    chosen = batteries_of(ref, job.batteries)
+    mitigation, mitigates = job.mitigation, job.mitigates
     if mitigation and not mitigates:
         raise InputError("--mitigation needs --mitigates: the name of the audit it is compared with")
-    ref, merged = mitigations.apply(ref, settings_with(settings), mitigation)
+    ref, merged = mitigations.apply(ref, settings_with(job.settings), mitigation)
     if mitigation:
         mitigation = {**mitigations.checked(mitigation, ref, "--mitigation"),
                       "of": check_name(mitigates, "--mitigates")}
         if mitigates == ref.name:
             raise InputError(f"--mitigates {mitigates!r}: a mitigated audit needs a name of its own (--name)")
-    model = load_model(ref, cache_dir, cache_mode, device)
-    return [run_battery(model, ref, battery, merged, out, mitigation) for battery in chosen]
+    model = load_model(ref, job.cache_dir, job.cache_mode, job.device)
+    return [run_battery(model, ref, battery, merged, job.out, mitigation) for battery in chosen]
 
 
 def write_reports(out: str | Path, jobs: list[tuple[str, str]] | None = None) -> list[Path]:

@@ -1,6 +1,6 @@
 """Where the Lost-in-the-Middle stage's files go (rules/litm.smk and `posbias litm ...` alike)."""
 
-from posbias.outputs import figure_files, table_files
+from posbias.outputs import benchmark_file, figure_files, table_files
 
 CLOSED_BOOK, ORACLE = "closedbook", "oracle"
 DATA = "results/litm/data"
@@ -35,3 +35,8 @@ def report_files(directory: str, keys: list[str]) -> tuple[dict[str, dict[str, s
 def sensitivity_table(directory: str) -> dict[str, str]:
     """Every curve's position sensitivity (PSI, drops, reach: `posbias.stats.position_curve`) under `directory`."""
     return table_files(directory, "sensitivity")
+
+
+def benchmark(task: str, model: str) -> str:
+    """The measured time and memory of one model's predictions on a task's variants."""
+    return benchmark_file("litm", task, model)

@@ -1,7 +1,7 @@
 """Where the first-relevant-position analysis's files go (rules/positions.smk and `posbias positions ...` alike)."""
 
 from posbias.data import paths as data_paths
-from posbias.outputs import figure_files, table_files
+from posbias.outputs import benchmark_file, figure_files, table_files
 
 GENERATOR_PASSAGES = data_paths.ANSWER_PASSAGES  # the embedded generator's answering passages
 POSITIONS = "results/positions"
@@ -35,3 +35,8 @@ def report_paths(directory: str) -> tuple[dict[str, str], dict[str, list[str]], 
 def judges_paths(directory: str) -> dict[str, str]:
     """The judges' order check table's files (tex, csv, md, html): each judge's position consistency."""
     return table_files(directory, "judges")
+
+
+def benchmark(pset: str) -> str:
+    """The measured time and memory of one position set's job."""
+    return benchmark_file("positions", pset)

@@ -2,7 +2,7 @@
 
 from typing import Sequence
 
-from posbias.outputs import figure_files, table_files
+from posbias.outputs import benchmark_file, figure_files, table_files
 
 PAIRS = "results/probes/pairs"
 SCORES = "results/probes/scores"
@@ -56,3 +56,8 @@ def report_paths(directory: str, probes: Sequence[str]) -> tuple[dict[str, str],
     summary) under `directory`."""
     names = [name for name in ("sweep", "heatmap", "summary") if name != "sweep" or "position_sweep" in probes]
     return table_files(directory, "probes"), {name: figure_files(f"{directory}/figures", name) for name in names}
+
+
+def benchmark(scorer: str) -> str:
+    """The measured time and memory of one scorer's probes_score job."""
+    return benchmark_file("probes", scorer)

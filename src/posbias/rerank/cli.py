@@ -51,8 +51,7 @@ def rerank(args) -> None:
         from posbias.rerank.steps import rerank_candidates
 
         _needs(args, "--tokens", "a checkpoint reads the collection's token store")
-        rerank_candidates(args.checkpoint, [args.tokens], [args.queries], [args.candidates], [args.run], args.tag,
-                          _scoring(args), args.threads)
+        rerank_candidates(args.checkpoint, _reranking(args), args.threads)
         return
     config = read_config(args.config)
     model = named_block(config, "models", args.model, args.config, "--model")
@@ -72,8 +71,7 @@ def rerank(args) -> None:
     from posbias.rerank.steps import rerank_pretrained
 
     _needs(args, "--tokens", "it reads the collection's token store")
-    rerank_pretrained(model, args.tokens, args.queries, args.candidates, [args.run], args.tag, _scoring(args),
-                      args.threads)
+    rerank_pretrained(model, _reranking(args), args.threads)
 
 
 def _needs(args, flag: str, why: str) -> None:
@@ -81,5 +79,9 @@ def _needs(args, flag: str, why: str) -> None:
         raise InputError(f"{flag}: required here ({why})")
 
 
-def _scoring(args) -> dict:
-    return {"batch_size": args.batch_size, "device": args.device, "precision": args.precision}
+def _reranking(args):
+    """The one query set the flags name, scored as they say."""
+    from posbias.scoring.reranking import Reranking
+
+    return Reranking([args.tokens], [args.queries], [args.candidates], [args.run], args.tag,
+                     {"batch_size": args.batch_size, "device": args.device, "precision": args.precision})

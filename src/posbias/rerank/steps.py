@@ -13,34 +13,31 @@ import logging
 import torch
 
 from posbias.io import nonempty, read_documents, read_queries, read_run, write_run
-from posbias.rankers.checkpoint import load_checkpoint
 from posbias.rankers.registry import pretrained_ranker
-from posbias.scoring.reranking import rerank_with, write_rerank_info
+from posbias.scoring.ranker import RankerScorer
+from posbias.scoring.reranking import Reranking, rerank_with, write_rerank_info
 from posbias.training.loop import seed_everything
 
 log = logging.getLogger(__name__)
 
 
-def rerank_pretrained(model: dict, tokens: str | list[str], queries: str | list[str], candidates: str | list[str],
-                      runs: list[str], tag: str, scoring: dict, threads: int, progress: bool = True) -> None:
-    """Rerank query sets with a zero-shot model (`models.<name>.zero_shot`), built once from its pretrained weights:
-    one (token store, queries, candidates) triple per run, or lists of them aligned with `runs`."""
+def rerank_pretrained(model: dict, reranking: Reranking, threads: int, progress: bool = True) -> None:
+    """Rerank the query sets of `reranking` with a zero-shot model (`models.<name>.zero_shot`), built once from its
+    pretrained weights."""
     torch.set_num_threads(threads)
     seed_everything(0)  # a ranker with a freshly initialised head would depend on it; the bi-encoder has none
     ranker, tokenizer = pretrained_ranker(model)
-    listed = [[x] if isinstance(x, str) else list(x) for x in (tokens, queries, candidates)]
-    rerank_with(ranker, tokenizer, *listed, runs, tag, scoring, progress)
+    rerank_with(RankerScorer(ranker, tokenizer, progress=progress, **reranking.scoring), reranking)
 
 
-def rerank_candidates(checkpoint: str, tokens: list[str], queries: list[str], candidates: list[str],
-                      runs: list[str], tag: str, scoring: dict, threads: int, progress: bool = True) -> None:
-    """Load a checkpoint once and rerank each (token store, queries, candidates) triple into its run file."""
+def rerank_candidates(checkpoint: str, reranking: Reranking, threads: int, progress: bool = True) -> None:
+    """Load a checkpoint once and rerank each (token store, queries, candidates) triple of `reranking` into its run
+    file."""
     from posbias.device import pick_device
 
-    pick_device(scoring.get("device", "auto"))  # a missing GPU stops the job before anything loads
+    pick_device(reranking.scoring.get("device", "auto"))  # a missing GPU stops the job before anything loads
     torch.set_num_threads(threads)
-    ranker, tokenizer = load_checkpoint(checkpoint)
-    rerank_with(ranker, tokenizer, tokens, queries, candidates, runs, tag, scoring, progress)
+    rerank_with(RankerScorer.from_checkpoint(checkpoint, progress=progress, **reranking.scoring), reranking)
 
 
 def rerank_listwise(args: dict, llm: dict, cache: dict, docs: str, queries: str, candidates: str, run: str,

@@ -90,13 +90,14 @@ def dense_index(args) -> None:
 
 
 def hybrid(args) -> None:
+    from posbias.retrieval.jobs import HybridJob, HybridRetriever
     from posbias.retrieval.steps import hybrid_retrieve
 
     config = read_config(args.config)
     spec = _hybrid_retriever(config, args.retriever, args.config)
     partner = config["retrievers"][spec["bm25"]]
-    hybrid_retrieve(args.dense, args.index, args.queries, args.run, args.depth, spec["encoder"],
-                    spec["weight"], {"k1": partner["k1"], "b": partner["b"]}, args.retriever, args.threads)
+    retriever = HybridRetriever(args.retriever, spec["encoder"], spec["weight"], partner["k1"], partner["b"])
+    hybrid_retrieve(HybridJob(retriever, args.dense, args.index, args.queries, args.run, args.depth), args.threads)
 
 
 def retrieve(args) -> None:

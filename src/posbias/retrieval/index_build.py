@@ -23,7 +23,7 @@ from posbias.retrieval import faiss_index
 from posbias.retrieval.faiss_index import FaissSettings, IncrementalBuilder
 from posbias.retrieval.partial import PartialOutput
 from posbias.retrieval.vectors import CHUNK, count_documents, encode_collection, load_vectors
-from posbias.training.resume import fingerprint
+from posbias.settings import fingerprint
 
 log = logging.getLogger(__name__)
 

@@ -11,6 +11,7 @@ from posbias.errors import InputError
 from posbias.io import nonempty, read_queries, read_ranked_run, read_run, write_run
 from posbias.names import GIVEN
 from posbias.retrieval import bm25
+from posbias.retrieval.jobs import HybridJob
 
 log = logging.getLogger(__name__)
 
@@ -114,13 +115,13 @@ def _set_threads(threads: int) -> None:
     faiss.omp_set_num_threads(threads)
 
 
-def hybrid_retrieve(dense_index_dir: str, lucene_index_dir: str, queries: str, run: str, k: int, encoder: dict,
-                    weight: float, bm25_params: dict, tag: str, threads: int) -> None:
+def hybrid_retrieve(job: HybridJob, threads: int) -> None:
     """Dense k-NN candidates re-scored by the linear fusion of BM25 and cosine scores."""
     from posbias.retrieval.hybrid import hybrid_search
 
     _set_threads(threads)
-    texts = nonempty(read_queries(queries), queries, "queries")
-    fused = hybrid_search(texts, dense_index_dir, lucene_index_dir, encoder, k,
-                          bm25_params["k1"], bm25_params["b"], weight, threads)
-    write_run(run, fused, tag=tag)
+    texts = nonempty(read_queries(job.queries), job.queries, "queries")
+    retriever = job.retriever
+    fused = hybrid_search(texts, job.dense_index, job.lucene_index, retriever.encoder, job.depth,
+                          retriever.k1, retriever.b, retriever.weight, threads)
+    write_run(job.run, fused, tag=retriever.name)

@@ -33,7 +33,7 @@ from posbias.io import batched, iter_documents, numbered_lines, read_json
 from posbias.retrieval.dense import DenseEncoder
 from posbias.retrieval.encoder_settings import EncoderSettings
 from posbias.retrieval.partial import PartialOutput, file_identity
-from posbias.training.resume import fingerprint
+from posbias.settings import fingerprint
 
 log = logging.getLogger(__name__)
 

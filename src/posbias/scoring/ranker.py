@@ -39,7 +39,7 @@ class RankerScorer(Scorer):
     def __init__(self, ranker: ChunkRanker, tokenizer, batch_size: int = 32, device: str = "auto",
                  precision: str = "auto", tf32: bool = True, compile: bool = False, packing: str | bool = "auto",
                  progress: bool = True):
-        self.ranker, self.tokenizer = ranker, tokenizer
+        self.ranker, self.tokenizer, self.precision = ranker, tokenizer, precision
         self.device = pick_device(device)
         self.dtype = autocast_dtype(self.device, precision)
         self.matmuls = fp32_matmuls(self.device, self.dtype, tf32)

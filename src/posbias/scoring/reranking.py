@@ -10,16 +10,33 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
 from posbias.data.token_store import TokenStore
 from posbias.errors import InputError
 from posbias.io import atomic_write, nonempty, read_queries, read_run, write_run
-from posbias.scoring.ranker import RankerScorer, TokenPair
+
+if TYPE_CHECKING:
+    from posbias.scoring.ranker import RankerScorer, TokenPair
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Reranking:
+    """Query sets one ranker reranks: aligned lists of token stores, queries and candidates, where each run goes,
+    the runs' tag and how they are scored (the config's `rerank` section without its query sets: `batch_size`,
+    `device`, `precision`, `tf32`, `compile`, `packing`, the arguments of a `RankerScorer`)."""
+
+    tokens: list[str]
+    queries: list[str]
+    candidates: list[str]
+    runs: list[str]
+    tag: str
+    scoring: Mapping
 
 
 class _StoredPairs(Sequence):
@@ -31,11 +48,11 @@ class _StoredPairs(Sequence):
     def __len__(self) -> int:
         return len(self.numbers)
 
-    def __getitem__(self, i: int) -> TokenPair:
+    def __getitem__(self, i: int) -> "TokenPair":
         return self.query_ids[i], self.store.ids(self.numbers[i], self.limit)
 
 
-def rerank(scorer: RankerScorer, queries: dict[str, str], store: TokenStore, candidates: dict[str, dict[str, float]],
+def rerank(scorer: "RankerScorer", queries: dict[str, str], store: TokenStore, candidates: dict[str, dict[str, float]],
            source: str = "the candidates", memo: dict | None = None) -> tuple[dict[str, dict[str, float]], dict]:
     """A run with the scorer's score for every (query, candidate) pair, and how it was computed (`scorer.scoring()`,
     `pairs`, `scoring_seconds`). `source` names the candidates (their file) in errors: a query without text, a
@@ -97,21 +114,17 @@ def write_rerank_info(run: str, info: dict) -> None:
         out.write("\n")
 
 
-def rerank_with(ranker, tokenizer, tokens: list[str], queries: list[str], candidates: list[str], runs: list[str],
-                tag: str, scoring: dict, progress: bool = True, keep_qids: set[str] | None = None) -> None:
-    """Rerank each (token store, queries, candidates) triple into its run file (and `<run>.json`, how it was
-    scored). `scoring` is the config's `rerank` section without its query sets: `batch_size`, `device`
-    and `precision` (the backbone's autocast: auto, bf16, fp16 or fp32), `tf32`, `compile`, `packing`. `keep_qids`
-    limits the queries."""
-    settings = {"batch_size": 32, "device": "auto", "precision": "auto", **scoring}
-    scorer = RankerScorer(ranker, tokenizer, progress=progress, **settings)
+def rerank_with(scorer: "RankerScorer", reranking: Reranking, keep_qids: set[str] | None = None) -> None:
+    """Rerank each (token store, queries, candidates) triple of `reranking` into its run file (and `<run>.json`,
+    how it was scored) with `scorer` (built with `reranking.scoring`). `keep_qids` limits the queries."""
     memo: dict = {}  # one ranker's scores across the query sets (`rerank`)
-    for tokens_path, queries_path, candidates_path, run in zip(tokens, queries, candidates, runs, strict=True):
+    for tokens_path, queries_path, candidates_path, run in zip(reranking.tokens, reranking.queries,
+                                                                reranking.candidates, reranking.runs, strict=True):
         log.info("reranking %s", candidates_path)
         pool = nonempty(read_run(candidates_path), candidates_path, "candidates")
         if keep_qids is not None:
             pool = {q: scores for q, scores in pool.items() if q in keep_qids}
         with TokenStore(tokens_path) as store:
             scores, info = rerank(scorer, read_queries(queries_path), store, pool, source=candidates_path, memo=memo)
-        write_run(run, scores, tag=tag)
-        write_rerank_info(run, {**info, "candidates": candidates_path, "precision": settings["precision"]})
+        write_run(run, scores, tag=reranking.tag)
+        write_rerank_info(run, {**info, "candidates": candidates_path, "precision": scorer.precision})

@@ -116,7 +116,8 @@ def _recipe(job: dict):
 
 
 def finetune(args) -> None:
-    from posbias.training.jobs import FinetuneJob, Reranking
+    from posbias.scoring.reranking import Reranking
+    from posbias.training.jobs import FinetuneJob
     from posbias.training.steps import finetune_and_rerank
 
     config = read_config_object(args.config)

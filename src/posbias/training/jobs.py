@@ -3,12 +3,14 @@
 it from their own names (`snakemake.input`, the command's flags) in one place.
 
 A training job trains one model (`Recipe`) on one set of files (`TrainingSet`); the fine-tuned setting and the
-cross-validation folds also rerank with the model they trained (`Reranking`)."""
+cross-validation folds also rerank with the model they trained (`posbias.scoring.reranking.Reranking`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Mapping
+
+from posbias.scoring.reranking import Reranking
 
 
 @dataclass(frozen=True)
@@ -33,19 +35,6 @@ class TrainingSet:
 
     def files(self) -> dict[str, str]:
         return {"tokens": self.tokens, "queries": self.queries, "qrels": self.qrels, "candidates": self.candidates}
-
-
-@dataclass(frozen=True)
-class Reranking:
-    """Query sets a trained ranker reranks while it is in memory: aligned lists of token stores, queries and
-    candidates, where each run goes, the runs' tag and how they are scored (`rerank` without its query sets)."""
-
-    tokens: list[str]
-    queries: list[str]
-    candidates: list[str]
-    runs: list[str]
-    tag: str
-    scoring: Mapping
 
 
 @dataclass(frozen=True)

@@ -38,11 +38,12 @@ from posbias.rankers.base import ChunkRanker
 from posbias.rankers.chunking import ChunkBatch
 from posbias.rankers.compilation import compiled_backbone
 from posbias.rankers.packing import set_packing
+from posbias.settings import fingerprint
 from posbias.training.freezing import freeze_lower
 from posbias.training.loss import pairwise_margin_loss
 from posbias.training.prefetch import prepared_ahead
 from posbias.training.recipe import TrainingSettings
-from posbias.training.resume import Position, TrainingState, fingerprint
+from posbias.training.resume import Position, TrainingState
 from posbias.training.time_limit import JobTimeLimit
 from posbias.training.sampler import PairSampler
 

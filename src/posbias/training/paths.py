@@ -2,6 +2,7 @@
 model's checkpoint per seed, the fine-tuned checkpoints, and the folds' runs of a cross-validated query set. The
 functions fill a template's wildcards; the templates are what the rules match (`checkpoint("{model}", "{seed}")`)."""
 
+from posbias.outputs import benchmark_file
 
 MODELS = "results/models"
 
@@ -19,3 +20,14 @@ def finetuned_checkpoint(model: str, seed: int | str) -> str:
 def fold_run(queryset: str, model: str, seed: int | str, fold: int | str) -> str:
     """One fold's run of a cross-validated query set, before the folds are merged."""
     return f"results/runs-cv/{queryset}/{model}/seed{seed}/fold{fold}.run"
+
+
+def benchmark(rule: str, model: str, seed: int | str) -> str:
+    """The measured time and memory of a job that trains one model's seed (`rule`: train, finetune or
+    cross_validate_checkpoint)."""
+    return benchmark_file(rule, model, f"seed{seed}")
+
+
+def fold_benchmark(queryset: str, model: str, seed: int | str, fold: int | str) -> str:
+    """The measured time and memory of one fold's job of a cross-validated query set."""
+    return benchmark_file("cross_validate_fold", queryset, model, f"seed{seed}", f"fold{fold}")

@@ -14,8 +14,6 @@ a state with another fingerprint (a changed config) is discarded, never resumed.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import random
 import shutil
@@ -31,10 +29,6 @@ from posbias.rankers.checkpoint import tensor_bytes
 log = logging.getLogger(__name__)
 
 STATE_FILE = "state.pt"
-
-
-def fingerprint(**parts) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass

@@ -32,13 +32,13 @@ from posbias.io import atomic_write, iter_run, nonempty, read_folds, read_qrels,
 from posbias.provenance.identity import checkpoint_provenance
 from posbias.rankers.checkpoint import load_checkpoint, save_checkpoint
 from posbias.rankers.registry import pretrained_ranker
-from posbias.scoring.reranking import rerank_with
+from posbias.scoring.ranker import RankerScorer
+from posbias.scoring.reranking import Reranking, rerank_with
 from posbias.settings import from_section
-from posbias.training.jobs import (CheckpointFoldsJob, FinetuneJob, FoldJob, Recipe, Reranking, TrainingSet,
-                                   TrainJob)
+from posbias.training.jobs import CheckpointFoldsJob, FinetuneJob, FoldJob, Recipe, TrainingSet, TrainJob
 from posbias.training.loop import seed_everything, train
 from posbias.training.recipe import TrainingSettings
-from posbias.training.resume import fingerprint
+from posbias.settings import fingerprint
 from posbias.training.sampler import candidate_numbers
 
 log = logging.getLogger(__name__)
@@ -105,8 +105,7 @@ def train_model(job: TrainJob):
 
 def rerank_all(ranker, tokenizer, reranking: Reranking, progress: bool = True, keep_qids: set[str] | None = None):
     """Rerank each query set of `reranking` with a ranker in memory."""
-    rerank_with(ranker, tokenizer, reranking.tokens, reranking.queries, reranking.candidates, reranking.runs,
-                reranking.tag, dict(reranking.scoring), progress, keep_qids=keep_qids)
+    rerank_with(RankerScorer(ranker, tokenizer, progress=progress, **reranking.scoring), reranking, keep_qids)
 
 
 def finetune_and_rerank(job: FinetuneJob) -> None:

@@ -220,18 +220,13 @@ class PosbiasSystem:
         self.onednn = onednn  # False: the eager linear layers (`posbias.rankers.onednn` off), the "before"
 
     def __call__(self, candidates: dict):
-        from posbias.scoring import ranker
+        from posbias.scoring.ranker import RankerScorer
         from posbias.scoring.reranking import rerank
 
-        available = ranker.onednn_available
-        if not self.onednn:
-            ranker.onednn_available = lambda device, dtype: False
-        try:
-            scorer = ranker.RankerScorer(self.ranker, self.tokenizer, batch_size=self.args.batch_size,
-                                         device=self.args.device, precision=self.args.precision, progress=False)
-            run, info = rerank(scorer, self.data["queries"], self.store, candidates)
-        finally:
-            ranker.onednn_available = available
+        # onednn=False: the eager linear layers, the "before" of posbias.rankers.onednn
+        scorer = RankerScorer(self.ranker, self.tokenizer, batch_size=self.args.batch_size, device=self.args.device,
+                              precision=self.args.precision, onednn=self.onednn, progress=False)
+        run, info = rerank(scorer, self.data["queries"], self.store, candidates)
         synchronize(self.args.device)
         return info, run
 

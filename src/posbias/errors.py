@@ -6,7 +6,8 @@ it: `path:line: ...` for a line of a file, the flag, or the config key path (`mo
 with status 2; every other exception is a bug and keeps its traceback.
 
 It is a `ValueError`, so code that catches bad values keeps working. Readers raise `posbias.io.FormatError`
-for a malformed line and collection sources `posbias.data.sources.SourceError`; both are `InputError`s.
+for a malformed line, collection sources `posbias.data.sources.SourceError` and the config's checks (and the
+declarations they call) a `ConfigError`, whose message starts with the file or key; all are `InputError`s.
 
 An `InfrastructureError` is a fault of what a run stands on, not of its input: a disk that fills, a language-model
 server that keeps failing, a job stopped before its time limit. It is one line too, naming the path or the server

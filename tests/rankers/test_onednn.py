@@ -43,14 +43,14 @@ def test_gradients_fall_back_to_the_eager_product(tiny_backbone):
     assert all(p.grad is not None for p in backbone.encoder.layer[-1].intermediate.parameters())
 
 
-def test_rerank_scores_with_and_without_onednn_agree(tiny_backbone, tokenizer, token_store, monkeypatch):
+def test_rerank_scores_with_and_without_onednn_agree(tiny_backbone, tokenizer, token_store):
     torch.manual_seed(0)
     ranker = build_ranker("firstp", dict(backbone=tiny_backbone, max_query_tokens=6, chunk_tokens=8, stride=8,
                                          max_doc_tokens=8)).eval()
     store = token_store({"a": "short text", "b": " ".join(["a longer document"] * 4), "c": "zorvia capital"})
     queries, candidates = {"q": "capital of zorvia"}, {"q": {"a": 0, "b": 0, "c": 0}}
     fast, _ = rerank(RankerScorer(ranker, tokenizer, device="cpu", progress=False), queries, store, candidates)
-    monkeypatch.setattr("posbias.scoring.ranker.onednn_available", lambda device, dtype: False)
-    eager, _ = rerank(RankerScorer(ranker, tokenizer, device="cpu", progress=False), queries, store, candidates)
+    eager, _ = rerank(RankerScorer(ranker, tokenizer, device="cpu", onednn=False, progress=False), queries, store,
+                      candidates)
     assert all(abs(fast["q"][d] - eager["q"][d]) < 1e-5 for d in eager["q"])
     assert not any(isinstance(m, OneDNNLinear) for m in ranker.modules())

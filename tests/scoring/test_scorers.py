@@ -108,6 +108,10 @@ def test_a_checkpoint_scores_what_its_geometry_reads(tiny_backbone, tokenizer, t
     assert scorer.truncated([EVIDENCE, early]).tolist() == [False, True]
     # a batch's scores do not depend on the other pairs in it
     assert scorer.score([(QUERY, OTHERS[1])])[0] == pytest.approx(scores[2], abs=1e-5)
+    # the probes' checkpoint scorer keeps the eager linear layers (the study's reranking may take oneDNN's)
+    probe_scorer = build_scorer({"kind": "checkpoint", "model": "firstp", "device": "cpu"}, str(tmp_path / "ckpt"))
+    assert not probe_scorer.fused
+    assert probe_scorer.score([(QUERY, OTHERS[1])])[0] == pytest.approx(scores[2], abs=1e-5)
 
 
 def test_build_scorer_refuses_an_unknown_kind_and_a_checkpoint_without_a_directory():
@@ -133,7 +137,8 @@ def test_probe_encoders_score_in_fp32_unless_asked(tiny_backbone, monkeypatch):
 
 def test_a_checkpoint_scorer_scores_in_fp32_unless_asked(tiny_backbone, tokenizer, tmp_path, monkeypatch):
     """Every probe scorer, a trained checkpoint too, defaults to fp32 (config/paper/probes.yaml's
-    encoder_precision), also on a GPU where `precision: auto` would take bf16 autocast."""
+    encoder_precision), also on a GPU where `precision: auto` would take bf16 autocast; in full fp32 (no TF32) and
+    with the eager linear layers, as the probes always scored (the study's reranking takes both speed-ups)."""
     import posbias.scoring.ranker
     from posbias.rankers.checkpoint import save_checkpoint
     from posbias.rankers.registry import build_ranker
@@ -141,11 +146,12 @@ def test_a_checkpoint_scorer_scores_in_fp32_unless_asked(tiny_backbone, tokenize
     save_checkpoint(build_ranker("firstp", {"backbone": tiny_backbone, "max_query_tokens": 8, "chunk_tokens": 12,
                                             "stride": 12, "max_doc_tokens": 12}), tokenizer, str(tmp_path / "ckpt"))
     monkeypatch.setattr(posbias.scoring.ranker, "pick_device", lambda device: torch.device("cuda"))
-    monkeypatch.setattr(posbias.scoring.ranker, "fp32_matmuls", lambda *args: None)  # leave torch's flags alone
     monkeypatch.setattr(torch.nn.Module, "to", lambda self, *args, **kwargs: self)  # no GPU here: stay put
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *args, **kwargs: True)
     checkpoint = {"kind": "checkpoint", "model": "firstp"}
-    assert build_scorer(checkpoint, str(tmp_path / "ckpt")).dtype is None
+    scorer = build_scorer(checkpoint, str(tmp_path / "ckpt"))
+    assert scorer.dtype is None and scorer.matmuls == "ieee" and not scorer.fused
+    assert not torch.backends.cuda.matmul.allow_tf32
     assert build_scorer({**checkpoint, "precision": "auto"}, str(tmp_path / "ckpt")).dtype == torch.bfloat16
     from posbias.config import load_config
 

@@ -159,7 +159,8 @@ class Audit:
         return canonical(merged)
 
     def job(self, name: str) -> dict:
-        """What `posbias audit --config ... --name` and rule audit_battery pass to `posbias.audit.steps.audit`."""
+        """What `posbias audit --config ... --name` and rule audit_battery put in the `posbias.audit.jobs.AuditJob` they
+        pass to `posbias.audit.steps.audit`."""
         if name not in self.data.get("models", {}):
             from posbias.errors import InputError
 

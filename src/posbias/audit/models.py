@@ -56,7 +56,8 @@ def load_pair_model(ref: ModelRef, cache_dir: str, cache_mode: str, device: str 
         from posbias.scoring.ranker import RankerScorer
 
         return RankerScorer.from_checkpoint(str(_local_directory(ref, required=True)), device=device,
-                                            batch_size=options.get("batch_size", 32), precision="fp32")
+                                            batch_size=options.get("batch_size", 32), precision="fp32", tf32=False,
+                                            onednn=False)  # as the probes score a checkpoint (RankerScorer)
     if ref.kind == "llm-ranker":
         from posbias.scoring.llm_ranker import PointwiseLLM
 

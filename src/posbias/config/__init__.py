@@ -2,7 +2,8 @@
 assembled from the sections' fragments, derived and cross-checked section by section.
 
 - `loader`: reading, `base:` layering, overrides, the assembled schema (`schema()`), validation and `prepare`;
-- `section`: what a section declares (key, schema fragment, check, derive, accessor) and `ConfigError`;
+- `section`: what a section declares (key, schema fragment, check, derive, accessor); `ConfigError` is
+  `posbias.errors`' (declarations elsewhere raise it too), re-exported here;
 - `registry`: the one list of stages and of section modules;
 - `prepared`: the `Config` a workflow or command holds (`CFG.<section>`);
 - `canonical`: job params in a form that only a changed value changes;

@@ -13,8 +13,8 @@ import logging
 import torch
 
 from posbias.io import nonempty, read_documents, read_queries, read_run, write_run
+from posbias.rankers.checkpoint import load_checkpoint
 from posbias.rankers.registry import pretrained_ranker
-from posbias.scoring.ranker import RankerScorer
 from posbias.scoring.reranking import Reranking, rerank_with, write_rerank_info
 from posbias.training.loop import seed_everything
 
@@ -27,7 +27,7 @@ def rerank_pretrained(model: dict, reranking: Reranking, threads: int, progress:
     torch.set_num_threads(threads)
     seed_everything(0)  # a ranker with a freshly initialised head would depend on it; the bi-encoder has none
     ranker, tokenizer = pretrained_ranker(model)
-    rerank_with(RankerScorer(ranker, tokenizer, progress=progress, **reranking.scoring), reranking)
+    rerank_with(reranking.scorer(ranker, tokenizer, progress), reranking)
 
 
 def rerank_candidates(checkpoint: str, reranking: Reranking, threads: int, progress: bool = True) -> None:
@@ -37,7 +37,7 @@ def rerank_candidates(checkpoint: str, reranking: Reranking, threads: int, progr
 
     pick_device(reranking.scoring.get("device", "auto"))  # a missing GPU stops the job before anything loads
     torch.set_num_threads(threads)
-    rerank_with(RankerScorer.from_checkpoint(checkpoint, progress=progress, **reranking.scoring), reranking)
+    rerank_with(reranking.scorer(*load_checkpoint(checkpoint), progress), reranking)
 
 
 def rerank_listwise(args: dict, llm: dict, cache: dict, docs: str, queries: str, candidates: str, run: str,

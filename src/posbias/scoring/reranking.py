@@ -38,6 +38,12 @@ class Reranking:
     tag: str
     scoring: Mapping
 
+    def scorer(self, ranker, tokenizer, progress: bool = True) -> "RankerScorer":
+        """The scorer these query sets are reranked with: `ranker` as `scoring` says."""
+        from posbias.scoring.ranker import RankerScorer
+
+        return RankerScorer(ranker, tokenizer, progress=progress, **self.scoring)
+
 
 class _StoredPairs(Sequence):
     """(query token ids, document token ids) pairs whose documents are read from the token store when asked for."""
@@ -54,7 +60,7 @@ class _StoredPairs(Sequence):
 
 def rerank(scorer: "RankerScorer", queries: dict[str, str], store: TokenStore, candidates: dict[str, dict[str, float]],
            source: str = "the candidates", memo: dict | None = None) -> tuple[dict[str, dict[str, float]], dict]:
-    """A run with the scorer's score for every (query, candidate) pair, and how it was computed (`scorer.scoring()`,
+    """A run with the scorer's score for every (query, candidate) pair, and how it was computed (`scorer.run_info()`,
     `pairs`, `scoring_seconds`). `source` names the candidates (their file) in errors: a query without text, a
     document not in the store. `memo`, shared by the calls of one ranker, holds the scores by (query text, the
     document's token ids as the ranker reads them): a pair another query set already scored is taken from it (the
@@ -97,7 +103,7 @@ def rerank(scorer: "RankerScorer", queries: dict[str, str], store: TokenStore, c
     for q, d in wanted:
         run[q][d] = pair_scores[by_text[queries[q]], d]
     reused = len(scored) - len(order)
-    info = {**scorer.scoring(), "pairs": len(wanted), "scoring_seconds": round(scorer.seconds - seconds_before, 4),
+    info = {**scorer.run_info(), "pairs": len(wanted), "scoring_seconds": round(scorer.seconds - seconds_before, 4),
             **({"scored_pairs": len(order)} if len(order) < len(wanted) else {}),
             **({"reused_pairs": reused} if reused else {})}
     log.info("reranked %d pairs of %d queries with %s on %s (backbone autocast %s, head fp32)%s%s", len(wanted),
@@ -116,7 +122,7 @@ def write_rerank_info(run: str, info: dict) -> None:
 
 def rerank_with(scorer: "RankerScorer", reranking: Reranking, keep_qids: set[str] | None = None) -> None:
     """Rerank each (token store, queries, candidates) triple of `reranking` into its run file (and `<run>.json`,
-    how it was scored) with `scorer` (built with `reranking.scoring`). `keep_qids` limits the queries."""
+    how it was scored) with `scorer` (`reranking.scorer(...)`). `keep_qids` limits the queries."""
     memo: dict = {}  # one ranker's scores across the query sets (`rerank`)
     for tokens_path, queries_path, candidates_path, run in zip(reranking.tokens, reranking.queries,
                                                                 reranking.candidates, reranking.runs, strict=True):

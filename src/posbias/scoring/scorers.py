@@ -109,5 +109,7 @@ def build_scorer(spec: Mapping, checkpoint: str | None = None) -> Scorer:
             raise InputError("probes.scorers: a checkpoint scorer needs the checkpoint directory of its model")
         from posbias.scoring.ranker import RankerScorer
 
-        return RankerScorer.from_checkpoint(checkpoint, **{"precision": "fp32", **options})  # as every probe scorer
+        # full fp32, eager linear layers, as every probe scorer (RankerScorer's docstring)
+        return RankerScorer.from_checkpoint(checkpoint, **{"precision": "fp32", "tf32": False, "onednn": False,
+                                                           **options})
     raise InputError(f"probes.scorers: kind must be one of {KINDS}, got {kind!r}")

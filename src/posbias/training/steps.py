@@ -32,13 +32,11 @@ from posbias.io import atomic_write, iter_run, nonempty, read_folds, read_qrels,
 from posbias.provenance.identity import checkpoint_provenance
 from posbias.rankers.checkpoint import load_checkpoint, save_checkpoint
 from posbias.rankers.registry import pretrained_ranker
-from posbias.scoring.ranker import RankerScorer
 from posbias.scoring.reranking import Reranking, rerank_with
-from posbias.settings import from_section
+from posbias.settings import fingerprint, from_section
 from posbias.training.jobs import CheckpointFoldsJob, FinetuneJob, FoldJob, Recipe, TrainingSet, TrainJob
 from posbias.training.loop import seed_everything, train
 from posbias.training.recipe import TrainingSettings
-from posbias.settings import fingerprint
 from posbias.training.sampler import candidate_numbers
 
 log = logging.getLogger(__name__)
@@ -105,7 +103,7 @@ def train_model(job: TrainJob):
 
 def rerank_all(ranker, tokenizer, reranking: Reranking, progress: bool = True, keep_qids: set[str] | None = None):
     """Rerank each query set of `reranking` with a ranker in memory."""
-    rerank_with(RankerScorer(ranker, tokenizer, progress=progress, **reranking.scoring), reranking, keep_qids)
+    rerank_with(reranking.scorer(ranker, tokenizer, progress), reranking, keep_qids)
 
 
 def finetune_and_rerank(job: FinetuneJob) -> None:
@@ -136,7 +134,7 @@ def finetune_job(init_checkpoint: str, inputs, outputs, params, scoring: dict, t
 
 def cross_validate_fold(job: FoldJob) -> None:
     """Fine-tune on every fold but `job.fold`, then rerank only that fold's queries (`job.scoring`: see
-    `rerank_with`). The fold's training state is kept beside its run until the run is written."""
+    `posbias.scoring.reranking.Reranking`). The fold's training state is kept beside its run until the run is written."""
     assignment = read_folds(job.folds)
     held_out = {q for q, f in assignment.items() if f == job.fold}
     if not held_out:

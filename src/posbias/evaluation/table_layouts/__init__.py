@@ -27,7 +27,8 @@ def with_layouts(schema: dict) -> dict:
     for layout in LAYOUTS.values():
         schema["$defs"][schema_name(layout.name)] = yaml.safe_load(layout.schema.read_text(encoding="utf-8"))
     model_table = schema["properties"]["tables"]["additionalProperties"]
-    model_table["properties"]["layout"] = {"enum": list(LAYOUTS), "description": "which model table layout it has"}
+    described = "; ".join(f"{name}: {layout.description}" for name, layout in LAYOUTS.items())
+    model_table["properties"]["layout"] = {"enum": list(LAYOUTS), "description": f"which layout it has ({described})"}
     model_table["allOf"] = [{"if": {"properties": {"layout": {"const": name}}},
                              "then": {"$ref": f"#/$defs/{schema_name(name)}"}} for name in LAYOUTS]
     return schema

@@ -1,11 +1,12 @@
 """Snakemake entry: build FarRelevant documents from a passage collection."""
 from pathlib import Path
 
-from posbias.logs import job_log
+from posbias.farrelevant.jobs import FarRelevantJob
 from posbias.farrelevant.steps import build_farrelevant
+from posbias.logs import job_log
 
 with job_log(snakemake.log[0]):
-    build_farrelevant(snakemake.input.passages, snakemake.input.queries, snakemake.input.qrels,
-                      snakemake.params.settings, snakemake.params.tokenizer,
-                      out_dir=str(Path(snakemake.output.docs).parent), queryset=snakemake.params.queryset,
-                      train_queryset=snakemake.params.train_queryset, negatives=snakemake.input.negatives)
+    i, p = snakemake.input, snakemake.params
+    build_farrelevant(FarRelevantJob(i.passages, i.queries, i.qrels, p.settings, p.tokenizer,
+                                     str(Path(snakemake.output.docs).parent), p.queryset, p.train_queryset,
+                                     i.negatives))

@@ -1,8 +1,9 @@
 """Snakemake entry: Table 4 (FarRelevant, zero-shot and fine-tuned) as LaTeX, CSV, Markdown and HTML."""
+from posbias.evaluation.jobs import TableJob
+from posbias.evaluation.report import TABLE4_LABEL, table4
 from posbias.logs import job_log
-from posbias.evaluation.report import table4
 
 with job_log(snakemake.log[0]):
-    p = snakemake.params
-    table4(list(snakemake.input.averaged), list(snakemake.input.finetuned), p.spec, p.models, p.external,
-           p.querysets, p.n_seeds, p.statistics, dict(snakemake.output.items()))
+    outputs = dict(snakemake.output.items())
+    table4(TableJob.from_params(snakemake.input.averaged, snakemake.params, TABLE4_LABEL, outputs,
+                                snakemake.input.finetuned))

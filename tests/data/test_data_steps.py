@@ -3,6 +3,7 @@
 from posbias.backbones import token_counter
 from posbias.io import read_documents, read_qrels, read_queries
 from posbias.data.steps import generate_synthetic
+from posbias.farrelevant.jobs import FarRelevantJob
 from posbias.farrelevant.steps import build_farrelevant
 
 SETTINGS = dict(seed=3, n_entities=60, n_train_queries=20, n_dev_queries=6, n_test_queries=4,
@@ -18,10 +19,10 @@ def test_generate_then_build_farrelevant(tmp_path, capsys):
         assert set(qrels) == set(read_queries(tmp_path / "syn" / "queries" / f"{name}.tsv"))
         assert all(doc in docs for judged in qrels.values() for doc in judged)
     far = tmp_path / "far"
-    build_farrelevant(str(tmp_path / "pas" / "docs.jsonl"), str(tmp_path / "pas" / "queries" / "farrelevant.tsv"),
-                      str(tmp_path / "pas" / "qrels" / "farrelevant.txt"),
-                      {"seed": 1, "n_queries": 10, "first_window": 16, "max_doc_tokens": 48}, "whitespace",
-                      str(far), "farrelevant")
+    build_farrelevant(FarRelevantJob(
+        str(tmp_path / "pas" / "docs.jsonl"), str(tmp_path / "pas" / "queries" / "farrelevant.tsv"),
+        str(tmp_path / "pas" / "qrels" / "farrelevant.txt"),
+        {"seed": 1, "n_queries": 10, "first_window": 16, "max_doc_tokens": 48}, "whitespace", str(far), "farrelevant"))
     far_docs = read_documents(far / "docs.jsonl")
     qrels = read_qrels(far / "qrels" / "farrelevant.txt")
     assert len(far_docs) == 30 and len(qrels) == 10  # a corpus for every query, a test set of ten
@@ -46,10 +47,11 @@ def test_farrelevant_hard_negatives_join_its_corpus_unjudged(tmp_path):
     negatives = read_documents(tmp_path / "pas" / "negatives.jsonl")
     assert len(negatives) == 2 * 30
     far = tmp_path / "far"
-    build_farrelevant(str(tmp_path / "pas" / "docs.jsonl"), str(tmp_path / "pas" / "queries" / "farrelevant.tsv"),
-                      str(tmp_path / "pas" / "qrels" / "farrelevant.txt"),
-                      {"seed": 1, "n_queries": 10, "first_window": 16, "max_doc_tokens": 48}, "whitespace",
-                      str(far), "farrelevant", negatives=str(tmp_path / "pas" / "negatives.jsonl"))
+    build_farrelevant(FarRelevantJob(
+        str(tmp_path / "pas" / "docs.jsonl"), str(tmp_path / "pas" / "queries" / "farrelevant.tsv"),
+        str(tmp_path / "pas" / "qrels" / "farrelevant.txt"),
+        {"seed": 1, "n_queries": 10, "first_window": 16, "max_doc_tokens": 48}, "whitespace", str(far), "farrelevant",
+        negatives=str(tmp_path / "pas" / "negatives.jsonl")))
     far_docs = read_documents(far / "docs.jsonl")
     judged = {doc for per_query in read_qrels(far / "qrels" / "farrelevant.txt").values() for doc in per_query}
     assert len(far_docs) == 30 + 60

@@ -11,7 +11,8 @@ import pytest
 
 from posbias.data.statistics import write_statistics
 from posbias.io import write_qrels
-from posbias.evaluation.report import (ablation_table, baseline_table, dataset_tables, debias_table,
+from posbias.evaluation.jobs import TableJob
+from posbias.evaluation.report import (TABLE4_LABEL, ablation_table, baseline_table, dataset_tables, debias_table,
                                        first_stage_table, model_table, outcome_table, table4)
 
 QUERYSET = "msmarco_dev"  # an underscore, as real query set names have
@@ -57,15 +58,16 @@ def write_every_table(tmp_path) -> list:
             "reference_rows": [{"label": "Zhang_et al. & co", "source": "Tab. 5 #2", "values": {"dl_19 nDCG@10": 0.5}}]}
     external = {"their_run": {"label": r"Their_run \back", "baseline": "firstp", "querysets": [QUERYSET]}}
     querysets = {QUERYSET: {"alpha": 0.05}, "dl_19": {"alpha": 0.01}}
-    baseline_table([str(averaged)], spec, MODELS, external, querysets, 3, STATISTICS, "tab:table_1",
-                   outputs(tmp_path, "table1"))
+    baseline_table(TableJob([str(averaged)], spec, MODELS, external, querysets, 3, STATISTICS, "tab:table_1",
+                            outputs(tmp_path, "table1")))
 
-    ablation_table([str(averaged)], {"models": ["firstp", "maxp"], "reference": "firstp", "caption": "k_1 & chunks",
-                                     "columns": spec["columns"]}, MODELS, {}, querysets, 3, STATISTICS, "tab:table_6",
-                   outputs(tmp_path, "table6"))
+    ablation = {"models": ["firstp", "maxp"], "reference": "firstp", "caption": "k_1 & chunks",
+                "columns": spec["columns"]}
+    ablation_table(TableJob([str(averaged)], ablation, MODELS, {}, querysets, 3, STATISTICS, "tab:table_6",
+                            outputs(tmp_path, "table6")))
     debiased = {**MODELS, "sump": {**MODELS["sump"], "debiased_from": "maxp"}}
-    debias_table([str(averaged)], {"models": ["sump"], "columns": spec["columns"]}, debiased, {}, querysets, 3,
-                 STATISTICS, "tab:table_2", outputs(tmp_path, "table2"))
+    debias_table(TableJob([str(averaged)], {"models": ["sump"], "columns": spec["columns"]}, debiased, {}, querysets, 3,
+                          STATISTICS, "tab:table_2", outputs(tmp_path, "table2")))
 
     finetuned = tmp_path / "finetuned.parquet"
     per_query(["retriever", "random", *MODELS]).to_parquet(finetuned)
@@ -73,8 +75,8 @@ def write_every_table(tmp_path) -> list:
              "retriever_label": "BM25 (k_1 = 0.9)",
              "columns": [{"queryset": QUERYSET, "metric": "nDCG@10"},
                          {"queryset": QUERYSET, "metric": "nDCG@10", "setting": "fine-tuned"}]}
-    table4([str(averaged)], [str(finetuned)], spec4, MODELS, {}, querysets, 3, STATISTICS,
-           outputs(tmp_path, "table4"))
+    table4(TableJob([str(averaged)], spec4, MODELS, {}, querysets, 3, STATISTICS, TABLE4_LABEL,
+                    outputs(tmp_path, "table4"), [str(finetuned)]))
 
     first_stage = tmp_path / "first_stage.parquet"
     per_query(["bm25_k1", "dense_&_co"], metrics=("R@100",)).to_parquet(first_stage)
@@ -208,8 +210,8 @@ def test_the_efficiency_figure_puts_each_ranker_at_its_relative_time_and_average
     per_query(["retriever", "firstp", "maxp", "sump"]).to_parquet(averaged)
     spec = {"models": ["firstp", "maxp", "sump"], "retriever_label": "BM25",
             "columns": [{"queryset": QUERYSET, "metric": "RR@10"}, {"queryset": QUERYSET, "metric": "nDCG@10"}]}
-    baseline_table([str(averaged)], spec, MODELS, {}, {QUERYSET: {"alpha": 0.05}}, 2, STATISTICS, "tab:t1",
-                   outputs(tmp_path, "table1"))
+    baseline_table(TableJob([str(averaged)], spec, MODELS, {}, {QUERYSET: {"alpha": 0.05}}, 2, STATISTICS, "tab:t1",
+                            outputs(tmp_path, "table1")))
     seconds = {"firstp": (1.0, 3.0), "maxp": (4.0, 8.0), "sump": (2.0, 2.0)}  # per seed, on the one query set
     runs, infos = [], []
     for model, per_seed in seconds.items():
@@ -239,8 +241,8 @@ def test_captions_name_the_excluded_seeds_and_the_zero_shot_rows(tmp_path):
              "retriever_label": "BM25", "columns": [{"queryset": QUERYSET, "metric": "nDCG@10"},
                                                     {"queryset": QUERYSET, "metric": "nDCG@10",
                                                      "setting": "fine-tuned"}]}
-    table4([str(averaged)], [str(finetuned)], spec4, models, {}, {QUERYSET: {"alpha": 0.05}}, 1, STATISTICS,
-           outputs(tmp_path, "table4"))
+    table4(TableJob([str(averaged)], spec4, models, {}, {QUERYSET: {"alpha": 0.05}}, 1, STATISTICS, TABLE4_LABEL,
+                    outputs(tmp_path, "table4"), [str(finetuned)]))
     text = (tmp_path / "table4.md").read_text()
     assert "averaged over 1 seed;" in text
     assert "never trained, one run each: E5 (N/A where fine-tuned)" in text
@@ -253,8 +255,9 @@ def test_the_debiasing_table_shows_each_model_under_its_original_with_the_gain_o
     per_query(["retriever", "maxp", "sump"]).to_parquet(averaged)
     models = {"maxp": {"label": "MaxP", "baseline": "firstp"},
               "sump": {"label": "MaxP (de-biased)", "baseline": "firstp", "debiased_from": "maxp"}}
-    debias_table([str(averaged)], {"models": ["sump"], "columns": [{"queryset": QUERYSET, "metric": "RR@10"}]},
-                 models, {}, {QUERYSET: {"alpha": 0.05}}, 2, STATISTICS, "tab:table2", outputs(tmp_path, "table2"))
+    spec = {"models": ["sump"], "columns": [{"queryset": QUERYSET, "metric": "RR@10"}]}
+    debias_table(TableJob([str(averaged)], spec, models, {}, {QUERYSET: {"alpha": 0.05}}, 2, STATISTICS, "tab:table2",
+                          outputs(tmp_path, "table2")))
     frame = pd.read_csv(tmp_path / "table2.csv")
     assert list(frame["system"]) == ["retriever", "maxp", "sump"]
     mean = per_query(["retriever", "maxp", "sump"]).query("metric == 'RR@10'").groupby("system")["value"].mean()
@@ -272,8 +275,9 @@ def test_published_rows_show_their_typed_values_and_take_no_part_in_gains_or_tes
             "columns": [{"queryset": QUERYSET, "metric": "RR@10", "header": "dev"},
                         {"queryset": QUERYSET, "metric": "nDCG@10", "header": "DL"}],
             "reference_rows": [{"label": "Li et al. 2024", "source": "their Table 3", "values": {"DL": 0.612}}]}
-    baseline_table([str(averaged)], spec, {m: MODELS[m] for m in ("firstp", "maxp")}, {}, {QUERYSET: {"alpha": 0.05}},
-                   1, STATISTICS, "tab:table5", outputs(tmp_path, "table5"))
+    shown = {m: MODELS[m] for m in ("firstp", "maxp")}
+    baseline_table(TableJob([str(averaged)], spec, shown, {}, {QUERYSET: {"alpha": 0.05}}, 1, STATISTICS, "tab:table5",
+                            outputs(tmp_path, "table5")))
     frame = pd.read_csv(tmp_path / "table5.csv")
     published = frame[frame["published"]]
     assert list(published["label"]) == ["Li et al. 2024 (published)"] * 2
@@ -290,8 +294,8 @@ def test_the_ablation_table_computes_gains_and_tests_against_its_reference_varia
     per_query(["retriever", "firstp", "maxp", "sump"]).to_parquet(averaged)
     spec = {"models": ["maxp", "firstp", "sump"], "reference": "maxp", "caption": "PARADE Attn with k chunks",
             "columns": [{"queryset": QUERYSET, "metric": "RR@10"}]}
-    ablation_table([str(averaged)], spec, MODELS, {}, {QUERYSET: {"alpha": 0.05}}, 3, STATISTICS, "tab:table6",
-                   outputs(tmp_path, "table6"))
+    ablation_table(TableJob([str(averaged)], spec, MODELS, {}, {QUERYSET: {"alpha": 0.05}}, 3, STATISTICS, "tab:table6",
+                            outputs(tmp_path, "table6")))
     frame = pd.read_csv(tmp_path / "table6.csv").set_index("system")
     assert list(frame.index) == ["retriever", "maxp", "firstp", "sump"]
     assert frame.loc["maxp", "gain_over"] != frame.loc["maxp", "gain_over"]  # NaN: the reference has no gain
@@ -306,10 +310,10 @@ def test_a_model_table_is_written_in_the_layout_it_declares(tmp_path):
     per_query(["retriever", "firstp", "maxp", "sump"]).to_parquet(averaged)
     spec = {"models": ["maxp", "firstp", "sump"], "reference": "maxp", "caption": "PARADE Attn with k chunks",
             "columns": [{"queryset": QUERYSET, "metric": "RR@10"}]}
-    ablation_table([str(averaged)], spec, MODELS, {}, {QUERYSET: {"alpha": 0.05}}, 3, STATISTICS, "tab:t",
-                   outputs(tmp_path / "direct", "t"))
-    model_table([str(averaged)], {**spec, "layout": "ablation"}, MODELS, {}, {QUERYSET: {"alpha": 0.05}}, 3,
-                STATISTICS, "tab:t", outputs(tmp_path / "declared", "t"))
+    ablation_table(TableJob([str(averaged)], spec, MODELS, {}, {QUERYSET: {"alpha": 0.05}}, 3, STATISTICS, "tab:t",
+                            outputs(tmp_path / "direct", "t")))
+    model_table(TableJob([str(averaged)], {**spec, "layout": "ablation"}, MODELS, {}, {QUERYSET: {"alpha": 0.05}}, 3,
+                         STATISTICS, "tab:t", outputs(tmp_path / "declared", "t")))
     for fmt in ("tex", "csv", "md", "html"):
         assert (tmp_path / "declared" / f"t.{fmt}").read_bytes() == (tmp_path / "direct" / f"t.{fmt}").read_bytes()
 
@@ -347,8 +351,8 @@ def test_table4_gains_each_row_over_its_own_maxp_as_the_study_computes_them(tmp_
              "retriever_label": "BM25", "columns": [{"queryset": QUERYSET, "metric": "RR", "header": "zero-shot"},
                                                     {"queryset": QUERYSET, "metric": "RR", "header": "fine-tuned",
                                                      "setting": "fine-tuned"}]}
-    table4([str(averaged)], [str(finetuned)], spec4, models, {}, {QUERYSET: {"alpha": 0.01}}, 1, STATISTICS,
-           outputs(tmp_path, "table4"))
+    table4(TableJob([str(averaged)], spec4, models, {}, {QUERYSET: {"alpha": 0.01}}, 1, STATISTICS, TABLE4_LABEL,
+                    outputs(tmp_path, "table4"), [str(finetuned)]))
     table = pd.read_csv(tmp_path / "table4.csv").set_index(["system", "setting"])
     assert round(100 * table.loc[("parade_transf_rand_electra", "zero-shot"), "gain"], 1) == -30.2
     gain = table.loc[("parade_attn_electra", "fine-tuned"), "gain"]

@@ -17,9 +17,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_study_layouts_come_first_and_each_loads_its_writer_and_check():
     assert list(LAYOUTS)[:3] == ["baseline", "debias", "ablation"]
-    writer = list(inspect.signature(report.model_table).parameters)
+    assert list(inspect.signature(report.model_table).parameters) == ["job"]  # a TableJob
     for name, layout in LAYOUTS.items():
-        assert list(inspect.signature(load(layout.write)).parameters) == writer, name
+        assert list(inspect.signature(load(layout.write)).parameters) == ["job"], name
         if layout.check:
             assert list(inspect.signature(load(layout.check)).parameters) == ["table", "spec", "cfg"], name
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 
 from posbias.provenance.hashing import config_hash
+from posbias.provenance.jobs import ManifestJob
 from posbias.provenance.manifest import build_manifest, write_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,10 +54,11 @@ def test_the_manifest_covers_every_result_with_its_hash_and_the_checkpoints_and_
     big.write_bytes(b"\x00" * 100)
     monkeypatch.setattr("posbias.provenance.manifest.HASH_MAX_BYTES", 50)  # where file_record looks it up
     llms = {"gpt": {"backend": "openai_chat", "model": "gpt-4o", "wrapper": "messages"}}
-    manifest = write_manifest("results/provenance.json", "results/provenance.html", "results", "results",
-                              "f" * 64, {"offline:all-MiniLM-L6-v2": ["models.maxp.args.backbone"]}, llms,
-                              departures={"bm25": {"paper": "Anserini's BM25", "here": "Lucene defaults",
-                                                   "why": "no tuning data", "option": "retrievers.bm25"}})
+    manifest = write_manifest(ManifestJob(
+        "results/provenance.json", "results/provenance.html", "results", "results", "f" * 64,
+        {"offline:all-MiniLM-L6-v2": ["models.maxp.args.backbone"]}, llms,
+        departures={"bm25": {"paper": "Anserini's BM25", "here": "Lucene defaults", "why": "no tuning data",
+                             "option": "retrievers.bm25"}}))
     files = {f["path"]: f for f in manifest["files"]}
     assert set(files) == {"results/table1.tex", "results/figures/sweep.png", "results/models/maxp/seed1/ranker.json",
                           "results/models/maxp/seed1/provenance.json", "results/models/firstp/seed1/ranker.json",
@@ -109,8 +111,8 @@ def test_the_cli_prints_the_environment_and_a_configs_hash(capsys):
 def test_a_config_without_departures_says_so_on_the_page_instead_of_an_empty_table(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     write_results(Path("results"))
-    write_manifest("results/provenance.json", "results/provenance.html", "results", "results", "f" * 64,
-                   {}, {}, departures={})
+    write_manifest(ManifestJob("results/provenance.json", "results/provenance.html", "results", "results", "f" * 64,
+                               {}, {}, departures={}))
     page = Path("results/provenance.html").read_text()
     assert "none listed" in page and "config/paper/" in page
 

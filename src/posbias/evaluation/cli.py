@@ -367,7 +367,8 @@ def combine_seeds(args) -> None:
 
 
 def model_table(args) -> None:
-    from posbias.evaluation.report import model_table as write_model_table, table4
+    from posbias.evaluation.jobs import TableJob
+    from posbias.evaluation.report import TABLE4_LABEL, model_table as write_model_table, table4
 
     config = read_config_object(args.config)
     known = ["table4", *config.tables.of_layout()] if "table4" in config.tables else config.tables.of_layout()
@@ -375,17 +376,16 @@ def model_table(args) -> None:
         raise InputError(f"--name {args.name}: not a model table of {args.config} (its model tables: "
                          f"{', '.join(known) or 'none'})")
     outputs = outputs_of(args.out, args.name)
-    job = config.tables.params(args.name)
-    common = (job["spec"], job["models"], job["external"], job["querysets"], job["n_seeds"], job["statistics"])
+    params = config.tables.params(args.name)
     if args.name == "table4":
         if config.tables.querysets("table4", setting="fine-tuned") and not args.finetuned:
             raise InputError(f"--finetuned: table4 of {args.config} has a fine-tuned column; give its query sets' "
                              f"seed_averaged.parquet")
-        table4(args.averaged, args.finetuned or [], *common, outputs)
+        table4(TableJob.from_params(args.averaged, params, TABLE4_LABEL, outputs, args.finetuned or []))
     else:
         if args.finetuned:
             raise InputError(f"--finetuned: only table4 reads fine-tuned values, not {args.name}")
-        write_model_table(args.averaged, *common, f"tab:{args.name}", outputs)
+        write_model_table(TableJob.from_params(args.averaged, params, f"tab:{args.name}", outputs))
 
 
 def outcomes(args) -> None:

@@ -16,6 +16,7 @@ import pandas as pd
 
 from posbias.data import statistics as stats
 from posbias.io import read_json, read_qrels
+from posbias.evaluation.jobs import TableJob
 from posbias.evaluation.table_layouts import LAYOUTS
 from posbias.names import RANDOM, RETRIEVER
 from posbias.plugins import load
@@ -86,10 +87,11 @@ def _external_rows(external: dict, columns: list[Column], gain_over=lambda spec:
     return rows
 
 
-def baseline_table(averaged: list[str], spec: dict, models: dict, external: dict, querysets: dict, n_seeds: int,
-                   statistics: dict, label: str, outputs: dict) -> None:
+def baseline_table(job: TableJob) -> None:
     """Tables 1, 7 and 8: long-document rankers against their FirstP baselines."""
-    per_query = _read_values(averaged)
+    spec, models, n_seeds = job.spec, job.models, job.n_seeds
+    per_query = _read_values(job.averaged)
+    querysets, statistics, external = job.querysets, job.statistics, job.external
     columns = _columns(spec["columns"], querysets)
     significance = Significance.from_config(statistics)
     rows = [Row(RETRIEVER, spec["retriever_label"])]
@@ -99,7 +101,7 @@ def baseline_table(averaged: list[str], spec: dict, models: dict, external: dict
                  not_run=_not_run(models[m])) for m in spec["models"] if m not in baselines]
     rows += _external_rows(external, columns)
     rows += _published_rows(spec)
-    table = build_table(per_query, rows, columns, significance, name=label)
+    table = build_table(per_query, rows, columns, significance, name=job.label)
     zero_shot = _zero_shot_labels(models, spec["models"])
     zero_shot_text = (f" Zero-shot rankers ({', '.join(zero_shot)}) are never trained: one run each." if zero_shot
                       else "")
@@ -108,7 +110,7 @@ def baseline_table(averaged: list[str], spec: dict, models: dict, external: dict
                f"superscript a: significant difference from that baseline.{zero_shot_text}"
                f"{_not_run_note(models, spec['models'])}{_selection_note(models, spec['models'])}"
                f"{_published_note(spec)} {significance_note(table, columns, significance)}")
-    _write_table(table, columns, caption, label, outputs)
+    _write_table(table, columns, caption, job.label, job.outputs)
 
 
 def _published_rows(spec: dict) -> list[Row]:
@@ -126,63 +128,58 @@ def _published_note(spec: dict) -> str:
             f"computed here; they take no part in gains or tests.")
 
 
-def debias_table(averaged: list[str], spec: dict, models: dict, external: dict, querysets: dict, n_seeds: int,
-                 statistics: dict, label: str, outputs: dict) -> None:
+def debias_table(job: TableJob) -> None:
     """Tables 2 and 3: each de-biased model under the same model trained on the original documents, with its gain
-    over it and a test against it (superscript a). Runs made elsewhere (`external`) have no original: not shown."""
+    over it and a test against it (superscript a). Runs made elsewhere (`job.external`) have no original: not
+    shown."""
+    models = job.models
     rows = [Row(RETRIEVER, "BM25 (retriever)")]
-    for m in spec["models"]:
+    for m in job.spec["models"]:
         original = models[m]["debiased_from"]
         rows.append(Row(original, models[original]["label"], not_run=_not_run(models[original])))
         rows.append(Row(m, models[m]["label"], gain_over=original, tests={"a": original}, not_run=_not_run(models[m])))
     lead = ("De-biased training: each model trained on documents cut at random word boundaries and reordered, under "
             "the same model trained on the original documents; both read the original documents at test time")
-    _table_against_references(averaged, spec, models, querysets, n_seeds, statistics, rows, lead,
-                              "the original model", label, outputs)
+    _table_against_references(job, rows, lead, "the original model")
 
 
-def ablation_table(averaged: list[str], spec: dict, models: dict, external: dict, querysets: dict, n_seeds: int,
-                   statistics: dict, label: str, outputs: dict) -> None:
+def ablation_table(job: TableJob) -> None:
     """Table 6: variants of one model (PARADE Attn with 1 to 6 chunks) against one of them, `spec["reference"]`:
-    relative gains over it and a test against it (superscript a). Runs made elsewhere (`external`) are not
+    relative gains over it and a test against it (superscript a). Runs made elsewhere (`job.external`) are not
     variants: not shown."""
+    spec, models = job.spec, job.models
     reference = spec["reference"]
     rows = [Row(RETRIEVER, "BM25 (retriever)")]
     rows += [Row(m, models[m]["label"], gain_over=None if m == reference else reference,
                  tests={} if m == reference else {"a": reference}, not_run=_not_run(models[m])) for m in spec["models"]]
-    _table_against_references(averaged, spec, models, querysets, n_seeds, statistics, rows,
-                              spec.get("caption", "Ablation"), models[reference]["label"], label, outputs)
+    _table_against_references(job, rows, spec.get("caption", "Ablation"), models[reference]["label"])
 
 
-def model_table(averaged: list[str], spec: dict, models: dict, external: dict, querysets: dict, n_seeds: int,
-                statistics: dict, label: str, outputs: dict) -> None:
+def model_table(job: TableJob) -> None:
     """A model table in the layout it declares (`spec["layout"]`), by that layout's writer
     (`posbias.evaluation.table_layouts`)."""
-    write = load(LAYOUTS[spec["layout"]].write)
-    write(averaged, spec, models, external, querysets, n_seeds, statistics, label, outputs)
+    load(LAYOUTS[job.spec["layout"]].write)(job)
 
 
-def _table_against_references(averaged: list[str], spec: dict, models: dict, querysets: dict, n_seeds: int,
-                              statistics: dict, rows: list[Row], lead: str, reference: str, label: str,
-                              outputs: dict) -> None:
+def _table_against_references(job: TableJob, rows: list[Row], lead: str, reference: str) -> None:
     """A table whose rows gain over, and are tested against, the reference their Row names (Tables 2, 3 and 6)."""
-    columns = _columns(spec["columns"], querysets)
-    significance = Significance.from_config(statistics)
-    table = build_table(_read_values(averaged), rows, columns, significance, name=label)
-    caption = (f"{lead}. Per-query values are averaged over {_seeds(n_seeds)} before testing; relative gains are "
-               f"over {reference}; superscript a: significant difference from it."
-               f"{_not_run_note(models, spec['models'])} {significance_note(table, columns, significance)}")
-    _write_table(table, columns, caption, label, outputs)
+    columns = _columns(job.spec["columns"], job.querysets)
+    significance = Significance.from_config(job.statistics)
+    table = build_table(_read_values(job.averaged), rows, columns, significance, name=job.label)
+    caption = (f"{lead}. Per-query values are averaged over {_seeds(job.n_seeds)} before testing; relative gains "
+               f"are over {reference}; superscript a: significant difference from it."
+               f"{_not_run_note(job.models, job.spec['models'])} {significance_note(table, columns, significance)}")
+    _write_table(table, columns, caption, job.label, job.outputs)
 
 
-def table4(averaged: list[str], finetuned: list[str], spec: dict, models: dict, external: dict, querysets: dict,
-           n_seeds: int, statistics: dict, outputs: dict) -> None:
+def table4(job: TableJob) -> None:
     """FarRelevant, zero-shot and fine-tuned: gains over, and tests against (a), each row's own reference (MaxP by
-    default, `row_references`), and tests against a long-context baseline (b)."""
-    per_query = pd.concat([_read_values(averaged)] + ([_read_values(finetuned, FINE_TUNED)] if finetuned else []),
-                          ignore_index=True)
-    columns = _columns(spec["columns"], querysets)
-    significance = Significance.from_config(statistics)
+    default, `row_references`), and tests against a long-context baseline (b). Its label is `TABLE4_LABEL`."""
+    spec, models = job.spec, job.models
+    finetuned = [_read_values(job.finetuned, FINE_TUNED)] if job.finetuned else []
+    per_query = pd.concat([_read_values(job.averaged), *finetuned], ignore_index=True)
+    columns = _columns(spec["columns"], job.querysets)
+    significance = Significance.from_config(job.statistics)
     reference = spec["reference"]
     references = row_references(spec)
     second = next((m for m in spec["second_reference"] if m in spec["models"]), None)
@@ -195,8 +192,8 @@ def table4(averaged: list[str], finetuned: list[str], spec: dict, models: dict, 
         rows.append(Row(m, models[m]["label"], gain_over=own, tests=tests,
                         not_applicable=frozenset({FINE_TUNED}) if models[m].get("zero_shot") else frozenset(),
                         not_run=_not_run(models[m])))
-    rows += _external_rows(external, columns, gain_over=lambda _: reference)
-    table = build_table(per_query, rows, columns, significance, name=TABLE4_LABEL)
+    rows += _external_rows(job.external, columns, gain_over=lambda _: reference)
+    table = build_table(per_query, rows, columns, significance, name=job.label)
     second_text = (f"superscript b: against {models[second]['label']}" if second
                    else "no long-context baseline configured for superscript b")
     settings = sorted({c.setting for c in columns}, reverse=True)
@@ -207,11 +204,11 @@ def table4(averaged: list[str], finetuned: list[str], spec: dict, models: dict, 
     if zero_shot:
         setting_text += f"; never trained, one run each: {', '.join(zero_shot)}"
         setting_text += " (N/A where fine-tuned)" if FINE_TUNED in settings else ""
-    caption = (f"FarRelevant ({setting_text}). Per-query values averaged over {_seeds(n_seeds)}; "
+    caption = (f"FarRelevant ({setting_text}). Per-query values averaged over {_seeds(job.n_seeds)}; "
                f"{_references_text(references, models, reference)}; {second_text}."
                f"{_not_run_note(models, spec['models'])}{_selection_note(models, spec['models'])} "
                f"{significance_note(table, columns, significance)}")
-    _write_table(table, columns, caption, TABLE4_LABEL, outputs)
+    _write_table(table, columns, caption, job.label, job.outputs)
 
 
 def row_references(spec: dict) -> dict[str, str | None]:

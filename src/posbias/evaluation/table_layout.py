@@ -3,9 +3,9 @@ file): its name (`tables.<name>.layout`), the schema of a table of that layout, 
 checks a table of that layout must pass beyond the schema, and whether a table that lists no models shows every
 configured model. Its caption file for the Snakemake report is `report/<name>_table.rst`.
 
-Every layout's writer is called the same way, `(averaged, spec, models, external, querysets, n_seeds, statistics,
-label, outputs)` (what `CFG.tables.params` gives a table job, `posbias.evaluation.report.model_table`), and its
-check as `(table, spec, cfg)`, raising `posbias.errors.ConfigError` with a message naming `tables.<table>`."""
+Every layout's writer takes one `posbias.evaluation.jobs.TableJob` (what a table's job reads, is told and writes;
+`posbias.evaluation.report.model_table` calls it), and its check `(table, spec, cfg)`, raising
+`posbias.errors.ConfigError` with a message naming `tables.<table>`."""
 
 from __future__ import annotations
 

@@ -30,13 +30,15 @@ def register(commands) -> None:
 
 
 def farrelevant(args) -> None:
+    from posbias.farrelevant.jobs import FarRelevantJob
     from posbias.farrelevant.steps import build_farrelevant
 
     cfg = read_config_object(args.config)
     required_section(cfg.data, "farrelevant", args.config)
     job = cfg.farrelevant.build_params()  # as the workflow's build_farrelevant job gets them
-    build_farrelevant(args.passages, args.queries, args.qrels, job["settings"], job["tokenizer"], args.out,
-                      args.queryset or job["queryset"], job["train_queryset"], negatives=args.negatives)
+    build_farrelevant(FarRelevantJob(args.passages, args.queries, args.qrels, job["settings"], job["tokenizer"],
+                                     args.out, args.queryset or job["queryset"], job["train_queryset"],
+                                     args.negatives))
 
 
 def farrelevant_source(args) -> None:

@@ -13,6 +13,7 @@ from tqdm import tqdm
 from posbias.backbones import token_counter
 from posbias.data import farrelevant, farrelevant_sources
 from posbias.errors import InputError
+from posbias.farrelevant.jobs import FarRelevantJob
 from posbias.io import (read_documents, read_qrels, read_queries, write_documents, write_positions, write_qrels,
                         write_queries)
 
@@ -28,9 +29,7 @@ def build_farrelevant_source(source: dict, settings: dict, tokenizer: str, out_d
     return builders[source["kind"]](source, settings, tokenizer, out_dir, queryset, train_queryset)
 
 
-def build_farrelevant(passages: str, queries: str, qrels: str, settings: dict, tokenizer: str,
-                      out_dir: str, queryset: str, train_queryset: str | None = None,
-                      negatives: str | None = None) -> None:
+def build_farrelevant(job: FarRelevantJob) -> None:
     """Build FarRelevant documents (one per query) from a passage collection.
 
     As in the study, documents are built for every query of the passage collection
@@ -39,6 +38,8 @@ def build_farrelevant(passages: str, queries: str, qrels: str, settings: dict, t
     the next `settings["n_train_queries"]` form a training set (Table 4's fine-tuned setting).
     `negatives` (JSONL of documents) join the corpus unjudged: the embedded generator's hard negatives.
     """
+    passages, queries, qrels, settings = job.passages, job.queries, job.qrels, job.settings
+    queryset, train_queryset, negatives = job.queryset, job.train_queryset, job.negatives
     texts = read_documents(passages)
     query_texts = read_queries(queries)
     judged = read_qrels(qrels)
@@ -48,7 +49,7 @@ def build_farrelevant(passages: str, queries: str, qrels: str, settings: dict, t
     if unknown:  # checked before anything is written
         raise InputError(f"{qrels}: {len(unknown)} relevant passages are not in {passages}, e.g. {unknown[:3]}")
     pool = [texts[pid] for pid in sorted(texts) if pid not in relevant_ids]
-    length = token_counter(tokenizer)
+    length = token_counter(job.tokenizer)
     rng = random.Random(settings["seed"])
     documents, doc_qrels, starts = [], {}, {}
     for qid in tqdm(sorted(judged), desc="FarRelevant documents", unit="query", mininterval=10):
@@ -69,7 +70,7 @@ def build_farrelevant(passages: str, queries: str, qrels: str, settings: dict, t
     splits = {queryset: ordered[:n_test]}
     if train_queryset:
         splits[train_queryset] = ordered[n_test:n_test + n_train]
-    out = Path(out_dir)
+    out = Path(job.out_dir)
     for name, qids in splits.items():
         write_queries(out / "queries" / f"{name}.tsv", {q: query_texts[q] for q in qids})
         write_qrels(out / "qrels" / f"{name}.txt", {q: doc_qrels[q] for q in qids})

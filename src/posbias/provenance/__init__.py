@@ -12,8 +12,8 @@
   (`language_model(spec)`), and the `provenance.json` sidecar training writes into each checkpoint (with the
   device and precision it trained at, and the hash of the model's own config slice: `checkpoint_provenance(...)`);
 - `manifest`: one `provenance.json` (+ `provenance.html` for the Snakemake report) per results directory
-  (`write_manifest(...)`), what its job receives from a config (`manifest_params`), and what `posbias provenance`
-  prints (`main_environment`).
+  (`write_manifest(job)`, a `jobs.ManifestJob`), what its job receives from a config (`manifest_params`), and what
+  `posbias provenance` prints (`main_environment`).
 
 Nothing here reads the value of an environment variable that may hold a secret: API keys appear only by the
 name of the variable that holds them (`api_key_env`), and user names and passwords are cut out of base URLs.

@@ -59,6 +59,7 @@ def _provenance_usage(args) -> str | None:
 
 
 def provenance(args) -> None:
+    from posbias.provenance.jobs import ManifestJob
     from posbias.provenance.manifest import main_environment, manifest_params, write_manifest
 
     if not args.write:
@@ -68,8 +69,8 @@ def provenance(args) -> None:
     config = read_config_object(args.config)
     out = Path(args.results) / Path(config.results_dir).relative_to("results")  # results/[<experiment>/]
     job = manifest_params(config)
-    write_manifest(str(out / "provenance.json"), str(out / "provenance.html"), args.results, str(out),
-                   job["config_hash"], job["weights"], job["llms"], departures=job["departures"])
+    write_manifest(ManifestJob(str(out / "provenance.json"), str(out / "provenance.html"), args.results, str(out),
+                               job["config_hash"], job["weights"], job["llms"], job["departures"]))
 
 
 def _regress_usage(args) -> str | None:

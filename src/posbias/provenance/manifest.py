@@ -1,4 +1,4 @@
-"""The manifest of a results directory: `write_manifest(...)` writes one `provenance.json` (+ `provenance.html`
+"""The manifest of a results directory: `write_manifest(job)` writes one `provenance.json` (+ `provenance.html`
 for the Snakemake report) per results directory: the environment, the config hash, the models' weights, the
 checkpoints' sidecars, each run's device and precision, the language models, and every file under `results/` with
 its sha256. `manifest_params(cfg)` is what its job receives from a config; `main_environment` what `posbias
@@ -18,6 +18,7 @@ from posbias.io import atomic_write
 from posbias.provenance.environment import FORMAT, LOCK_FILE, environment, now
 from posbias.provenance.hashing import config_hash
 from posbias.provenance.identity import language_model, pretrained_names, read_sidecar, weights_identity
+from posbias.provenance.jobs import ManifestJob
 from posbias.staging.checksums import sha256_file
 
 log = logging.getLogger(__name__)
@@ -211,19 +212,17 @@ def manifest_params(cfg) -> dict:
             "departures": canonical(cfg.data.get("departures", {}))}
 
 
-def write_manifest(json_path: str, html_path: str, results: str, out: str, config_digest: str,
-                   weights: Mapping[str, list[str]], llms: Mapping[str, Mapping],
-                   root: str | os.PathLike | None = None, departures: Mapping[str, Mapping] | None = None) -> dict:
-    """Write the manifest of `out` (this experiment's directory below `results`) as JSON and HTML."""
-    manifest = build_manifest(results, out, config_digest, weights, llms, exclude=[json_path, html_path], root=root,
-                              departures=departures)
-    with atomic_write(json_path) as handle:
+def write_manifest(job: ManifestJob) -> dict:
+    """Write the manifest of `job.out` (this experiment's directory below `job.results`) as JSON and HTML."""
+    manifest = build_manifest(job.results, job.out, job.config_hash, job.weights, job.llms,
+                              exclude=[job.json_path, job.html_path], root=job.root, departures=job.departures)
+    with atomic_write(job.json_path) as handle:
         json.dump(manifest, handle, indent=1, sort_keys=False)
         handle.write("\n")
-    with atomic_write(html_path) as handle:
+    with atomic_write(job.html_path) as handle:
         handle.write(manifest_html(manifest))
     log.info("provenance of %d files (%d checkpoints, %d runs) in %s", len(manifest["files"]),
-             len(manifest["checkpoints"]), len(manifest["runs"]), json_path)
+             len(manifest["checkpoints"]), len(manifest["runs"]), job.json_path)
     return manifest
 
 

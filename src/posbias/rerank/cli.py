@@ -56,14 +56,15 @@ def rerank(args) -> None:
     config = read_config(args.config)
     model = named_block(config, "models", args.model, args.config, "--model")
     if model["ranker"] in catalog.LISTWISE:
+        from posbias.rerank.jobs import ListwiseJob
         from posbias.rerank.steps import rerank_listwise
 
         _needs(args, "--docs", f"models.{args.model} ranks document texts through a language model")
         cache = {**config.get("llm", {}).get("cache", {"dir": "cache/llm", "mode": "read_write"}),
                  **({"mode": args.cache_mode} if args.cache_mode else {})}
         llm = {k: v for k, v in config["llm"]["models"][model["args"]["llm"]].items() if k != "label"}
-        rerank_listwise(model["args"], llm, cache, args.docs, args.queries, args.candidates, args.run, args.tag,
-                        llm_name=model["args"]["llm"])
+        rerank_listwise(ListwiseJob(model["args"], llm, model["args"]["llm"], cache, args.docs, args.queries,
+                                    args.candidates, args.run, args.tag))
         return
     if not model.get("zero_shot"):
         raise InputError(f"--model {args.model}: models.{args.model} in {args.config} is trained, not "

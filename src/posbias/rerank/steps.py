@@ -14,6 +14,7 @@ import torch
 
 from posbias.io import nonempty, read_documents, read_queries, read_run, write_run
 from posbias.rankers.checkpoint import load_checkpoint
+from posbias.rerank.jobs import ListwiseJob
 from posbias.rankers.registry import pretrained_ranker
 from posbias.scoring.reranking import Reranking, rerank_with, write_rerank_info
 from posbias.training.loop import seed_everything
@@ -40,22 +41,21 @@ def rerank_candidates(checkpoint: str, reranking: Reranking, threads: int, progr
     rerank_with(reranking.scorer(*load_checkpoint(checkpoint), progress), reranking)
 
 
-def rerank_listwise(args: dict, llm: dict, cache: dict, docs: str, queries: str, candidates: str, run: str,
-                    tag: str, llm_name: str = "") -> None:
-    """Rerank the candidates of one query set with RankGPT (`args`: a rankgpt model's args; `llm`: the spec of the
-    language model they name; `cache`: the `llm.cache` section) into `run`, and `<run>.json` (how it was scored)."""
+def rerank_listwise(job: ListwiseJob) -> None:
+    """Rerank the candidates of one query set with RankGPT into `job.run`, and `<run>.json` (how it was scored)."""
     from posbias.llm.generate import open_model
     from posbias.rankers import rankgpt
 
-    settings = rankgpt.RankGPTSettings.from_config({k: v for k, v in args.items() if k != "llm"},
+    llm, candidates, run = job.llm, job.candidates, job.run
+    settings = rankgpt.RankGPTSettings.from_config({k: v for k, v in job.args.items() if k != "llm"},
                                                    what="models.<name>.args")
-    model = open_model(llm, cache["dir"], cache["mode"], what=f"llm.models.{llm_name or args['llm']}")
+    model = open_model(llm, job.cache["dir"], job.cache["mode"], what=f"llm.models.{job.llm_name}")
     pool = nonempty(read_run(candidates), candidates, "candidates")
     ranked = {qid: rankgpt.first_stage_order(scores) for qid, scores in pool.items()}
     wanted = {d for order in ranked.values() for d in order[:settings.rank_end]}
-    texts = read_documents(docs, keep=wanted)
-    ordered, latency = rankgpt.rerank_listwise(model, read_queries(queries), ranked, texts, settings)
-    write_run(run, {qid: dict(pairs) for qid, pairs in ordered.items()}, tag=tag)  # scores: -rank
+    texts = read_documents(job.docs, keep=wanted)
+    ordered, latency = rankgpt.rerank_listwise(model, read_queries(job.queries), ranked, texts, settings)
+    write_run(run, {qid: dict(pairs) for qid, pairs in ordered.items()}, tag=job.tag)  # scores: -rank
     calls = sum(len(rankgpt.sliding_windows(len(order), settings.window, settings.step, settings.rank_end))
                 for order in ranked.values())
     model_seconds = 0.0 if llm.get("backend") == "mock" else round(sum(latency.values()), 4)

@@ -62,7 +62,7 @@ def exact_mcnemar(first: pd.Series, second: pd.Series) -> tuple[int, int, int, f
 ROUNDING_ULPS = 64  # differences varying by less than this many units in the last place of the data: rounding
 
 
-def _rounding(x: np.ndarray, y: np.ndarray) -> float:
+def rounding_tolerance(x: np.ndarray, y: np.ndarray) -> float:
     """How far apart differences of x and y may lie by floating-point rounding alone.
 
     The bound is a few dozen units in the last place of the largest |value| (about 4e-15 at scores of
@@ -76,7 +76,7 @@ def _rounding(x: np.ndarray, y: np.ndarray) -> float:
 def t_test(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     """Two-sided paired t-test of x against y: (t, p).
 
-    Differences without spread (all equal up to floating-point rounding, `_rounding`) leave the t-test
+    Differences without spread (all equal up to floating-point rounding, `rounding_tolerance`) leave the t-test
     no standard error; scipy then says t = inf (or a huge t from rounding noise) and p = 0. Two cases:
 
     - every difference is zero (up to rounding): every pair ties, nothing to test: (nan, nan);
@@ -92,7 +92,7 @@ def t_test(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     diff = x - y
     if len(diff) < 2:
         return float("nan"), float("nan")
-    rounding = _rounding(x, y)
+    rounding = rounding_tolerance(x, y)
     if float(np.ptp(diff)) > rounding:
         result = stats.ttest_rel(x, y)
         return float(result.statistic), float(result.pvalue)

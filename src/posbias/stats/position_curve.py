@@ -55,7 +55,9 @@ COLUMNS = ("unit", "position", "value")
 CURVE_COLUMNS = ["position", "n", "mean", "ci_low", "ci_high", "relative", "p", "p_adjusted", "drop"]
 
 
-def _checked(values: pd.DataFrame) -> pd.DataFrame:
+def checked_values(values: pd.DataFrame) -> pd.DataFrame:
+    """The unit, position and value columns of `values`; refused with a `ValueError` where one is missing, a unit
+    has two values at one position, or a value is NaN."""
     missing = [c for c in COLUMNS if c not in values.columns]
     if missing:
         raise ValueError(f"a position curve's values lack the columns {missing} (one value per unit and position)")
@@ -89,7 +91,7 @@ def position_curve(values: pd.DataFrame, reference=None, test: str = "t", correc
     `ratio_scale`: whether the values have a true zero (a rate, a reciprocal rank, an accuracy) so that ratios of
     them mean something; a raw model score has none, and every relative number of its curve is NaN.
     `reference` is a position of the curve (default: the first)."""
-    frame = _checked(values)
+    frame = checked_values(values)
     positions = sorted(frame["position"].unique().tolist())
     reference = positions[0] if reference is None else reference
     if reference not in positions:
@@ -130,7 +132,7 @@ def _ratio(value: float, reference: float) -> float:
     return value / reference if reference > 0 else math.nan
 
 
-def _above_chance(best: float, worst: float, chance: float | None) -> float:
+def psi_above_chance(best: float, worst: float, chance: float | None) -> float:
     """PSI above the chance floor: the share of the best position's margin over chance that the worst loses.
     A best position within rounding of the floor leaves no margin to share (NaN)."""
     if chance is None or math.isnan(chance) or best - chance <= 1e-12 * max(1.0, abs(best)):
@@ -163,7 +165,7 @@ def curve_summary(curve: pd.DataFrame, window: float | None = None,
     return {
         "reference": reference, "reference_mean": ref, "best": best, "worst": worst,
         "psi": 1 - worst / best if ratios and best > 0 else math.nan,
-        "psi_above_chance": _above_chance(best, worst, chance) if ratios else math.nan,
+        "psi_above_chance": psi_above_chance(best, worst, chance) if ratios else math.nan,
         "worst_drop": relative(ref - worst),
         "best_worst_gap": best - worst, "best_worst_gap_relative": relative(best - worst),
         "primacy": primacy, "primacy_relative": relative(primacy),

@@ -9,6 +9,7 @@
     posbias audit --model "rankgpt:openai_chat:gpt-4o-mini-2024-07-18?base_url=http://localhost:8000/v1" --out a/
     posbias audit --config config.yaml --name minilm --battery sweep --out results/audit --no-report
     posbias audit --report-only --out audits/
+    posbias audit compare audits/my-reranker audits/my-reranker-maxp --out audits/compare/maxp
     posbias export-hf --checkpoint results/models/firstp_cls/seed1 --out exported/firstp_cls
     posbias audit-corpus --out corpora/nq
     posbias calibration --out results/calibration --battery sweep --units 12 24 48
@@ -36,7 +37,7 @@ def register(commands) -> None:
     parser.add_argument("--config", help="a workflow config whose audit.models names the model (with --name)")
     parser.add_argument("--name", help="the model's name: its directory and leaderboard row (with --config: the key "
                                        "of audit.models)")
-    parser.add_argument("--out", required=True, help="directory of the audits (one subdirectory per model)")
+    parser.add_argument("--out", help="directory of the audits (one subdirectory per model); required")
     parser.add_argument("--battery", action="append",
                         choices=("sweep", "probes", "grid", "reader", "reader_grid", "order"),
                         help="run only this battery (repeatable); default: every battery the model takes")
@@ -53,6 +54,16 @@ def register(commands) -> None:
     parser.add_argument("--no-report", action="store_true", help="write the batteries' files only")
     parser.add_argument("--report-only", action="store_true",
                         help="rewrite the cards and the leaderboard of --out from its audits")
+    actions = parser.add_subparsers(dest="audit_action", required=False, metavar="compare",
+                                    help="`posbias audit compare A B --out DIR`: two audits compared unit by unit")
+    compare = actions.add_parser("compare", help="two audits of the same batteries on the same units compared "
+                                                 "paired, unit by unit (posbias.audit.compare)")
+    compare.set_defaults(handler=compare_command, usage_check=None, command_parser=compare)
+    reads(compare, "first", kind="directory", help="audit A, the one compared against (<out>/<name>/)")
+    reads(compare, "second", kind="directory", help="audit B (<out>/<name>/)")
+    compare.add_argument("--out", required=True, help="directory of the comparison's tables and comparison.html")
+    compare.add_argument("--battery", action="append", help="compare only this battery (repeatable); default: "
+                                                             "every battery with one curve that both audited")
 
 
     calibration = add_command(commands, "calibration", handler=calibration_command,
@@ -88,6 +99,13 @@ def register(commands) -> None:
                               "model (posbias.audit.export)")
     reads(export, "--checkpoint", kind="directory", required=True, help="the checkpoint (posbias train)")
     export.add_argument("--out", required=True, help="the model directory to write")
+
+
+def compare_command(args) -> None:
+    from posbias.audit.compare import compare_audits
+
+    compare_audits(args.first, args.second, args.out, args.battery)
+    print(f"{args.out}/comparison.html")
 
 
 def calibration_command(args) -> None:
@@ -127,6 +145,8 @@ def export_command(args) -> None:
 
 
 def _usage(args) -> str | None:
+    if not args.out:
+        return "--out is required"
     if args.report_only:
         return "--report-only takes no model" if (args.model or args.config) else None
     if bool(args.model) == bool(args.config):

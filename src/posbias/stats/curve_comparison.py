@@ -54,10 +54,11 @@ def paired_matrices(a: pd.DataFrame, b: pd.DataFrame, what: tuple[str, str] = ("
 
 def position_differences(a: pd.DataFrame, b: pd.DataFrame, test: str = "t", correction: str = "holm",
                          confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0,
-                         n_permutations: int = 10000) -> pd.DataFrame:
+                         n_permutations: int = 10000, what: tuple[str, str] = ("A", "B")) -> pd.DataFrame:
     """One row per position: the units, A's and B's means, the mean of B - A with its bootstrap interval, and the
-    paired `test` of B against A (NaN where the two are identical), `p_adjusted` over the positions."""
-    x, y, units, positions = paired_matrices(a, b)
+    paired `test` of B against A (NaN where the two are identical), `p_adjusted` over the positions. `what` names A
+    and B in a refusal."""
+    x, y, units, positions = paired_matrices(a, b, what)
     rows = []
     for i, position in enumerate(positions):
         first, second = pd.Series(x[:, i], index=units), pd.Series(y[:, i], index=units)

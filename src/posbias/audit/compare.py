@@ -19,7 +19,6 @@ time with the values files)."""
 from __future__ import annotations
 
 import html
-import json
 import logging
 import math
 from pathlib import Path
@@ -30,7 +29,7 @@ import pandas as pd
 from posbias.audit.battery_settings import DECLARED
 from posbias.audit.results import RATIO_SCALE
 from posbias.errors import InputError
-from posbias.io import atomic_write
+from posbias.io import atomic_write, read_json
 from posbias.outputs import table_files
 from posbias.reporting.render import Table, html_page, number, write_tables
 from posbias.stats.curve_comparison import position_differences, shape_test, summary_differences
@@ -46,8 +45,8 @@ def _records(directory: Path) -> dict[str, dict]:
         raise InputError(f"{directory}: not an audit directory (posbias audit writes <out>/<name>/)")
     records = {}
     for path in sorted(directory.glob("*.json")):
-        record = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(record, dict) and "battery" in record:
+        record = read_json(path)
+        if isinstance(record, dict) and record.get("battery") in DECLARED:
             records[record["battery"]] = record
     if not records:
         raise InputError(f"{directory}: no audit results in it")

@@ -27,7 +27,7 @@ from scipy import stats
 from posbias.errors import InputError
 from posbias.stats.corrections import adjust
 from posbias.stats.paired import exact_mcnemar, paired_p_value, rounding_tolerance
-from posbias.stats.position_curve import bootstrap_interval, checked_values, psi_above_chance
+from posbias.stats.position_curve import bootstrap_interval, checked_values, sensitivity
 
 DIFFERENCE_COLUMNS = ["position", "n", "mean_a", "mean_b", "difference", "ci_low", "ci_high", "p", "p_adjusted"]
 
@@ -80,11 +80,9 @@ def _curve_numbers(means: np.ndarray, chance: float | None, ratio_scale: bool) -
     `posbias.stats.position_curve.curve_summary` computes them (the two ratios NaN for values without a true zero,
     `ratio_scale` False, and for a curve that goes negative)."""
     best, worst = means.max(axis=-1), means.min(axis=-1)
-    ratios = ratio_scale & (worst >= 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        psi = np.where(ratios & (best > 0), 1 - worst / best, np.nan)
-    above = np.vectorize(lambda hi, lo: psi_above_chance(float(hi), float(lo), chance), otypes=[float])(best, worst)
-    return np.stack([psi, np.where(ratios, above, np.nan), best - worst], axis=-1)
+    psi, above = np.vectorize(lambda hi, lo: sensitivity(float(hi), float(lo), chance, ratio_scale),
+                              otypes=[float, float])(best, worst)
+    return np.stack([psi, above, best - worst], axis=-1)
 
 
 SUMMARY_NUMBERS = ("psi", "psi_above_chance", "best_worst_gap")

@@ -140,6 +140,14 @@ def psi_above_chance(best: float, worst: float, chance: float | None) -> float:
     return (best - worst) / (best - chance)
 
 
+def sensitivity(best: float, worst: float, chance: float | None, ratio_scale: bool = True) -> tuple[float, float]:
+    """PSI and PSI above chance of a curve from its best and worst position means (see the module docstring): NaN
+    for values without a true zero (`ratio_scale` False) and for a curve that goes negative."""
+    if not ratio_scale or worst < 0:
+        return math.nan, math.nan
+    return (1 - worst / best if best > 0 else math.nan), psi_above_chance(best, worst, chance)
+
+
 def curve_summary(curve: pd.DataFrame, window: float | None = None,
                   coordinates: "pd.Series | None" = None, chance: float | None = None) -> dict:
     """The curve's summary numbers (see the module docstring) from `position_curve`'s table; `window` is the
@@ -155,6 +163,7 @@ def curve_summary(curve: pd.DataFrame, window: float | None = None,
     def relative(value: float) -> float:
         return _ratio(value, ref) if ratios else math.nan
 
+    psi, above_chance = sensitivity(best, worst, chance, curve.attrs.get("ratio_scale", True))
     interior = means.iloc[1:-1]
     middle = _middle(interior, coordinates) if len(interior) else math.nan
     primacy = float(means.iloc[0]) - middle if len(interior) else math.nan
@@ -164,8 +173,7 @@ def curve_summary(curve: pd.DataFrame, window: float | None = None,
     reach = (after["position"].iloc[dropped[0] - 1] if len(dropped) else after["position"].iloc[-1]).item()
     return {
         "reference": reference, "reference_mean": ref, "best": best, "worst": worst,
-        "psi": 1 - worst / best if ratios and best > 0 else math.nan,
-        "psi_above_chance": psi_above_chance(best, worst, chance) if ratios else math.nan,
+        "psi": psi, "psi_above_chance": above_chance,
         "worst_drop": relative(ref - worst),
         "best_worst_gap": best - worst, "best_worst_gap_relative": relative(best - worst),
         "primacy": primacy, "primacy_relative": relative(primacy),

@@ -26,3 +26,121 @@ def test_every_data_file_of_the_package_is_package_data():
 def test_a_glob_matches_one_level_only():
     assert matches("audit/config.schema.yaml", "*/*.schema.yaml")
     assert not matches("evaluation/table_layouts/baseline.schema.yaml", "*/*.schema.yaml")
+
+
+# --- the built distributions: what `pip install posbias-*.whl` gives a user without the clone ---------------------
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import zipfile
+
+import pytest
+
+VENV_BIN = Path(sys.executable).parent
+WORKFLOW_FILES = "posbias/workflow/files"
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory) -> Path:
+    """A wheel and an sdist built from the checkout as a user's `uv build` (or `python -m build`) builds them: the
+    sdist first, the wheel from it, so the sdist must hold everything setup.py copies into the wheel."""
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run([VENV_BIN / "uv", "build", "--quiet", "--out-dir", out, ROOT], check=True)
+    return out
+
+
+def one(folder: Path, pattern: str) -> Path:
+    (path,) = folder.glob(pattern)
+    return path
+
+
+def test_the_wheel_and_the_sdist_pass_twine_check(dist):
+    checked = subprocess.run([VENV_BIN / "twine", "check", "--strict", *sorted(dist.glob("posbias-*"))],
+                             capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"})
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.count("PASSED") == 2
+
+
+def test_the_wheel_carries_the_workflow_and_its_metadata(dist):
+    from posbias import __version__
+
+    wheel = one(dist, f"posbias-{__version__}-py3-none-any.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        metadata = archive.read(f"posbias-{__version__}.dist-info/METADATA").decode()
+    tracked = subprocess.run(["git", "ls-files", "rules", "scripts", "report", "profiles", "config"], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout.split()
+    expected = {f"{WORKFLOW_FILES}/{name}" for name in tracked + ["Snakefile", "config.yaml", "envs/posbias.yaml"]
+                if not (ROOT / name).is_symlink()}
+    assert expected - names == set()
+    assert not any(name.startswith(f"{WORKFLOW_FILES}/scripts/posbias/") for name in names)  # the link, not copied
+    assert f"posbias-{__version__}.dist-info/licenses/LICENSE" in names
+    assert "License-Expression: MIT" in metadata and f"Version: {__version__}" in metadata
+
+
+def test_the_sdist_holds_the_licence_changelog_and_lock(dist):
+    from posbias import __version__
+
+    with tarfile.open(one(dist, f"posbias-{__version__}.tar.gz")) as archive:
+        names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    assert {"LICENSE", "CHANGELOG.md", "requirements.lock", "Snakefile", "setup.py", "MANIFEST.in"} <= names
+    assert not any(name.startswith("scripts/posbias/") for name in names)
+
+
+def test_the_changelog_names_this_version():
+    from posbias import __version__
+
+    assert f"## {__version__} " in (ROOT / "CHANGELOG.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def installed(dist, tmp_path_factory) -> Path:
+    """A fresh virtual environment outside the repository holding the built wheel: the locked dependencies (from
+    uv's cache, as `make env` installs them: torch first, from pip's find-links where this machine keeps its CPU
+    build), then the wheel itself; `pip check` then verifies the wheel's declared dependencies are all met."""
+    venv = tmp_path_factory.mktemp("fresh") / "venv"
+    uv = [VENV_BIN / "uv", "pip", "install", "--quiet", "--python", venv / "bin" / "python"]
+    subprocess.run([VENV_BIN / "uv", "venv", "--quiet", "--python", sys.executable, "--seed", venv], check=True)
+    links = os.environ.get("PIP_FIND_LINKS") or subprocess.run(
+        [VENV_BIN / "pip", "config", "get", "global.find-links"], capture_output=True, text=True).stdout.strip()
+    subprocess.run([*uv, *(["--find-links", links] if links else []), "torch==2.13.0"], check=True)
+    subprocess.run([*uv, "--no-deps", "-r", ROOT / "requirements.lock"], check=True)
+    subprocess.run([*uv, "--no-deps", one(dist, "posbias-*.whl")], check=True)
+    problems = subprocess.run([venv / "bin" / "pip", "check"], capture_output=True, text=True).stdout
+    assert "posbias" not in problems, problems
+    return venv
+
+
+def run_in(directory: Path, command: list, **options) -> subprocess.CompletedProcess:
+    environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return subprocess.run(command, cwd=directory, capture_output=True, text=True, env=environment, **options)
+
+
+@pytest.mark.slow
+def test_the_installed_wheel_audits_a_model_from_an_empty_directory_as_the_checkout_does(installed, tmp_path):
+    audit = ["audit", "--model", "bi-encoder:offline:all-MiniLM-L6-v2", "--out", "audits", "--battery", "sweep"]
+    summaries = {}
+    for where, posbias in (("installed", installed / "bin" / "posbias"), ("checkout", VENV_BIN / "posbias")):
+        (tmp_path / where).mkdir()
+        done = run_in(tmp_path / where, [posbias, *audit])
+        assert done.returncode == 0, done.stderr[-2000:]
+        record = json.loads(next((tmp_path / where / "audits").glob("*/sweep.json")).read_text())
+        summaries[where] = record["summary"]
+        assert (record["environment"]["code"]["root"] == str(ROOT)) == (where == "checkout")
+    assert summaries["installed"] == summaries["checkout"]
+    assert summaries["installed"]["best"] > 0.5  # a real curve, not an empty one
+
+
+@pytest.mark.slow
+def test_the_installed_wheel_sets_up_and_plans_the_workflow_without_the_clone(installed, tmp_path):
+    posbias = installed / "bin" / "posbias"
+    root = run_in(tmp_path, [posbias, "workflow", "path"], check=True).stdout.strip()
+    assert root.startswith(str(installed)) and root.endswith(WORKFLOW_FILES)
+    run_in(tmp_path, [posbias, "workflow", "init", "study"], check=True)
+    assert (tmp_path / "study" / "config.yaml").read_text() == (ROOT / "config.yaml").read_text()
+    dry = run_in(tmp_path, [posbias, "workflow", "run", "study", "-n", "results/table1.tex"])
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    assert "rule table1:" in dry.stdout + dry.stderr and not (tmp_path / "study" / "results").exists()

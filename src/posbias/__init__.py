@@ -1,3 +1,3 @@
 """posbias: positional bias in long-document ranking, as a Snakemake workflow and a package."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

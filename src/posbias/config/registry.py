@@ -31,6 +31,7 @@ STAGES = (
     "evaluation",
     "provenance",
     "planning",
+    "workflow",
     "litm",
     "probes",
     "sweep",

@@ -99,7 +99,8 @@ demo: $(STAMP)
 	# a run killed outright (SIGKILL, out of memory) left its lock: clear it when no Snakemake runs here
 	$(BIN)/posbias unlock-stale
 	$(BIN)/snakemake -j $(JOBS) --rerun-incomplete
-	$(BIN)/snakemake --report results/report.zip
+	# the report in the stylesheet the cards, the leaderboard and every table page share
+	$(BIN)/snakemake --report results/report.zip --report-html-stylesheet-path src/posbias/reporting/posbias.css
 	# the headline cells against the values kept in the repository: one pass/fail table, exit status 1 on drift
 	$(BIN)/posbias regress --results results --expected config/regression/demo.yaml
 

@@ -26,3 +26,6 @@ class BatteryDeclaration:
     card_order: int = 0  # where its section sits on a card (ascending)
     units: str = ""  # "module:function": (its settings) -> how many units its data hold
     planted: str = ""  # "module:function": (plant, its settings) -> the mock with a planted effect
+    # how a card's verdict names what moves and what it counts (`posbias.audit.verdict`)
+    subject: str = "the relevant text"
+    unit_noun: str = "units"

@@ -26,6 +26,7 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from posbias.audit.battery_settings import DECLARED
+from posbias.audit.verdict import CORRECTIONS, TESTS, verdicts
 from posbias.errors import InputError
 from posbias.io import atomic_write
 from posbias.reporting.render import Table, html_page, html_table, number, write_tables
@@ -70,6 +71,8 @@ def read_records(out: str | Path, jobs: Sequence[tuple[str, str]] | None = None)
 
 def _value(value, digits: int = 3) -> str:
     """A cell's text (`html_table` escapes it)."""
+    if isinstance(value, bool):  # before float: a bool is an int
+        return "yes" if value else "no"
     if isinstance(value, float):
         return number(value, digits)
     return "–" if value is None else str(value)
@@ -214,34 +217,74 @@ def sizing_note(record: Mapping) -> str:
             f"{sizing['needed']}); the smallest drop found at 80% power with them is {detectable}.</p>")
 
 
+def _position_label(row: Mapping, curve: pd.DataFrame) -> str:
+    """A position as the summary table names it: the needle's first token, or its place among the positions."""
+    if "tokens" in curve and math.isfinite(row["tokens"]):
+        return f"token {round(row['tokens'])}"
+    return f"position {int(row['position']) + 1} of {len(curve)}"
+
+
+def summary_rows(record: Mapping, curve: pd.DataFrame) -> list[list[str]]:
+    """The short summary under a battery's figure, in words: the first and the worst position with their intervals,
+    chance, the drops, the reach, the power and PSI. The full metric suite follows under Details."""
+    summary, metric = record["summary"], record["metric"]
+    curve = curve.sort_values("position").reset_index(drop=True)
+    first, worst = curve.iloc[0], curve.loc[curve["mean"].idxmin()]
+    declared = DECLARED[record["battery"]]
+
+    def with_interval(row) -> str:
+        return f"{number(row['mean'])} [{number(row['ci_low'])}, {number(row['ci_high'])}]"
+
+    rows = [[f"{metric} at the first position", with_interval(first)],
+            [f"{metric} at the worst position", f"{with_interval(worst)} at {_position_label(worst, curve)}"]]
+    chance = record.get("extra", {}).get("chance")
+    if isinstance(chance, float) and chance > 0:
+        rows.append([f"{metric} by chance", number(chance)])
+    drops = f"{summary['significant_drops']} of {len(curve) - 1} later positions"
+    rows.append(["significantly below the first", drops + (" (too few units for any test to reach significance)"
+                                                         if summary.get("underpowered") else "")])
+    reach_row = curve.loc[curve["position"] == summary["reach"]].iloc[0]
+    window = record.get("model", {}).get("window")
+    reach = ("every position (nothing dropped)" if summary.get("reach_censored")
+             else f"up to {_position_label(reach_row, curve)}")
+    if isinstance(summary.get("reach_tokens"), float) and math.isfinite(summary["reach_tokens"]) and window:
+        reach += f" (the needle ends at token {round(summary['reach_tokens'])} of a {window}-token window)"
+    rows.append(["read as well as the first", reach])
+    detectable = summary.get("detectable_drop")
+    rows.append(["smallest drop found with 80% power", number(detectable) if isinstance(detectable, float) and
+                 math.isfinite(detectable) else "none computable"])
+    for key, label in (("psi", "PSI (1 - worst/best)"), ("psi_above_chance", "PSI above chance")):
+        if isinstance(summary.get(key), float) and math.isfinite(summary[key]):
+            rows.append([label, number(summary[key])])
+    rows.append(["units", f"{int(curve['n'].min())} {declared.unit_noun}"])
+    return rows
+
+
 def _battery_section(record: Mapping, curve: pd.DataFrame) -> str:
+    """A battery: its heading, figure, short summary in words, then the details (the whole metric suite, the curve
+    position by position, the battery's own numbers)."""
     if "lengths" in record["summary"]:
         return _grid_section(record, curve)
     summary = record["summary"]
     title = DECLARED[record["battery"]].title.format(**record.get("extra", {}))
-    parts = [f"<h2>{html.escape(title)}</h2>", curve_figure(curve, record), sizing_note(record)]
-    if summary.get("underpowered"):
-        parts.append(f"<p><b>Too few units for a significant drop:</b> with {int(curve['n'].min())} units and "
-                     f"{len(curve) - 1} corrected tests no p-value can fall below alpha; read the curve, not the "
-                     f"drops and the reach.</p>")
-    elif summary.get("significant_drops") == 0:
-        detectable = summary.get("detectable_drop")
-        parts.append(f"<p><b>No significant drop</b>, and no drop larger than {number(detectable, 3)} in "
-                     f"{html.escape(record['metric'])} at 80% power: with {int(curve['n'].min())} units, a smaller "
-                     f"drop may be there unseen.</p>" if isinstance(detectable, float) and math.isfinite(detectable)
-                     else "<p><b>No significant drop</b>; the values do not vary, so no detectable drop size can be "
-                          "stated.</p>")
+    stats = record["settings"]["statistics"]
+    intervals = (f"Brackets: {stats['confidence']:.0%} percentile bootstrap intervals over units; drops are paired "
+                 f"tests against the first position ({TESTS.get(record['test'], record['test'])}, "
+                 f"{CORRECTIONS.get(stats['correction'], stats['correction'])}-corrected over the curve, alpha "
+                 f"{stats['alpha']}).")
+    parts = [f"<h2>{html.escape(title)}</h2>", curve_figure(curve, record),
+             html_table(["summary", ""], summary_rows(record, curve), intervals).replace("<table>",
+                                                                                        '<table class="summary">', 1),
+             sizing_note(record), '<div class="details">', "<h3>Details</h3>"]
     shown = {**summary, "reach": _reach(summary)}
     rows = [[label, _value(shown.get(key), 0 if key in TOKEN_FIELDS else 3)] for key, label in SUMMARY_FIELDS
             if key in summary]
-    stats = record["settings"]["statistics"]
-    caption = (f"The metric suite on the {record['metric']} curve: the first position is the reference; drops are "
-               f"paired tests against it ({record['test']}, {stats['correction']} over the curve, alpha "
-               f"{stats['alpha']}); intervals are {stats['confidence']:.0%} percentile bootstraps over units.")
-    parts.append(html_table(["summary", "value"], rows, caption))
+    caption = f"The whole metric suite on the {record['metric']} curve, the first position the reference."
+    parts.append(html_table(["metric suite", "value"], rows, caption))
     columns = [c for c in ("position", "tokens", "n", "mean", "ci_low", "ci_high", "relative", "p_adjusted", "drop")
                if c in curve]
-    body = [[str(int(row[c]) + 1) if c == "position" else _value(row[c], 0 if c in TOKEN_FIELDS else 3)
+    body = [[str(int(row[c]) + 1) if c == "position" else _value(bool(row[c]) if c == "drop" else row[c],
+                                                                  0 if c in TOKEN_FIELDS else 3)
              for c in columns] for _, row in curve.iterrows()]
     parts.append(html_table(columns, body, f"The {record['metric']} curve, position by position (1 = first)."))
     first_last = record.get("extra", {}).get("first_last")
@@ -252,6 +295,7 @@ def _battery_section(record: Mapping, curve: pd.DataFrame) -> str:
     extra = {k: v for k, v in record.get("extra", {}).items() if k != "first_last"}
     if extra:
         parts.append(html_table(["battery details", "value"], [[k, _value(v)] for k, v in extra.items()], ""))
+    parts.append("</div>")
     return "\n".join(parts)
 
 
@@ -311,22 +355,27 @@ def write_card(out: str | Path, name: str, records: Sequence[Mapping],
     (`beside`), whose curves of a battery are set beside this one's."""
     directory = Path(out) / name
     first = records[0]
+    curves = {record["battery"]: pd.read_csv(directory / f"{record['battery']}.curve.csv") for record in records}
     head = (f"<h1>Position-sensitivity audit: {html.escape(name)}</h1>"
-            f"<p><code>{html.escape(first['spec'])}</code> ({html.escape(first['kind'])})</p>")
+            f"<p class=\"subtitle\"><code>{html.escape(first['spec'])}</code> ({html.escape(first['kind'])})</p>")
     if first.get("mitigation"):
         from posbias.audit.mitigations import describe
 
         of = html.escape(first["mitigation"]["of"])
         head += (f"<p>Mitigation: {html.escape(describe(first['mitigation']))}, of "
                  f"<a href=\"../{of}/{CARD}\">{of}</a> (the mitigation table sets the two side by side).</p>")
+    head += '<p class="verdict">' + " ".join(f"<b>{html.escape(label)}:</b> {html.escape(text)}"
+                                             for label, text in verdicts(records, curves)) + "</p>"
     model_rows = [[str(k), _value(v)] for k, v in first["model"].items()]
-    sections = [_battery_section(record, pd.read_csv(directory / f"{record['battery']}.curve.csv"))
-                + side_by_side(out, name, record, others or {}) for record in records]
+    sections = [_battery_section(record, curves[record["battery"]]) + side_by_side(out, name, record, others or {})
+                for record in records]
     settings = {b: s for record in records for b, s in record["settings"].items()}
     provenance = [["battery seconds", ", ".join(f"{r['battery']} {r['seconds']:.1f}" for r in records)],
                   ["settings", json.dumps(settings, sort_keys=True)], *[[k, v] for k, v in environment]]
-    page = html_page(head, html_table(["model as loaded", ""], model_rows, ""), *sections, "<h2>Provenance</h2>",
-                     html_table(["", ""], provenance, "What ran the batteries (the first battery's environment)."))
+    page = html_page(head, *sections, '<div class="details"><h2>The model as loaded</h2>',
+                     html_table(["", ""], model_rows, ""), "<h2>Provenance</h2>",
+                     html_table(["", ""], provenance, "What ran the batteries (the first battery's environment)."),
+                     "</div>", title=f"{name}: position-sensitivity audit")
     path = directory / CARD
     with atomic_write(path) as handle:
         handle.write(page)

@@ -10,15 +10,18 @@ tables go through it (or through `write_outputs`, the four files from their text
 
 from __future__ import annotations
 
+import functools
 import html
 import math
 import numbers
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from posbias.io import atomic_write
 
 
+STYLESHEET = Path(__file__).with_name("posbias.css")
 MISSING = "–"  # a cell without a value: a run made elsewhere that lacks a query set, a test that could not run
 NOT_APPLICABLE = "N/A"  # a cell that has no value by design: a zero-shot model in a fine-tuned column
 NO_TEST = "no test"  # a comparison whose pairs all tie (p is NaN): printed so, left out of the correction's family
@@ -124,14 +127,19 @@ def html_table(header: list[str], body: list[list[str | Cell]], caption: str) ->
             f"<thead><tr>{head}</tr></thead><tbody>\n{rows}</tbody></table>\n")
 
 
-def html_page(*tables: str) -> str:
-    """A small self-contained page of `html_table`s (no external assets: the Snakemake report works offline)."""
-    return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><style>"
-            "table{border-collapse:collapse;font-family:sans-serif;font-size:14px;margin-bottom:2em}"
-            "th,td{padding:3px 10px;text-align:right}th:first-child,td:first-child{text-align:left}"
-            "thead{border-top:2px solid #000;border-bottom:1px solid #000}tbody{border-bottom:2px solid #000}"
-            "caption{caption-side:bottom;text-align:left;padding-top:8px;max-width:60em}"
-            f"</style></head><body>{''.join(tables)}</body></html>\n")
+@functools.cache
+def stylesheet() -> str:
+    """posbias.css, the stylesheet every page of posbias shares (the Snakemake report reads the same file)."""
+    return STYLESHEET.read_text(encoding="utf-8")
+
+
+def html_page(*tables: str, title: str = "posbias") -> str:
+    """A small self-contained page of `html_table`s and other parts, the shared stylesheet inlined (no external
+    assets: the Snakemake report works offline)."""
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>{html.escape(title)}</title><style>\n{stylesheet()}</style></head>"
+            f"<body>{''.join(tables)}</body></html>\n")
 
 
 @dataclass(frozen=True)

@@ -12,4 +12,5 @@ BATTERIES = (BatteryDeclaration(
      "source": None, **SIZED},
     PASSAGE_SOURCE, by_default=False, grid=True,
     title="Depth x length: the needle at each depth of documents of each length", card_order=3,
-    units="posbias.audit.sizing:grid_units", planted="posbias.audit.calibration:planted_needle_scorer"),)
+    units="posbias.audit.sizing:grid_units", planted="posbias.audit.calibration:planted_needle_scorer",
+    subject="the needle", unit_noun="questions"),)

@@ -11,4 +11,5 @@ BATTERIES = (BatteryDeclaration(
      "consistency_aggregate": "borda", "consistency_orders": "shuffles", "consistency_seed": 0, "source": None,
      **SIZED},
     PASSAGE_SOURCE, title="Listwise order: the gold document entering the list at each position", card_order=6,
-    units="posbias.audit.sizing:order_units", planted="posbias.audit.calibration:planted_list_ranker"),)
+    units="posbias.audit.sizing:order_units", planted="posbias.audit.calibration:planted_list_ranker",
+    subject="the gold document", unit_noun="queries"),)

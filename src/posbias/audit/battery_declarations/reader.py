@@ -9,4 +9,5 @@ BATTERIES = (BatteryDeclaration(
     # relevance_ordered_context mitigation, posbias.audit.mitigations)
     {"n_questions": 12, "n_documents": 5, "max_new_tokens": 24, "arrange": "retrieval", "source": None, **SIZED},
     ("qa",), title="Lost in the Middle: the gold document at each position of the context", card_order=4,
-    units="posbias.audit.sizing:reader_units", planted="posbias.audit.calibration:planted_reader"),)
+    units="posbias.audit.sizing:reader_units", planted="posbias.audit.calibration:planted_reader",
+    subject="the gold document", unit_noun="questions"),)

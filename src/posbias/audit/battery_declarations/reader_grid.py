@@ -9,4 +9,5 @@ BATTERIES = (BatteryDeclaration(
      "arrange": "retrieval", "source": None, **SIZED},
     ("qa",), by_default=False, grid=True,
     title="Depth x length: the gold document at each depth of contexts of k documents", card_order=5,
-    units="posbias.audit.sizing:reader_units", planted="posbias.audit.calibration:planted_reader"),)
+    units="posbias.audit.sizing:reader_units", planted="posbias.audit.calibration:planted_reader",
+    subject="the gold document", unit_noun="questions"),)

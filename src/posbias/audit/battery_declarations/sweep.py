@@ -9,4 +9,5 @@ BATTERIES = (BatteryDeclaration(
     {"n_queries": 12, "n_positions": 6, "n_distractors": 4, "doc_tokens": None, "min_doc_tokens": 96,
      "max_doc_tokens": 1024, "seed": 0, "source": None, **SIZED},
     PASSAGE_SOURCE, title="Position sweep: the needle through a haystack of {doc_tokens} tokens", card_order=1,
-    units="posbias.audit.sizing:haystack_units", planted="posbias.audit.calibration:planted_needle_scorer"),)
+    units="posbias.audit.sizing:haystack_units", planted="posbias.audit.calibration:planted_needle_scorer",
+    subject="the needle", unit_noun="questions"),)

@@ -1,0 +1,1 @@
+"""posbias's scorers and candidates inside other IR toolkits (`pyterrier`: PyTerrier transformers)."""

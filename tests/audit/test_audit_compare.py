@@ -10,6 +10,7 @@ import pytest
 
 from posbias.cli import main
 from posbias.stats.curve_comparison import summary_differences
+from posbias.stats.position_curve import curve_summary, position_curve
 
 STATISTICS = {"alpha": 0.05, "confidence": 0.95, "correction": "holm", "n_resamples": 400, "seed": 0, "test": "t"}
 CHANCE = 0.457
@@ -23,10 +24,13 @@ def write_audit(out: Path, name: str, depth: float, seed: int, units: int = 16, 
     values = np.clip(shape + rng.normal(0, 0.08, (units, len(shape))), 0, 1)
     directory = out / name
     directory.mkdir(parents=True)
-    pd.DataFrame([{"unit": f"q{u}", "position": p, "value": float(values[u, p])}
-                  for u in range(units) for p in range(len(shape))]).to_parquet(directory / f"{battery}.parquet")
+    frame = pd.DataFrame([{"unit": f"q{u}", "position": p, "value": float(values[u, p])}
+                          for u in range(units) for p in range(len(shape))])
+    frame.to_parquet(directory / f"{battery}.parquet")
+    curve = position_curve(frame, test=statistics["test"], correction=statistics["correction"], n_resamples=0)
     record = {"battery": battery, "name": name, "metric": metric, "test": statistics["test"], "n_units": units,
-              "settings": {"statistics": statistics}, "extra": {"chance": CHANCE}, "summary": {}}
+              "settings": {"statistics": statistics}, "extra": {"chance": CHANCE},
+              "summary": curve_summary(curve, chance=CHANCE)}
     (directory / f"{battery}.json").write_text(json.dumps(record))
     return directory
 
@@ -47,6 +51,9 @@ def test_a_flatter_audit_is_found_less_position_sensitive_on_the_same_units(tmp_
     assert summary.loc["psi", "ci_high"] == pytest.approx(expected.loc["psi", "ci_high"])
     assert summary.loc["psi", "ci_high"] < 0
     assert summary.loc["shape (Friedman)", "p"] < 0.001
+    # base drops from position 1 on (its reach 1, counted from 1), base-maxp nowhere (reach 6: every position)
+    assert summary.loc["reach", ["a", "b", "difference"]].tolist() == [1, 6, 5]
+    assert summary.loc["reach", "ci_low"] <= 5 <= summary.loc["reach", "ci_high"]
     page = (tmp_path / "cmp" / "comparison.html").read_text()
     assert "<h1>base-maxp (B) against base (A), unit by unit</h1>" in page
     assert "base-maxp is less position-sensitive than base (its PSI is lower, the interval below 0)" in page

@@ -8,7 +8,8 @@ from scipy import stats
 
 from posbias.errors import InputError
 from posbias.stats.corrections import adjust
-from posbias.stats.curve_comparison import paired_matrices, position_differences, shape_test, summary_differences
+from posbias.stats.curve_comparison import (paired_matrices, position_differences, reach_difference, shape_test,
+                                            summary_differences)
 from posbias.stats.position_curve import curve_summary, position_curve
 
 POSITIONS = [0, 1, 2, 3, 4]
@@ -102,3 +103,19 @@ def test_the_matrices_line_units_and_positions_up_whatever_the_rows_order():
     x, y, units, positions = paired_matrices(values(a), values(a * 2).iloc[::-1])
     assert units == ["u0", "u1", "u2", "u3"] and positions == POSITIONS
     assert np.array_equal(y, 2 * x) and np.allclose(x, a)
+
+
+def test_the_reach_difference_counts_from_one_and_its_interval_holds_the_retested_reaches():
+    """A falls from the second position on, B only at the last: B reads three positions further. Identical curves
+    give a difference of 0 in every resample."""
+    rng = np.random.default_rng(3)
+    noise = rng.normal(0, 0.05, (24, len(POSITIONS)))
+    a = np.clip(np.array([0.9, 0.4, 0.4, 0.4, 0.4]) + noise, 0, 1)
+    b = np.clip(np.array([0.9, 0.9, 0.9, 0.9, 0.4]) + noise, 0, 1)
+    reach = {name: curve_summary(position_curve(values(m), test="t"))["reach"] for name, m in (("a", a), ("b", b))}
+    assert reach == {"a": 0, "b": 3}
+    row = reach_difference(values(a), values(b), reach["a"], reach["b"], test="t", n_resamples=50)
+    assert (row["a"], row["b"], row["difference"]) == (1.0, 4.0, 3.0)
+    assert row["ci_low"] <= 3 <= row["ci_high"] and row["ci_high"] - row["ci_low"] <= 1
+    same = reach_difference(values(a), values(a), reach["a"], reach["a"], test="t", n_resamples=20)
+    assert (same["difference"], same["ci_low"], same["ci_high"]) == (0.0, 0.0, 0.0)

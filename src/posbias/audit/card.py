@@ -69,7 +69,7 @@ def read_records(out: str | Path, jobs: Sequence[tuple[str, str]] | None = None)
     return found
 
 
-def _value(value, digits: int = 3) -> str:
+def cell_text(value, digits: int = 3) -> str:
     """A cell's text (`html_table` escapes it)."""
     if isinstance(value, bool):  # before float: a bool is an int
         return "yes" if value else "no"
@@ -79,8 +79,13 @@ def _value(value, digits: int = 3) -> str:
 
 
 def curve_figure(curve: pd.DataFrame, record: Mapping) -> str:
-    """The curve as an inline PNG (an <img> with a data URL): the mean per position and its interval, the
-    reference's mean dashed, significant drops as filled markers; x in tokens where the battery has them."""
+    """The curve (`curve_plot`) as an inline PNG: an <img> with a data URL."""
+    return inline_png(curve_plot(curve, record), f"{record['battery']} curve", 600)
+
+
+def curve_plot(curve: pd.DataFrame, record: Mapping):
+    """The curve as a matplotlib figure: the mean per position and its interval, the reference's mean dashed,
+    significant drops as filled markers, chance dotted, the model's window where the positions are tokens."""
     from posbias.reporting.figure_files import plt
 
     x = curve["tokens"] if "tokens" in curve else curve["position"] + 1
@@ -106,7 +111,7 @@ def curve_figure(curve: pd.DataFrame, record: Mapping) -> str:
     ax.set_ylabel(record["metric"])
     ax.legend(fontsize=7, loc="best")
     ax.grid(alpha=0.3)
-    return inline_png(fig, f"{record['battery']} curve", 600)
+    return fig
 
 
 def inline_png(fig, alt: str, width: int) -> str:
@@ -122,7 +127,7 @@ def inline_png(fig, alt: str, width: int) -> str:
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}" width="{width}">'
 
 
-def _reach(summary: Mapping) -> str:
+def reach_text(summary: Mapping) -> str:
     """The reach position counted from 1, "≥" when nothing dropped (the model may read further than tested)."""
     return ("≥ " if summary.get("reach_censored") else "") + str(int(summary["reach"]) + 1)
 
@@ -185,7 +190,7 @@ def _grid_section(record: Mapping, curve: pd.DataFrame) -> str:
     keys = [key for key, _ in SUMMARY_FIELDS  # the main numbers: the relative ones are in the battery's JSON
             if key not in ("best", "worst", "reach_censored", "underpowered") and not key.endswith("_relative")]
     header = ["length (tokens)", *(label for key, label in SUMMARY_FIELDS if key in keys)]
-    body = [[length, *(_value({**s, "reach": _reach(s)}.get(key), 0 if key in TOKEN_FIELDS else 3)
+    body = [[length, *(cell_text({**s, "reach": reach_text(s)}.get(key), 0 if key in TOKEN_FIELDS else 3)
                        for key in keys)] for length, s in lengths.items()]
     stats = record["settings"]["statistics"]
     caption = (f"The metric suite at each length ({record['test']} tests against the first depth, "
@@ -276,25 +281,25 @@ def _battery_section(record: Mapping, curve: pd.DataFrame) -> str:
              html_table(["summary", ""], summary_rows(record, curve), intervals).replace("<table>",
                                                                                         '<table class="summary">', 1),
              sizing_note(record), '<div class="details">', "<h3>Details</h3>"]
-    shown = {**summary, "reach": _reach(summary)}
-    rows = [[label, _value(shown.get(key), 0 if key in TOKEN_FIELDS else 3)] for key, label in SUMMARY_FIELDS
+    shown = {**summary, "reach": reach_text(summary)}
+    rows = [[label, cell_text(shown.get(key), 0 if key in TOKEN_FIELDS else 3)] for key, label in SUMMARY_FIELDS
             if key in summary]
     caption = f"The whole metric suite on the {record['metric']} curve, the first position the reference."
     parts.append(html_table(["metric suite", "value"], rows, caption))
     columns = [c for c in ("position", "tokens", "n", "mean", "ci_low", "ci_high", "relative", "p_adjusted", "drop")
                if c in curve]
-    body = [[str(int(row[c]) + 1) if c == "position" else _value(bool(row[c]) if c == "drop" else row[c],
+    body = [[str(int(row[c]) + 1) if c == "position" else cell_text(bool(row[c]) if c == "drop" else row[c],
                                                                   0 if c in TOKEN_FIELDS else 3)
              for c in columns] for _, row in curve.iterrows()]
     parts.append(html_table(columns, body, f"The {record['metric']} curve, position by position (1 = first)."))
     first_last = record.get("extra", {}).get("first_last")
     if first_last:
-        parts.append(html_table(["first vs last", "value"], [[k, _value(v)] for k, v in first_last.items()],
+        parts.append(html_table(["first vs last", "value"], [[k, cell_text(v)] for k, v in first_last.items()],
                                 "The evidence sentence first or last in the same document: paired t-test over "
                                 "pairs (positive t: first preferred), and the share of pairs preferring first."))
     extra = {k: v for k, v in record.get("extra", {}).items() if k != "first_last"}
     if extra:
-        parts.append(html_table(["battery details", "value"], [[k, _value(v)] for k, v in extra.items()], ""))
+        parts.append(html_table(["battery details", "value"], [[k, cell_text(v)] for k, v in extra.items()], ""))
     parts.append("</div>")
     return "\n".join(parts)
 
@@ -366,7 +371,7 @@ def write_card(out: str | Path, name: str, records: Sequence[Mapping],
                  f"<a href=\"../{of}/{CARD}\">{of}</a> (the mitigation table sets the two side by side).</p>")
     head += '<p class="verdict">' + " ".join(f"<b>{html.escape(label)}:</b> {html.escape(text)}"
                                              for label, text in verdicts(records, curves)) + "</p>"
-    model_rows = [[str(k), _value(v)] for k, v in first["model"].items()]
+    model_rows = [[str(k), cell_text(v)] for k, v in first["model"].items()]
     sections = [_battery_section(record, curves[record["battery"]]) + side_by_side(out, name, record, others or {})
                 for record in records]
     settings = {b: s for record in records for b, s in record["settings"].items()}
@@ -404,7 +409,7 @@ def write_leaderboard(found: Mapping[str, Sequence[Mapping]], outputs: Mapping[s
              number(r["psi_above_chance"]),
              number(r["worst_drop"]), number(r["best_worst_gap"]), number(r["primacy"]), number(r["recency"]),
              str(int(r["significant_drops"])) + ("*" if r["underpowered"] else ""), number(r["detectable_drop"]),
-             _reach(r), number(r["reach_tokens"], 0), number(r["reach_fraction"], 2)] for _, r in frame.iterrows()]
+             reach_text(r), number(r["reach_tokens"], 0), number(r["reach_fraction"], 2)] for _, r in frame.iterrows()]
     caption = ("Position sensitivity of every audited model: per battery, the metric at the first position, PSI "
                "(1 - worst/best over positions: Zeng et al.'s Position Sensitivity Index, capped by the metric's "
                "chance floor, so compare it only between rows of the same metric and candidate count), PSI above "

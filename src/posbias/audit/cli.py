@@ -9,6 +9,7 @@
     posbias audit --model "rankgpt:openai_chat:gpt-4o-mini-2024-07-18?base_url=http://localhost:8000/v1" --out a/
     posbias audit --config config.yaml --name minilm --battery sweep --out results/audit --no-report
     posbias audit --report-only --out audits/
+    posbias audit --report-only --no-report --out audits/ --name my-reranker --export hf hub/ --export mteb mteb/
     posbias audit compare audits/my-reranker audits/my-reranker-maxp --out audits/compare/maxp
     posbias export-hf --checkpoint results/models/firstp_cls/seed1 --out exported/firstp_cls
     posbias audit-corpus --out corpora/nq
@@ -16,7 +17,9 @@
 
 Each run writes its batteries' files under `<out>/<name>/` and then every card and the leaderboard of `<out>`
 (`posbias.audit.card`), and the mitigation table where a mitigated audit sits beside its base
-(`posbias.audit.mitigations`); `--report-only` rewrites those from the files already there. `--config` with `--name`
+(`posbias.audit.mitigations`); `--report-only` rewrites those from the files already there. `--export hf|mteb DIR`
+then writes the audit for the Hub or MTEB, read back by their libraries, uploading nothing
+(`posbias.audit.hub_export`, `posbias.audit.mteb_export`). `--config` with `--name`
 audits a model of the config's `audit.models` with the config's battery settings, as the workflow's job does.
 """
 
@@ -27,6 +30,8 @@ import yaml
 from posbias.audit.calibration import CALIBRATED, SHAPES
 from posbias.command_flags import POSITIVE, SEED, add_command, integer, number, read_config_object, reads
 from posbias.errors import InputError
+
+EXPORTS = ("hf", "mteb")  # --export FORMAT: posbias.audit.hub_export, posbias.audit.mteb_export
 
 
 def register(commands) -> None:
@@ -45,7 +50,8 @@ def register(commands) -> None:
                                              "window_aggregation, permutation_self_consistency, "
                                              "relevance_ordered_context, debiased_training (posbias.audit.mitigations)")
     parser.add_argument("--mitigates", help="with --mitigation: the name of the audit (in --out) it is compared with")
-    reads(parser, "--settings", help="YAML of battery settings, {battery: {key: value}} (posbias.audit.battery_settings)")
+    reads(parser, "--settings",
+          help="YAML of battery settings, {battery: {key: value}} (posbias.audit.battery_settings)")
     parser.add_argument("--cache", help="the language models' response cache directory (default: the config's "
                                         "llm.cache, else cache/llm)")
     parser.add_argument("--cache-mode", choices=("read_write", "read_only", "off"),
@@ -54,6 +60,11 @@ def register(commands) -> None:
     parser.add_argument("--no-report", action="store_true", help="write the batteries' files only")
     parser.add_argument("--report-only", action="store_true",
                         help="rewrite the cards and the leaderboard of --out from its audits")
+    parser.add_argument("--export", action="append", nargs=2, metavar=("FORMAT", "DIR"),
+                        help="also write the audit for publishing (repeatable): hf (Hub .eval_results, model card) "
+                             "or mteb (MTEB result files), FORMAT[?key=value&...]; nothing is uploaded "
+                             "(posbias.audit.hub_export, posbias.audit.mteb_export); with --report-only: the audit "
+                             "--name names, or the only one in --out")
     actions = parser.add_subparsers(dest="audit_action", required=False, metavar="compare",
                                     help="`posbias audit compare A B --out DIR`: two audits compared unit by unit")
     compare = actions.add_parser("compare", help="two audits of the same batteries on the same units compared "
@@ -144,9 +155,63 @@ def export_command(args) -> None:
     print(export_checkpoint(args.checkpoint, args.out))
 
 
+def _exports(args) -> list[tuple[str, dict | None, str]]:
+    """`--export FORMAT[?key=value&...] DIR` as (format, options, DIR); options None: not key=value pairs."""
+    from urllib.parse import parse_qsl
+
+    found = []
+    for spec, directory in args.export or []:
+        kind, _, query = spec.partition("?")
+        try:
+            options = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
+        except ValueError:
+            options = None
+        found.append((kind, options, directory))
+    return found
+
+
+def _exporters() -> dict:
+    """Each format's (check of its options, writer)."""
+    from posbias.audit import hub_export, mteb_export
+
+    return {"hf": (hub_export.check_options, hub_export.export_hub),
+            "mteb": (mteb_export.check_options, mteb_export.export_mteb)}
+
+
+def _export_problem(args) -> str | None:
+    """A bad --export is refused before the audit runs."""
+    for kind, options, _ in _exports(args):
+        if kind not in EXPORTS:
+            return f"--export {kind!r}: FORMAT must be one of {', '.join(EXPORTS)}"
+        if options is None:
+            return f"--export {kind}: options must be key=value pairs joined by &"
+        problem = _exporters()[kind][0](options)
+        if problem:
+            return problem
+    return None
+
+
+def _export(args, records: list[dict] | None) -> None:
+    """Write each --export of the audit just run (`records`), or with --report-only of the audit --name names (else
+    the only one in --out), printing what each wrote and how it was read back."""
+    from pathlib import Path
+
+    names = sorted({path.parent.name for path in Path(args.out).glob("*/*.json")})
+    name = records[0]["name"] if records else args.name or (names[0] if len(names) == 1 else None)
+    if name is None:
+        raise InputError(f"--export: --out {args.out} holds the audits {', '.join(names) or 'none'}; give --name to "
+                         f"choose one")
+    for kind, options, directory in _exports(args):
+        print(_exporters()[kind][1](Path(args.out) / name, directory, options))
+
+
 def _usage(args) -> str | None:
     if not args.out:
         return "--out is required"
+    if args.export:
+        problem = _export_problem(args)
+        if problem:
+            return problem
     if args.report_only:
         return "--report-only takes no model" if (args.model or args.config) else None
     if bool(args.model) == bool(args.config):
@@ -178,8 +243,10 @@ def run_command(args) -> None:
             batteries = args.battery or job["batteries"]  # the entry's batteries, as the workflow's jobs
         if args.settings:
             settings = _settings_file(args.settings)
-        audit(AuditJob(spec, args.out, batteries, settings, name, args.cache or cache["dir"],
-                       args.cache_mode or cache["mode"], args.device, mitigation, mitigates))
+        records = audit(AuditJob(spec, args.out, batteries, settings, name, args.cache or cache["dir"],
+                                 args.cache_mode or cache["mode"], args.device, mitigation, mitigates))
     if not args.no_report:
         for card in write_reports(args.out):
             print(card)
+    if args.export:
+        _export(args, None if args.report_only else records)

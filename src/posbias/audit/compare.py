@@ -32,14 +32,16 @@ from posbias.errors import InputError
 from posbias.io import atomic_write, read_json
 from posbias.outputs import table_files
 from posbias.reporting.render import Table, html_page, number, write_tables
-from posbias.stats.curve_comparison import position_differences, shape_test, summary_differences
+from posbias.stats.curve_comparison import (REACH_PERMUTATIONS, REACH_RESAMPLES, position_differences,
+                                            reach_difference, shape_test, summary_differences)
 
 log = logging.getLogger(__name__)
 
-SUMMARY_LABELS = {"psi": "PSI", "psi_above_chance": "PSI above chance", "best_worst_gap": "best - worst"}
+SUMMARY_LABELS = {"psi": "PSI", "psi_above_chance": "PSI above chance", "best_worst_gap": "best - worst",
+                  "reach": "reach (position, 1 = first)"}
 
 
-def _records(directory: Path) -> dict[str, dict]:
+def audit_records(directory: Path) -> dict[str, dict]:
     """An audit directory's battery records by battery."""
     if not directory.is_dir():
         raise InputError(f"{directory}: not an audit directory (posbias audit writes <out>/<name>/)")
@@ -76,6 +78,10 @@ def compare_battery(dir_a: Path, dir_b: Path, a: dict, b: dict) -> dict:
                                      what=(f"{battery} of {a['name']}", f"{battery} of {b['name']}"), **resampling)
     summary = summary_differences(values_a, values_b, chance=a.get("extra", {}).get("chance"),
                                   ratio_scale=a["metric"] in RATIO_SCALE, **resampling)
+    reach = reach_difference(values_a, values_b, a["summary"]["reach"], b["summary"]["reach"], test=a["test"],
+                             correction=settings["correction"], alpha=settings["alpha"],
+                             confidence=settings["confidence"], seed=settings["seed"])
+    summary = pd.concat([summary, pd.DataFrame([reach])], ignore_index=True)
     shape = shape_test(values_a, values_b)
     names = (a["name"], b["name"])
     return {"battery": battery, "positions": positions, "summary": _summary_frame(summary, shape),
@@ -112,8 +118,10 @@ def _summary_frame(summary: pd.DataFrame, shape: dict) -> pd.DataFrame:
 def _summary_table(battery: str, summary: pd.DataFrame, shape: dict, names: tuple[str, str],
                    settings: dict) -> Table:
     a, b = names
-    rows = [[SUMMARY_LABELS[r.number], number(r.a), number(r.b), number(r.difference),
-             f"[{number(r.ci_low)}, {number(r.ci_high)}]"] for r in summary.itertuples()]
+    digits = {"reach": 0}  # a position
+    rows = [[SUMMARY_LABELS[r.number], *(number(v, digits.get(r.number, 3)) for v in (r.a, r.b, r.difference)),
+             f"[{number(r.ci_low, digits.get(r.number, 3))}, {number(r.ci_high, digits.get(r.number, 3))}]"]
+            for r in summary.itertuples()]
     numbers = summary.set_index("number")
     # PSI where the metric has a true zero; else (raw scores) the best-worst gap, in the metric's own units
     name = "psi" if not math.isnan(numbers.loc["psi", "ci_low"]) else "best_worst_gap"
@@ -131,7 +139,9 @@ def _summary_table(battery: str, summary: pd.DataFrame, shape: dict, names: tupl
                   f"Friedman test of a change of shape across {shape['positions']} positions: "
                   f"chi2 = {shape['statistic']:.2f}, p = {shape['p']:.4g}")
     caption = (f"{battery}: the curves' summary numbers, B - A with {settings['confidence']:.0%} paired bootstrap "
-               f"intervals over units ({settings['n_resamples']} resamples). {verdict}; {shape_text}.")
+               f"intervals over units ({settings['n_resamples']} resamples; the reach's {REACH_RESAMPLES}, each "
+               f"testing both curves again; a randomisation test there takes {REACH_PERMUTATIONS} sign flips). "
+               f"{verdict}; {shape_text}.")
     return Table(["", "A", "B", "B - A", "interval"], rows, caption)
 
 
@@ -140,7 +150,7 @@ def compare_audits(first: str | Path, second: str | Path, out: str | Path,
     """Compare audit directory `second` (B) with `first` (A), battery by battery, into `out`; returns the batteries
     compared."""
     dir_a, dir_b, out = Path(first), Path(second), Path(out)
-    records_a, records_b = _records(dir_a), _records(dir_b)
+    records_a, records_b = audit_records(dir_a), audit_records(dir_b)
     shared = [battery for battery in records_a if battery in records_b]
     chosen = list(batteries) if batteries else [b for b in shared if not DECLARED[b].grid]
     missing = [battery for battery in chosen if battery not in shared]

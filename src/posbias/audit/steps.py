@@ -56,8 +56,8 @@ def load_model(ref: ModelRef, cache_dir: str, cache_mode: str, device: str):
 
 class CountedModel:
     """The model a battery reads, counting the inputs it computes: (query, document) inputs for a pair scorer (times
-    its windows, `posbias.scoring.protocol.Scorer.input_count`), prompts for a language model (a listwise call is one). The mitigation
-    table's cost multiplier is the ratio of these counts."""
+    its windows, `posbias.scoring.protocol.Scorer.input_count`), prompts for a language model (a listwise call is
+    one). The mitigation table's cost multiplier is the ratio of these counts."""
 
     def __init__(self, model):
         self.model, self.inputs = model, 0

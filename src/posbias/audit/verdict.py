@@ -48,8 +48,8 @@ def power_clause(record: Mapping, units: int, noun: str) -> str:
     found = (f"a drop of {number(detectable)} or more is found with 80% power" if _finite(detectable)
              else "no detectable drop size could be computed from these values")
     correction = CORRECTIONS.get(stats["correction"], stats["correction"])
-    return (f"{TESTS.get(record['test'], record['test'])} tests against the first position, {correction}-corrected at alpha "
-            f"{stats['alpha']:g}, over {units} {noun}: {found}")
+    return (f"{TESTS.get(record['test'], record['test'])} tests against the first position, {correction}-corrected "
+            f"at alpha {stats['alpha']:g}, over {units} {noun}: {found}")
 
 
 def chance_clause(worst: float, chance) -> str:

@@ -90,7 +90,8 @@ def position_curve(values: pd.DataFrame, reference=None, test: str = "t", correc
     `p_adjusted` (`correction` over the curve's tests) and `drop` (significant at `alpha` and below the reference).
     `ratio_scale`: whether the values have a true zero (a rate, a reciprocal rank, an accuracy) so that ratios of
     them mean something; a raw model score has none, and every relative number of its curve is NaN.
-    `reference` is a position of the curve (default: the first)."""
+    `reference` is a position of the curve (default: the first). `n_resamples` 0 draws no intervals (NaN): for a
+    caller that wants only the tests (a bootstrap of the reach, `posbias.stats.curve_comparison`)."""
     frame = checked_values(values)
     positions = sorted(frame["position"].unique().tolist())
     reference = positions[0] if reference is None else reference
@@ -101,7 +102,8 @@ def position_curve(values: pd.DataFrame, reference=None, test: str = "t", correc
     rows = []
     for i, position in enumerate(positions):
         series = by_position[position]
-        low, high = bootstrap_interval(series.to_numpy(), confidence, n_resamples, seed + i)
+        low, high = (bootstrap_interval(series.to_numpy(), confidence, n_resamples, seed + i) if n_resamples
+                     else (math.nan, math.nan))
         p = math.nan
         if position != reference and not series.reindex(ref_values.index).equals(ref_values):
             p = (exact_mcnemar(series, ref_values.reindex(series.index))[3] if test == "mcnemar"

@@ -1,10 +1,22 @@
-"""What the package reads besides its code (schema fragments, the layouts' schemas, templates, the shipped corpus,
-the planning tables) ships in a wheel: every such file under src/posbias matches a glob of pyproject.toml's
-package data, which setuptools reads relative to the package, one `*` per path part."""
+"""The package as users install it. What it reads besides its code (schema fragments, the layouts' schemas,
+templates, the shipped corpus, the planning tables, the stylesheet) ships in a wheel: every such file under
+src/posbias matches a glob of pyproject.toml's package data, which setuptools reads relative to the package, one `*`
+per path part. The wheel and the sdist, built as a user builds them, pass `twine check --strict`, carry the workflow,
+the licence and the changelog; installed into a fresh environment, the wheel audits a model from an empty directory
+as the checkout does and plans the workflow without the clone."""
 
 import fnmatch
+import json
+import os
+import subprocess
+import tarfile
 import tomllib
+import zipfile
 from pathlib import Path
+
+import pytest
+
+from distributions import VENV_BIN, build, locked_environment, one, user_environment
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "posbias"
@@ -30,31 +42,12 @@ def test_a_glob_matches_one_level_only():
 
 # --- the built distributions: what `pip install posbias-*.whl` gives a user without the clone ---------------------
 
-import json
-import os
-import subprocess
-import sys
-import tarfile
-import zipfile
-
-import pytest
-
-VENV_BIN = Path(sys.executable).parent
 WORKFLOW_FILES = "posbias/workflow/files"
 
 
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory) -> Path:
-    """A wheel and an sdist built from the checkout as a user's `uv build` (or `python -m build`) builds them: the
-    sdist first, the wheel from it, so the sdist must hold everything setup.py copies into the wheel."""
-    out = tmp_path_factory.mktemp("dist")
-    subprocess.run([VENV_BIN / "uv", "build", "--quiet", "--out-dir", out, ROOT], check=True)
-    return out
-
-
-def one(folder: Path, pattern: str) -> Path:
-    (path,) = folder.glob(pattern)
-    return path
+    return build(tmp_path_factory.mktemp("dist"))
 
 
 def test_the_wheel_and_the_sdist_pass_twine_check(dist):
@@ -98,25 +91,18 @@ def test_the_changelog_names_this_version():
 
 @pytest.fixture(scope="module")
 def installed(dist, tmp_path_factory) -> Path:
-    """A fresh virtual environment outside the repository holding the built wheel: the locked dependencies (from
-    uv's cache, as `make env` installs them: torch first, from pip's find-links where this machine keeps its CPU
-    build), then the wheel itself; `pip check` then verifies the wheel's declared dependencies are all met."""
-    venv = tmp_path_factory.mktemp("fresh") / "venv"
-    uv = [VENV_BIN / "uv", "pip", "install", "--quiet", "--python", venv / "bin" / "python"]
-    subprocess.run([VENV_BIN / "uv", "venv", "--quiet", "--python", sys.executable, "--seed", venv], check=True)
-    links = os.environ.get("PIP_FIND_LINKS") or subprocess.run(
-        [VENV_BIN / "pip", "config", "get", "global.find-links"], capture_output=True, text=True).stdout.strip()
-    subprocess.run([*uv, *(["--find-links", links] if links else []), "torch==2.13.0"], check=True)
-    subprocess.run([*uv, "--no-deps", "-r", ROOT / "requirements.lock"], check=True)
-    subprocess.run([*uv, "--no-deps", one(dist, "posbias-*.whl")], check=True)
+    """A fresh environment outside the repository with the built wheel installed; `pip check` then verifies the
+    wheel's declared dependencies are all met by the locked ones."""
+    venv = locked_environment(tmp_path_factory.mktemp("fresh") / "venv")
+    subprocess.run([VENV_BIN / "uv", "pip", "install", "--quiet", "--python", venv / "bin" / "python", "--no-deps",
+                    one(dist, "posbias-*.whl")], check=True)
     problems = subprocess.run([venv / "bin" / "pip", "check"], capture_output=True, text=True).stdout
     assert "posbias" not in problems, problems
     return venv
 
 
 def run_in(directory: Path, command: list, **options) -> subprocess.CompletedProcess:
-    environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    return subprocess.run(command, cwd=directory, capture_output=True, text=True, env=environment, **options)
+    return subprocess.run(command, cwd=directory, capture_output=True, text=True, env=user_environment(), **options)
 
 
 @pytest.mark.slow

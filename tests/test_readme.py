@@ -8,7 +8,9 @@ Blocks are marked in a page by an HTML comment on the line before their ```bash 
 - `<!-- runnable -->`: a block that runs on its own from a copy of the repository (dry runs, the config
   example);
 - `<!-- cluster -->`: the steps of docs/cluster.md, which need a SLURM cluster: `make test-slurm` runs them in
-  order (tests/slurm/run_cluster_test.sh).
+  order (tests/slurm/run_cluster_test.sh);
+- `<!-- quickstart -->`: the steps of docs/quickstart.md, from `pip install` of the wheel on: tests/test_quickstart.py
+  runs them in order in a fresh environment.
 Unmarked blocks need a GPU, the network, licensed data or much more time; their Snakemake commands are still
 checked for the argument order Snakemake 9 needs.
 
@@ -36,7 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 PAGES = {path: path.read_text(encoding="utf-8")
          for path in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]}
 WALKTHROUGH_PAGE = REPO / "docs" / "getting-started.md"
-MARKERS = ("walkthrough", "runnable", "paper_dry_runs", "cluster")
+MARKERS = ("walkthrough", "runnable", "paper_dry_runs", "cluster", "quickstart")
 # What a copy of the repository leaves out: version control, environments and what runs write at the top
 # (a run directory of the pages' commands included, and a built site), and caches anywhere.
 NOT_COPIED_AT_TOP = {".git", ".venv", "results", "logs", ".snakemake", ".pytest_cache", "build", "paper", "cache",

@@ -5,57 +5,14 @@ numbers are the records'; a refusal writes nothing; bad options are refused befo
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
-from posbias.audit import steps
-from posbias.audit.battery_settings import settings_with
-from posbias.audit.results import BatteryResult
-from posbias.audit.spec import parse_model_spec
+from planted_audit import write_audit
 from posbias.cli import main
 
 pytest.importorskip("mteb")  # an extra: pip install 'posbias[mteb]'
-
-SETTINGS = {"statistics": {"n_resamples": 200}}
-SHAPE = np.array([0.0, 0.1, 0.6, 0.6, 0.3])  # the planted drop at each position, times the depth
-
-
-class Model:
-    """What `run_battery` reads of a loaded model."""
-
-    window = 64
-
-    def describe(self) -> dict:
-        return {"architecture": "Planted", "window": self.window}
-
-
-def planted(battery: str):
-    """A battery function giving planted MRR (a grid: over two lengths), or raw scores for the probes."""
-    metric = {"probes": "score"}.get(battery, "MRR")
-
-    def run(model, settings):
-        rng = np.random.default_rng(len(battery))
-        rows = [{"unit": f"q{unit}", "position": position, "value": float(
-                    (-1.0 - drop if metric == "score" else 1 - drop / 2) + rng.normal(0, 0.05)),
-                 **({"length": length, "depth": position / 4} if length else {})}
-                for length in ((40, 80) if battery == "grid" else (None,))
-                for unit in range(10) for position, drop in enumerate(SHAPE)]
-        extra = {"chance": 0.2} if metric == "MRR" else {}
-        extra.update({"depths": [0, 0.25, 0.5, 0.75, 1.0]} if battery == "grid" else {})
-        return BatteryResult(battery, metric, pd.DataFrame(rows), extra=extra)
-    return run
-
-
-def write_audit(out: Path, monkeypatch, batteries=("sweep", "probes", "grid"),
-                spec: str = "cross-encoder:org/mini?revision=abc123&name=mini") -> list[dict]:
-    """`out/mini/<battery>.{parquet,curve.csv,json}` as `posbias audit` writes them (its `run_battery`)."""
-    monkeypatch.setattr(steps, "battery_function", planted)
-    return [steps.run_battery(Model(), parse_model_spec(spec), battery, settings_with(SETTINGS), out)
-            for battery in batteries]
-
 
 def test_the_export_loads_with_mteb_with_the_record_s_numbers(tmp_path, monkeypatch, capsys):
     from mteb.cache import ResultCache

@@ -146,6 +146,21 @@ def check_destination(out: Path, writes: Sequence[str], flag: str) -> None:
                          f"give a new or empty directory (an export replaces its directory whole)")
 
 
+def export_inputs(audit_dir: str | Path, out: str | Path, options: Mapping[str, str] | None, check, writes,
+                  flag: str) -> tuple[Path, Path, list[dict], dict]:
+    """What an export (this one, the MTEB one) starts from: the audit's records in the card's order, the destination
+    checked (`check_destination`) and the options checked by `check`; refused with one line before anything is
+    written."""
+    options = dict(options or {})
+    problem = check(options)
+    if problem:
+        raise InputError(problem)
+    audit_dir, out = Path(audit_dir), Path(out)
+    records = ordered_records(audit_dir)
+    check_destination(out, writes, flag)
+    return audit_dir, out, records, options
+
+
 def ordered_records(audit_dir: Path) -> list[dict]:
     """The audit's battery records in the card's order (`posbias.audit.compare`'s reader)."""
     return sorted(audit_records(audit_dir).values(), key=lambda r: DECLARED[r["battery"]].card_order)
@@ -245,13 +260,7 @@ def export_hub(audit_dir: str | Path, out: str | Path, options: Mapping[str, str
     import yaml
     from huggingface_hub import ModelCard, ModelCardData
 
-    options = dict(options or {})
-    problem = check_options(options)
-    if problem:
-        raise InputError(problem)
-    audit_dir, out = Path(audit_dir), Path(out)
-    records = ordered_records(audit_dir)
-    check_destination(out, WRITES, "hf")
+    audit_dir, out, records, options = export_inputs(audit_dir, out, options, check_options, WRITES, "hf")
     dataset, name = options.get("dataset", DEFAULT_DATASET), options.get("model") or records[0]["name"]
     curves = [read_curve(audit_dir, record) for record in records]
     entries = {r["battery"]: eval_entries(r, c["position"].nunique(), dataset) for r, c in zip(records, curves)}

@@ -32,7 +32,7 @@ import re
 from pathlib import Path
 from typing import Mapping
 
-from posbias.audit.hub_export import (check_destination, headlines, ordered_records, read_curve,
+from posbias.audit.hub_export import (export_inputs, headlines, read_curve,
                                       settings_fingerprint)
 from posbias.audit.spec import parse_model_spec
 from posbias.errors import InputError
@@ -114,13 +114,7 @@ def export_mteb(audit_dir: str | Path, out: str | Path, options: Mapping[str, st
     import mteb
     from mteb.cache import ResultCache
 
-    options = dict(options or {})
-    problem = check_options(options)
-    if problem:
-        raise InputError(problem)
-    audit_dir, out = Path(audit_dir), Path(out)
-    records = ordered_records(audit_dir)
-    check_destination(out, WRITES, "mteb")
+    audit_dir, out, records, options = export_inputs(audit_dir, out, options, check_options, WRITES, "mteb")
     model = options.get("model") or records[0]["name"]
     revision = options.get("revision") or model_revision(records[0])
     if not re.fullmatch(WORD, revision):

@@ -39,7 +39,7 @@ def walked(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
 
     work = tmp_path_factory.mktemp("quickstart")
     wheel = one(build(tmp_path_factory.mktemp("dist")), f"posbias-{__version__}-py3-none-any.whl")
-    assert f"pip install {wheel.name}" in blocks()[0], "the page installs another version's wheel"
+    assert f"pip install '{wheel.name}[mteb]'" in blocks()[0], "the page installs another version's wheel"
     shutil.copy(wheel, work)
     locked_environment(work / "posbias-env")
     script = "set -euo pipefail\n" + "\n".join(blocks())

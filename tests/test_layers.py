@@ -9,9 +9,10 @@ stages share lives in the domain layer).
     reporting      reporting
     analyses       each analysis stage's own modules (litm, probes, positions, sweep, audit, farrelevant, rerank: a
                    stage folder not placed above), regression, reproduction, expected_values
-    orchestration  config, provenance, workflow_lock, planning, and every stage's config, paths and steps (litm.config,
-                   data.steps, ...)
-    interface      cli, command_flags and every stage's cli (litm.cli, data.cli, ...)
+    orchestration  config, provenance, workflow_lock, planning, workflow, and every stage's config, paths and steps
+                   (litm.config, data.steps, ...)
+    interface      cli, command_flags, every stage's cli (litm.cli, data.cli, ...) and integrations (posbias in
+                   other tools' pipelines: PyTerrier)
                    (and scripts/ and rules/, outside the package)
 
 A stage is a folder holding one of the role modules `config.py`, `paths.py`, `steps.py`, `cli.py` or `report.py`;
@@ -46,8 +47,8 @@ LAYERS = (  # the top-level units of each layer; the stages' folders and role mo
                 "scoring"}),
     ("reporting", {"reporting"}),
     ("analyses", {"regression", "reproduction", "expected_values"}),
-    ("orchestration", {"config", "provenance", "workflow_lock", "planning"}),
-    ("interface", {"cli", "command_flags"}),
+    ("orchestration", {"config", "provenance", "workflow_lock", "planning", "workflow"}),
+    ("interface", {"cli", "command_flags", "integrations"}),
 )
 ROOT = "posbias"  # the package's own __init__ (its version): importable from every layer
 

@@ -34,7 +34,8 @@ def test_the_demo_s_audit_as_jobs():
         == ["sweep"]
     assert audit.settings("mock_reader_ends")["reader"] == audit.settings("mock_reader")["reader"]
     assert set(audit.mitigated()) == {"exported_firstp_maxp", "longp_debiased_checkpoint", "mock_reader_ends",
-                                      "rankgpt_keep_order_psc"}
+                                      "rankgpt_keep_order_psc", "smollm2_reader_qac"}
+    assert audit.local_decoder("smollm2_reader_qac") == 1  # SmolLM2 decodes: one decoder at a time
     assert audit.spec("firstp_cls_checkpoint") == "checkpoint:results/models/firstp_cls/seed1"
     assert audit.inputs("exported_firstp") == ["results/audit/exported/firstp_cls/seed1"]
     assert audit.inputs("minilm") == []

@@ -117,6 +117,52 @@ def test_relevance_ordered_context_shows_its_effect_where_the_retriever_puts_the
     assert row["mean_after"] == pytest.approx(row["mean_before"])  # the uniform mean: unchanged by construction
 
 
+class RecordingReader:
+    """A reader that answers nothing and keeps every prompt it was sent."""
+
+    def __init__(self):
+        self.prompts = []
+
+    def generate(self, requests, decoding):
+        from posbias.llm.types import Completion
+
+        self.prompts += [request.prompt for request in requests]
+        return [Completion(text="", finish_reason="stop", prompt_tokens=None, completion_tokens=None, latency_s=0.0,
+                           cache_key="", cache_hit=False) for _ in requests]
+
+
+def test_query_aware_contextualization_asks_the_question_before_and_after_the_same_documents():
+    """What the mitigation changes is the prompt alone: the question also before the documents, which stay the same
+    documents in the same order, one prompt per example as before (the cost multiplier counts prompts)."""
+    from posbias.audit.batteries import reader_battery
+    from posbias.audit.battery_settings import settings_with
+
+    _, settings = apply(parse_model_spec("reader:mock:u_curve"), settings_with({"reader": {"n_questions": 3}}),
+                        {"kind": "query_aware_contextualization"})
+    assert settings["reader"]["prompt"] == "query_aware" and settings["reader_grid"]["prompt"] == "query_aware"
+    plain, aware = RecordingReader(), RecordingReader()
+    reader_battery(plain, settings_with({"reader": {"n_questions": 3}})["reader"])
+    result = reader_battery(aware, settings["reader"])
+    assert len(plain.prompts) == len(aware.prompts) == 3 * 5 and result.extra["prompt"] == "query_aware"
+    for before, after in zip(plain.prompts, aware.prompts):
+        instruction, documents, question = before.split("\n\n")
+        assert after == "\n\n".join([instruction, question.removesuffix("\nAnswer:"), documents, question])
+        assert question.startswith("Question: ") and documents.startswith("Document [1]")
+
+
+def test_query_aware_contextualization_sits_beside_its_base_on_the_mitigation_table(tmp_path):
+    settings = {"reader": {"n_questions": 6, "n_documents": 3}}
+    run(tmp_path, "reader:mock:u_curve", "reader", settings)
+    (record,) = run(tmp_path, "reader:mock:u_curve", "qac", settings,
+                    mitigation={"kind": "query_aware_contextualization"}, mitigates="reader")
+    assert record["extra"]["prompt"] == "query_aware" and record["mitigation"]["of"] == "reader"
+    write_reports(tmp_path / "a")
+    (row,) = pd.read_csv(tmp_path / "a" / "mitigations.csv").to_dict("records")
+    # the mock reads where the gold document sits, not the prompt: the same curve, at the same number of prompts
+    assert row["mitigation"] == "query aware contextualization" and row["cost_multiplier"] == 1.0
+    assert row["mean_after"] == pytest.approx(row["mean_before"])
+
+
 def test_the_retriever_s_gold_ranks_count_the_first_answer_bearing_document():
     from posbias.audit.batteries import retrieved_gold_ranks
 

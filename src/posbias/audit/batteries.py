@@ -179,13 +179,15 @@ def reader_battery(language_model, settings: Mapping) -> BatteryResult:
     records = _reader_records(settings, k)
     decoding = Decoding(max_new_tokens=settings["max_new_tokens"])
     cells = [(gold_index, example) for gold_index in range(k) for example in
-             qa_examples([_context(record, k, gold_index, settings["arrange"]) for record in records])]
+             qa_examples([_context(record, k, gold_index, settings["arrange"]) for record in records],
+                         variant=settings["prompt"])]
     completions = _answers(language_model, [example for _, example in cells], decoding)
     rows = [{"unit": str(example.example_index), "position": gold_index,
              "value": best_subspan_em(completion.text, example.record["answers"])}
             for (gold_index, example), completion in zip(cells, completions, strict=True)]
     return BatteryResult("reader", METRICS["reader"], pd.DataFrame(rows),
-                         extra={"n_documents": k, "arrange": settings["arrange"], "chance": READER_CHANCE,
+                         extra={"n_documents": k, "arrange": settings["arrange"], "prompt": settings["prompt"],
+                                "chance": READER_CHANCE,
                                 **retrieved_gold_ranks(records, k)})
 
 
@@ -323,7 +325,7 @@ def reader_grid_battery(language_model, settings: Mapping) -> BatteryResult:
     cells = [(k, position, depth, example) for k in sorted(settings["n_documents"])
              for position, depth in enumerate(depths)
              for example in qa_examples([_context(record, k, round(depth * (k - 1)), settings["arrange"])
-                                         for record in records])]
+                                         for record in records], variant=settings["prompt"])]
     completions = _answers(language_model, [example for *_, example in cells], decoding)
     frame = pd.DataFrame([{"unit": str(example.example_index), "position": position, "depth": depth, "k": k,
                            "prompt_tokens": completion.prompt_tokens,
@@ -333,7 +335,7 @@ def reader_grid_battery(language_model, settings: Mapping) -> BatteryResult:
     frame["length"] = frame.groupby("k")["prompt_tokens"].transform("mean").round().astype(int)
     return BatteryResult("reader_grid", METRICS["reader_grid"], frame.drop(columns="prompt_tokens"),
                          extra={"n_documents": sorted(settings["n_documents"]), "depths": depths,
-                                "arrange": settings["arrange"], "chance": READER_CHANCE,
+                                "arrange": settings["arrange"], "prompt": settings["prompt"], "chance": READER_CHANCE,
                                 "lengths": sorted(frame["length"].unique().tolist())})
 
 

@@ -48,7 +48,8 @@ def register(commands) -> None:
                         help="run only this battery (repeatable); default: every battery the model takes")
     parser.add_argument("--mitigation", help="audit the model as a mitigation changes it, KIND[?key=value&...]: "
                                              "window_aggregation, permutation_self_consistency, "
-                                             "relevance_ordered_context, debiased_training (posbias.audit.mitigations)")
+                                             "relevance_ordered_context, query_aware_contextualization, "
+                                             "debiased_training (posbias.audit.mitigations)")
     parser.add_argument("--mitigates", help="with --mitigation: the name of the audit (in --out) it is compared with")
     reads(parser, "--settings",
           help="YAML of battery settings, {battery: {key: value}} (posbias.audit.battery_settings)")

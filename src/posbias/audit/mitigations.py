@@ -11,6 +11,10 @@ A mitigation is `{kind: KIND, key: value, ...}` (a config's `audit.models.<name>
 - `relevance_ordered_context` (readers): the retrieved documents placed with the best at both ends of the context
   (ranks 1, 3, 5, ... from the start, 2, 4, ... from the end: "Lost in the Middle"'s advice), the reader batteries'
   `arrange: ends`; the curve's position stays the gold document's retrieval rank;
+- `query_aware_contextualization` (readers): the question both before and after the documents (Liu et al. 2024,
+  "Lost in the Middle", section 4.2: the authors' `--query-aware-contextualization` template), the reader batteries'
+  `prompt: query_aware`; the documents and their order stay as they were, so the cost is the prompt's second copy
+  of the question (the same number of prompts);
 - `debiased_training` (trained rankers): the twin trained on de-biased documents (`models.<twin>.debias`); in a
   config the mitigated entry audits `model` (the twin) where its base audits the original.
 
@@ -43,6 +47,7 @@ KINDS = {
     "permutation_self_consistency": Kind("list", {"k": 5, "aggregate": "borda", "orders": "shuffles", "seed": 0},
                                          {"aggregate": ("borda", "rrf"), "orders": ("shuffles", "rotations")}),
     "relevance_ordered_context": Kind("reader", {}),
+    "query_aware_contextualization": Kind("reader", {}),
     # `model`: the twin's name in the config's models (a label on the command line, where --model loads it)
     "debiased_training": Kind("pairs", {"model": None}, None, ("checkpoint", "cross-encoder")),
 }
@@ -112,6 +117,9 @@ def apply(ref: ModelRef, settings: Mapping, mitigation: Mapping | None, where: s
     elif kind == "relevance_ordered_context":
         for battery in ("reader", "reader_grid"):
             settings[battery]["arrange"] = "ends"
+    elif kind == "query_aware_contextualization":
+        for battery in ("reader", "reader_grid"):
+            settings[battery]["prompt"] = "query_aware"
     # debiased_training changes the model itself: the twin is what `ref` names
     return ref, settings
 

@@ -9,8 +9,10 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 # What the workflow needs besides the package, relative to the repository's root (MANIFEST.in puts the same in the
-# sdist, from which the wheel is built).
-WORKFLOW = ("Snakefile", "config.yaml", "rules", "scripts", "report", "profiles", "config", "envs/posbias.yaml")
+# sdist, from which the wheel is built): the benchmarks' measurement files are the rates `posbias plan` reads
+# (posbias/planning/measurements.yaml names them).
+WORKFLOW = ("Snakefile", "config.yaml", "rules", "scripts", "report", "profiles", "config", "envs/posbias.yaml",
+            "benchmarks/tables", "benchmarks/gpu")
 
 
 class BuildWithWorkflow(build_py):

@@ -64,7 +64,8 @@ def test_the_wheel_carries_the_workflow_and_its_metadata(dist):
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         metadata = archive.read(f"posbias-{__version__}.dist-info/METADATA").decode()
-    tracked = subprocess.run(["git", "ls-files", "rules", "scripts", "report", "profiles", "config"], cwd=ROOT,
+    tracked = subprocess.run(["git", "ls-files", "rules", "scripts", "report", "profiles", "config",
+                              "benchmarks/tables", "benchmarks/gpu"], cwd=ROOT,
                              capture_output=True, text=True, check=True).stdout.split()
     expected = {f"{WORKFLOW_FILES}/{name}" for name in tracked + ["Snakefile", "config.yaml", "envs/posbias.yaml"]
                 if not (ROOT / name).is_symlink()}
@@ -130,3 +131,6 @@ def test_the_installed_wheel_sets_up_and_plans_the_workflow_without_the_clone(in
     dry = run_in(tmp_path, [posbias, "workflow", "run", "study", "-n", "results/table1.tex"])
     assert dry.returncode == 0, dry.stderr[-2000:]
     assert "rule table1:" in dry.stdout + dry.stderr and not (tmp_path / "study" / "results").exists()
+    plan = run_in(tmp_path / "study", [posbias, "plan", "--config", "config.yaml", "results/table1.tex"])
+    assert plan.returncode == 0, plan.stderr[-2000:]
+    assert "table1" in plan.stdout

@@ -54,6 +54,7 @@ def test_a_flatter_audit_is_found_less_position_sensitive_on_the_same_units(tmp_
     # base drops from position 1 on (its reach 1, counted from 1), base-maxp nowhere (reach 6: every position)
     assert summary.loc["reach", ["a", "b", "difference"]].tolist() == [1, 6, 5]
     assert summary.loc["reach", "ci_low"] <= 5 <= summary.loc["reach", "ci_high"]
+    assert "| reach (position, 1 = first) | 1 | ≥ 6 | 5 |" in (tmp_path / "cmp" / "sweep.summary.md").read_text()
     page = (tmp_path / "cmp" / "comparison.html").read_text()
     assert "<h1>base-maxp (B) against base (A), unit by unit</h1>" in page
     assert "base-maxp is less position-sensitive than base (its PSI is lower, the interval below 0)" in page

@@ -22,7 +22,7 @@ STATISTICS = {"test": "randomisation", "correction": "holm", "alpha": 0.05, "con
 WINDOW = 254
 
 
-def sweep_record(name: str, drop: float, units: int = 12) -> tuple[dict, pd.DataFrame]:
+def sweep_record(name: str, drop: float, units: int = 12, correction: str = "holm") -> tuple[dict, pd.DataFrame]:
     """A needle sweep of 6 positions, 100 tokens apart, whose reciprocal ranks fall by `drop` from the fourth
     position (token 300, past a 254-token window) on; summarised as the audit summarises it."""
     rng = np.random.default_rng(0)
@@ -33,10 +33,11 @@ def sweep_record(name: str, drop: float, units: int = 12) -> tuple[dict, pd.Data
             rows.append({"unit": unit, "position": position, "value": value, "tokens": 100.0 * position,
                          "end": 100.0 * position + 10})
     extra = {"chance": 0.457, "doc_tokens": 508, "n_distractors": 4}
-    result = summarise(BatteryResult("sweep", "MRR", pd.DataFrame(rows), extra=extra), STATISTICS, window=WINDOW)
+    statistics = {**STATISTICS, "correction": correction}
+    result = summarise(BatteryResult("sweep", "MRR", pd.DataFrame(rows), extra=extra), statistics, window=WINDOW)
     record = {"name": name, "battery": "sweep", "metric": "MRR", "kind": "bi-encoder", "spec": f"bi-encoder:{name}",
               "test": "randomisation", "n_units": units, "seconds": 1.0, "extra": extra,
-              "model": {"window": WINDOW}, "settings": {"statistics": STATISTICS, "sweep": {"source": None}},
+              "model": {"window": WINDOW}, "settings": {"statistics": statistics, "sweep": {"source": None}},
               "summary": result.summary}
     return record, result.curve
 
@@ -66,6 +67,30 @@ def test_too_few_units_say_no_verdict_can_be_given():
     record, curve = sweep_record("tiny", drop=0.5, units=3)
     assert record["summary"]["underpowered"]
     assert "with 3 questions none of the 5 corrected tests can reach significance" in battery_verdict(record, curve)
+
+
+def test_drops_found_without_a_correction_are_said_however_few_the_units():
+    """Uncorrected (or Benjamini-Hochberg) tests over 6 units can reach p = 2/2^6: the drops are real findings."""
+    record, curve = sweep_record("few", drop=0.5, units=6, correction="none")
+    assert not record["summary"]["underpowered"] and record["summary"]["significant_drops"] == 3
+    text = battery_verdict(record, curve)
+    assert "3 of 5 later positions are significantly lower" in text and "uncorrected" in text
+    assert "cannot reach significance" not in text
+
+
+def test_a_flat_curve_names_no_lowest_position_when_the_first_is_lowest():
+    record, curve = sweep_record("flat", drop=0.0)
+    curve = curve.assign(mean=curve["mean"].iloc[0] + np.arange(len(curve)) * 0.01)  # rising: the first is lowest
+    assert "lowest" not in battery_verdict(record, curve)
+
+
+def test_pairs_that_all_tie_are_said_to_tie():
+    from posbias.audit.verdict import first_last_sentence
+
+    said = first_last_sentence({"n": 16, "t": float("nan"), "p": float("nan"), "win_rate": 0.0,
+                                "mean_difference": 0.0})
+    assert said.strip() == "With the evidence first or last in the same document, every one of the 16 pairs " \
+                           "scores the same." and "nan" not in said
 
 
 @pytest.fixture

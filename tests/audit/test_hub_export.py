@@ -112,9 +112,13 @@ def test_refusals_write_nothing(tmp_path, monkeypatch, input_error):
     (["hf?dataset=not a/dataset", "x"], "--export hf: dataset 'not a/dataset' is not a Hub dataset id"),
     (["hf?dataset=", "x"], "--export hf: dataset '' is not a Hub dataset id"),
     (["hf?dataset", "x"], "--export hf: options must be key=value pairs joined by &"),
+    (["hf", "busy"], "--export hf busy: holds notes.txt, which an export does not write"),
+    (["hf", "x", "--export", "mteb", "x"], "--export mteb x: the --export hf goes there too; give each its own"),
 ])
 def test_a_bad_export_is_refused_before_the_audit_runs(tmp_path, monkeypatch, capsys, export, message):
     monkeypatch.chdir(tmp_path)  # were it to run, its cache stays here
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "notes.txt").write_text("mine\n")
     with pytest.raises(SystemExit) as exit_:
         main(["audit", "--model", "rankgpt:mock:identity", "--out", str(tmp_path / "audits"), "--export", *export])
     assert exit_.value.code == 2

@@ -44,3 +44,19 @@ def test_run_needs_a_run_directory(tmp_path, capsys):
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert "no config.yaml" in err and "posbias workflow init" in err
+
+
+def test_the_installed_workflow_refuses_conda_jobs(tmp_path, monkeypatch, capsys):
+    """Installed, the workflow's files are the wheel's copy (posbias/workflow/files), without the clone that
+    envs/posbias.yaml installs posbias from."""
+    import posbias.workflow as workflow
+
+    packaged = tmp_path / "files"
+    (packaged / "rules").mkdir(parents=True)
+    (packaged / "Snakefile").write_text("")
+    monkeypatch.setattr(workflow, "PACKAGED", packaged)
+    assert workflow_root() == packaged
+    with pytest.raises(SystemExit) as stop:
+        main(["workflow", "run", str(tmp_path), "-j", "2", "--use-conda"])
+    assert stop.value.code == 2 and "--use-conda (--software-deployment-method) needs a clone" in \
+        capsys.readouterr().err

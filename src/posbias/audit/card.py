@@ -26,7 +26,7 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from posbias.audit.battery_settings import DECLARED
-from posbias.audit.verdict import CORRECTIONS, TESTS, verdicts
+from posbias.audit.verdict import TESTS, corrected, position_label, verdicts
 from posbias.errors import InputError
 from posbias.io import atomic_write
 from posbias.reporting.render import Table, html_page, html_table, number, write_tables
@@ -222,13 +222,6 @@ def sizing_note(record: Mapping) -> str:
             f"{sizing['needed']}); the smallest drop found at 80% power with them is {detectable}.</p>")
 
 
-def _position_label(row: Mapping, curve: pd.DataFrame) -> str:
-    """A position as the summary table names it: the needle's first token, or its place among the positions."""
-    if "tokens" in curve and math.isfinite(row["tokens"]):
-        return f"token {round(row['tokens'])}"
-    return f"position {int(row['position']) + 1} of {len(curve)}"
-
-
 def summary_rows(record: Mapping, curve: pd.DataFrame) -> list[list[str]]:
     """The short summary under a battery's figure, in words: the first and the worst position with their intervals,
     chance, the drops, the reach, the power and PSI. The full metric suite follows under Details."""
@@ -241,17 +234,18 @@ def summary_rows(record: Mapping, curve: pd.DataFrame) -> list[list[str]]:
         return f"{number(row['mean'])} [{number(row['ci_low'])}, {number(row['ci_high'])}]"
 
     rows = [[f"{metric} at the first position", with_interval(first)],
-            [f"{metric} at the worst position", f"{with_interval(worst)} at {_position_label(worst, curve)}"]]
+            [f"{metric} at the worst position", f"{with_interval(worst)} at {position_label(worst, curve)}"]]
     chance = record.get("extra", {}).get("chance")
-    if isinstance(chance, float) and chance > 0:
+    if isinstance(chance, (int, float)) and math.isfinite(chance) and chance > 0:
         rows.append([f"{metric} by chance", number(chance)])
     drops = f"{summary['significant_drops']} of {len(curve) - 1} later positions"
     rows.append(["significantly below the first", drops + (" (too few units for any test to reach significance)"
-                                                         if summary.get("underpowered") else "")])
+                                                         if summary.get("underpowered") and
+                                                         not summary["significant_drops"] else "")])
     reach_row = curve.loc[curve["position"] == summary["reach"]].iloc[0]
     window = record.get("model", {}).get("window")
     reach = ("every position (nothing dropped)" if summary.get("reach_censored")
-             else f"up to {_position_label(reach_row, curve)}")
+             else f"up to {position_label(reach_row, curve)}")
     if isinstance(summary.get("reach_tokens"), float) and math.isfinite(summary["reach_tokens"]) and window:
         reach += f" (the needle ends at token {round(summary['reach_tokens'])} of a {window}-token window)"
     rows.append(["read as well as the first", reach])
@@ -275,7 +269,7 @@ def _battery_section(record: Mapping, curve: pd.DataFrame) -> str:
     stats = record["settings"]["statistics"]
     intervals = (f"Brackets: {stats['confidence']:.0%} percentile bootstrap intervals over units; drops are paired "
                  f"tests against the first position ({TESTS.get(record['test'], record['test'])}, "
-                 f"{CORRECTIONS.get(stats['correction'], stats['correction'])}-corrected over the curve, alpha "
+                 f"{corrected(stats['correction'])} over the curve, alpha "
                  f"{stats['alpha']}).")
     parts = [f"<h2>{html.escape(title)}</h2>", curve_figure(curve, record),
              html_table(["summary", ""], summary_rows(record, curve), intervals).replace("<table>",

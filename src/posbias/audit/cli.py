@@ -172,23 +172,38 @@ def _exports(args) -> list[tuple[str, dict | None, str]]:
 
 
 def _exporters() -> dict:
-    """Each format's (check of its options, writer)."""
+    """Each format's (check of its options, writer, what it writes into its directory)."""
     from posbias.audit import hub_export, mteb_export
 
-    return {"hf": (hub_export.check_options, hub_export.export_hub),
-            "mteb": (mteb_export.check_options, mteb_export.export_mteb)}
+    return {"hf": (hub_export.check_options, hub_export.export_hub, hub_export.WRITES),
+            "mteb": (mteb_export.check_options, mteb_export.export_mteb, mteb_export.WRITES)}
 
 
 def _export_problem(args) -> str | None:
-    """A bad --export is refused before the audit runs."""
-    for kind, options, _ in _exports(args):
+    """A bad --export is refused before the audit runs: its format, its options, its directory (one an export may
+    replace whole), and two exports into one directory."""
+    from pathlib import Path
+
+    from posbias.audit.hub_export import check_destination
+
+    seen: dict[Path, str] = {}
+    for kind, options, directory in _exports(args):
         if kind not in EXPORTS:
             return f"--export {kind!r}: FORMAT must be one of {', '.join(EXPORTS)}"
         if options is None:
             return f"--export {kind}: options must be key=value pairs joined by &"
-        problem = _exporters()[kind][0](options)
+        check, _, writes = _exporters()[kind]
+        problem = check(options)
         if problem:
             return problem
+        target = Path(directory).resolve()
+        if target in seen:
+            return f"--export {kind} {directory}: the --export {seen[target]} goes there too; give each its own"
+        seen[target] = kind
+        try:
+            check_destination(Path(directory), writes, kind)
+        except InputError as err:
+            return str(err)
     return None
 
 
@@ -203,7 +218,7 @@ def _export(args, records: list[dict] | None) -> None:
         raise InputError(f"--export: --out {args.out} holds the audits {', '.join(names) or 'none'}; give --name to "
                          f"choose one")
     for kind, options, directory in _exports(args):
-        print(_exporters()[kind][1](Path(args.out) / name, directory, options))
+        print(_exporters()[kind][1](Path(args.out) / name, directory, options))  # each checked by _export_problem
 
 
 def _usage(args) -> str | None:

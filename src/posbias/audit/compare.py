@@ -24,6 +24,7 @@ import math
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 
 from posbias.audit.battery_settings import DECLARED
@@ -81,6 +82,9 @@ def compare_battery(dir_a: Path, dir_b: Path, a: dict, b: dict) -> dict:
     reach = reach_difference(values_a, values_b, a["summary"]["reach"], b["summary"]["reach"], test=a["test"],
                              correction=settings["correction"], alpha=settings["alpha"],
                              confidence=settings["confidence"], seed=settings["seed"])
+    # a reach where nothing dropped is a lower bound (the model may read further than the battery tested)
+    reach.update(a_censored=bool(a["summary"].get("reach_censored")),
+                 b_censored=bool(b["summary"].get("reach_censored")))
     summary = pd.concat([summary, pd.DataFrame([reach])], ignore_index=True)
     shape = shape_test(values_a, values_b)
     names = (a["name"], b["name"])
@@ -119,7 +123,13 @@ def _summary_table(battery: str, summary: pd.DataFrame, shape: dict, names: tupl
                    settings: dict) -> Table:
     a, b = names
     digits = {"reach": 0}  # a position
-    rows = [[SUMMARY_LABELS[r.number], *(number(v, digits.get(r.number, 3)) for v in (r.a, r.b, r.difference)),
+
+    def bound(censored) -> str:  # "≥": nothing dropped, so the reach is at least this (NaN: another number's row)
+        return "≥ " if isinstance(censored, (bool, np.bool_)) and censored else ""
+
+    rows = [[SUMMARY_LABELS[r.number], bound(getattr(r, "a_censored", None)) + number(r.a, digits.get(r.number, 3)),
+             bound(getattr(r, "b_censored", None)) + number(r.b, digits.get(r.number, 3)),
+             number(r.difference, digits.get(r.number, 3)),
              f"[{number(r.ci_low, digits.get(r.number, 3))}, {number(r.ci_high, digits.get(r.number, 3))}]"]
             for r in summary.itertuples()]
     numbers = summary.set_index("number")

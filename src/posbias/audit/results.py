@@ -29,10 +29,14 @@ class BatteryResult:
     extra: dict = field(default_factory=dict)  # battery-specific figures (the first-last probe's paired test)
 
 
-def smallest_adjusted_p(test: str, n_units: int, n_tests: int) -> float:
+def smallest_adjusted_p(test: str, n_units: int, n_tests: int, correction: str = "holm") -> float:
     """The smallest p the curve's corrected tests can reach: 2 / 2^n for the sign-flip and the exact McNemar test
-    over n units (all of them one way), times the tests of a curve (Holm's first step); a t-test has no floor."""
-    return 0.0 if test == "t" else min(1.0, n_tests * 2.0 ** (1 - n_units))
+    over n units (all of them one way), times the tests of a curve under Holm's or Bonferroni's correction (their
+    first step); Benjamini-Hochberg's smallest adjusted p and an uncorrected one can be 2 / 2^n itself (every test
+    at its floor); a t-test has no floor."""
+    if test == "t":
+        return 0.0
+    return min(1.0, (n_tests if correction in ("holm", "bonferroni") else 1) * 2.0 ** (1 - n_units))
 
 
 def summarise(result: BatteryResult, statistics: Mapping, window: int | None = None,
@@ -52,7 +56,7 @@ def summarise(result: BatteryResult, statistics: Mapping, window: int | None = N
     # a grid's depths are denser near the ends: its middle is weighted by the depth each stands for
     depths = result.values.groupby("position")["depth"].first() if "depth" in result.values else None
     summary = curve_summary(curve, coordinates=depths, chance=result.extra.get("chance"))
-    floor = smallest_adjusted_p(test, int(curve["n"].min()), len(curve) - 1)
+    floor = smallest_adjusted_p(test, int(curve["n"].min()), len(curve) - 1, stats["correction"])
     summary["underpowered"] = bool(floor >= stats["alpha"])
     summary["detectable_drop"] = minimum_detectable_drop(result.values, curve.attrs["reference"], stats["alpha"],
                                                          floor_p=floor, bounded=result.metric in RATIO_SCALE)

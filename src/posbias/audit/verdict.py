@@ -14,6 +14,7 @@ import pandas as pd
 
 from posbias.audit.battery_settings import DECLARED
 from posbias.reporting.render import number
+from posbias.stats.corrections import METHODS
 
 
 def _finite(value) -> bool:
@@ -25,7 +26,9 @@ def battery_label(record: Mapping) -> str:
     return DECLARED[record["battery"]].title.split(":")[0]
 
 
-CORRECTIONS = {"holm": "Holm", "bonferroni": "Bonferroni", "fdr_bh": "Benjamini-Hochberg", "none": "un"}
+def corrected(correction: str) -> str:
+    """"Holm-corrected", "Benjamini-Hochberg-corrected", ... or "uncorrected"."""
+    return "uncorrected" if correction == "none" else f"{METHODS.get(correction, correction)}-corrected"
 TESTS = {"t": "paired t", "mcnemar": "McNemar", "wilcoxon": "Wilcoxon signed-rank"}
 
 
@@ -33,12 +36,18 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
-def where(row: Mapping, curve: pd.DataFrame, subject: str) -> str:
-    """Where a position of the curve puts the relevant text, as a clause: its first token where the battery counts
-    tokens, else its place among the curve's positions."""
+def position_label(row: Mapping, curve: pd.DataFrame) -> str:
+    """A position as a card names it: the relevant text's first token where the battery counts tokens, else its
+    place among the curve's positions."""
     if _finite(row.get("tokens")):
-        return f"when {subject} starts at token {round(row['tokens'])}"
-    return f"when {subject} is at position {int(row['position']) + 1} of {len(curve)}"
+        return f"token {round(row['tokens'])}"
+    return f"position {int(row['position']) + 1} of {len(curve)}"
+
+
+def where(row: Mapping, curve: pd.DataFrame, subject: str) -> str:
+    """Where a position of the curve puts the relevant text, as a clause."""
+    label = position_label(row, curve)
+    return f"when {subject} starts at {label}" if label.startswith("token") else f"when {subject} is at {label}"
 
 
 def power_clause(record: Mapping, units: int, noun: str) -> str:
@@ -47,9 +56,8 @@ def power_clause(record: Mapping, units: int, noun: str) -> str:
     detectable = record["summary"].get("detectable_drop")
     found = (f"a drop of {number(detectable)} or more is found with 80% power" if _finite(detectable)
              else "no detectable drop size could be computed from these values")
-    correction = CORRECTIONS.get(stats["correction"], stats["correction"])
-    return (f"{TESTS.get(record['test'], record['test'])} tests against the first position, {correction}-corrected "
-            f"at alpha {stats['alpha']:g}, over {units} {noun}: {found}")
+    return (f"{TESTS.get(record['test'], record['test'])} tests against the first position, "
+            f"{corrected(stats['correction'])} at alpha {stats['alpha']:g}, over {units} {noun}: {found}")
 
 
 def chance_clause(worst: float, chance) -> str:
@@ -67,13 +75,14 @@ def curve_verdict(record: Mapping, curve: pd.DataFrame) -> str:
     chance = record.get("extra", {}).get("chance")
     power = power_clause(record, units, declared.unit_noun)
     opening = f"{metric} is {number(first['mean'])} when {declared.subject} comes first"
-    if summary.get("underpowered"):
-        return (f"{opening} and {number(worst_row['mean'])} at worst, {where(worst_row, curve, declared.subject)}, "
-                f"but with {units} {declared.unit_noun} none of the {later} corrected tests can reach significance: "
-                f"read the curve, not a verdict.")
     if summary["significant_drops"] == 0:
-        return (f"{opening}, and no later position is significantly lower (lowest {number(worst_row['mean'])}, "
-                f"{where(worst_row, curve, declared.subject)}); {power}, so a smaller drop may be there unseen.")
+        lowest = ("" if int(worst_row["position"]) == int(first["position"]) else
+                  f" (lowest {number(worst_row['mean'])}, {where(worst_row, curve, declared.subject)})")
+        if summary.get("underpowered"):
+            return (f"{opening}{lowest}, but with {units} {declared.unit_noun} none of the {later} corrected tests "
+                    f"can reach significance: read the curve, not a verdict.")
+        unseen = (", so a smaller drop may be there unseen" if _finite(summary.get("detectable_drop")) else "")
+        return f"{opening}, and no later position is significantly lower{lowest}; {power}{unseen}."
     dropped = curve[curve["drop"].astype(bool)]
     first_drop = dropped.iloc[0]
     text = (f"{metric} falls from {number(first['mean'])} when {declared.subject} comes first to "
@@ -94,6 +103,9 @@ def curve_verdict(record: Mapping, curve: pd.DataFrame) -> str:
 
 def first_last_sentence(first_last: Mapping) -> str:
     """The probe's first-versus-last pairs, when the battery ran them."""
+    if not _finite(first_last.get("t")):
+        return (f" With the evidence first or last in the same document, every one of the {first_last['n']} pairs "
+                f"scores the same.")
     return (f" With the evidence first rather than last in the same document, the pair scores higher in "
             f"{first_last['win_rate']:.0%} of {first_last['n']} documents (paired t = {first_last['t']:.2f}, "
             f"p = {first_last['p']:.2g}).")
@@ -104,17 +116,27 @@ def grid_verdict(record: Mapping, curve: pd.DataFrame) -> str:
     declared, lengths, metric = DECLARED[record["battery"]], record["summary"]["lengths"], record["metric"]
     depths = record["extra"]["depths"]
     with_drops = [length for length, summary in lengths.items() if summary["significant_drops"]]
+    powerless = [length for length, summary in lengths.items() if summary.get("underpowered")]
     longest = max(lengths, key=lambda length: float(length))
     at_longest = curve[curve["length"].astype(float) == float(longest)].sort_values("position")
     worst = at_longest.loc[at_longest["mean"].idxmin()]
+    caveat = ("" if not powerless else
+              f" With {int(at_longest['n'].min())} {declared.unit_noun}, {len(powerless)} of the {len(lengths)} "
+              f"lengths' tests cannot reach significance at all: read those curves, not a verdict."
+              if len(powerless) < len(lengths) else
+              f" With {int(at_longest['n'].min())} {declared.unit_noun}, no length's tests can reach significance: "
+              f"read the curves, not a verdict.")
+    detectable = lengths[longest].get("detectable_drop")
+    power = (f"; a drop of {number(detectable)} or more is found there with 80% power" if _finite(detectable)
+             and not lengths[longest].get("underpowered") else "")
     return (f"{len(with_drops)} of {len(lengths)} context lengths have a depth significantly below the first "
             f"({metric}, {TESTS.get(record['test'], record['test'])} tests, "
-            f"{CORRECTIONS.get(record['settings']['statistics']['correction'], 'corrected')}-corrected within each "
+            f"{corrected(record['settings']['statistics']['correction'])} within each "
             f"length); at the longest, {round(float(longest))} tokens, {metric} goes from "
             f"{number(at_longest['mean'].iloc[0])} when {declared.subject} is at depth {depths[0]:g} to "
             f"{number(worst['mean'])} at depth {depths[int(worst['position'])]:g} "
             f"({_plural(lengths[longest]['significant_drops'], 'significant drop')} over "
-            f"{int(at_longest['n'].min())} {declared.unit_noun}).")
+            f"{int(at_longest['n'].min())} {declared.unit_noun}{power}).{caveat}")
 
 
 def battery_verdict(record: Mapping, curve: pd.DataFrame) -> str:

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Iterable
 
 from posbias.errors import InputError, one_line
+from posbias.workflow import workflow_root
 
-REPOSITORY = Path(__file__).resolve().parents[3]
+REPOSITORY = workflow_root()  # the checkout, or the workflow an installed wheel carries
 SNAKEFILE = REPOSITORY / "Snakefile"
 
 

@@ -56,9 +56,19 @@ def snakemake_command(arguments: list[str]) -> list[str]:
     return [sys.executable, "-m", "snakemake", "--snakefile", str(workflow_root() / "Snakefile"), *arguments]
 
 
+# Snakemake's flags that build each job's software itself: the packaged envs/posbias.yaml installs posbias from the
+# clone (its scripts/posbias link), which an installed package does not carry
+CONDA_FLAGS = ("--use-conda", "--sdm", "--software-deployment-method")
+
+
 def run(directory: str | os.PathLike, arguments: list[str]) -> int:
     """Run Snakemake in the run directory (its config.yaml and profiles/default are found there, as in a clone);
-    its exit status."""
+    its exit status. The packaged workflow's jobs run in this environment, the one posbias is installed in: a
+    conda deployment is refused (it needs the clone)."""
+    if workflow_root() == PACKAGED and any(arg.split("=")[0] in CONDA_FLAGS for arg in arguments):
+        raise InputError("the installed workflow's jobs run in the environment posbias is installed in: "
+                         "--use-conda (--software-deployment-method) needs a clone, whose envs/posbias.yaml "
+                         "installs it")
     if not (Path(directory) / "config.yaml").is_file():
         raise InputError(f"{directory}: no config.yaml (write a run directory with `posbias workflow init "
                          f"{directory}`)")

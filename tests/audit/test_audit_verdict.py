@@ -137,3 +137,19 @@ def test_the_card_reads_the_same_on_screen_and_printed(card, tmp_path):
     images = subprocess.run(["pdfimages", "-list", "-f", "1", "-l", "1", pdf], capture_output=True, text=True)
     assert images.returncode == 0 and len(images.stdout.splitlines()) >= 3  # header, rule, the figure
     assert CARD == path.name
+
+
+def test_a_grid_too_small_for_any_test_says_so_instead_of_finding_nothing():
+    from posbias.audit.results import summarise_grid
+
+    rng = np.random.default_rng(1)
+    rows = [{"unit": f"q{unit}", "position": position, "depth": position / 2, "length": length,
+             "value": float(np.clip(0.9 - 0.3 * position + rng.normal(0, 0.05), 0, 1))}
+            for length in (40, 80) for unit in range(3) for position in range(3)]
+    result = summarise_grid(BatteryResult("grid", "MRR", pd.DataFrame(rows), extra={"chance": 0.2}), STATISTICS)
+    record = {"battery": "grid", "metric": "MRR", "test": "randomisation", "summary": result.summary,
+              "settings": {"statistics": STATISTICS}, "extra": {"depths": [0.0, 0.5, 1.0], "chance": 0.2}}
+    assert all(summary["underpowered"] for summary in result.summary["lengths"].values())
+    text = battery_verdict(record, result.curve)
+    assert text.startswith("0 of 2 context lengths have a depth significantly below the first")
+    assert text.endswith("With 3 questions, no length's tests can reach significance: read the curves, not a verdict.")

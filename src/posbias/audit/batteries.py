@@ -196,7 +196,7 @@ def retrieved_gold_ranks(records: list[dict], k: int) -> dict:
     questions at each rank (`gold_rank_shares`, over the `gold_rank_questions` that have one in the first k). The
     battery moves the gold document through every rank alike; these shares say how often a real context puts it
     at each, so a rearrangement of the context (the relevance-ordered mitigation) is judged where it matters
-    (`posbias.audit.card.mitigation_frame`). Empty when no question's first k hold an answer."""
+    (`posbias.audit.mitigation_table.mitigation_frame`). Empty when no question's first k hold an answer."""
     ranks = [next((i for i, ctx in enumerate(record["ctxs"][:k]) if ctx.get("hasanswer")), None)
              for record in records]
     found = [rank for rank in ranks if rank is not None]

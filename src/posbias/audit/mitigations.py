@@ -18,9 +18,9 @@ A mitigation is `{kind: KIND, key: value, ...}` (a config's `audit.models.<name>
 - `debiased_training` (trained rankers): the twin trained on de-biased documents (`models.<twin>.debias`); in a
   config the mitigated entry audits `model` (the twin) where its base audits the original.
 
-The mitigation table (`posbias.audit.card.write_mitigations`) sets each mitigated audit beside its base's: PSI,
-the metric at the reference position, its mean over positions, and the cost multiplier (the model inputs the
-battery computed: pairs times windows, prompts, listwise calls; seconds stay in each audit's record).
+The mitigation table (`posbias.audit.mitigation_table.write_mitigations`) sets each mitigated audit beside its
+base's: PSI, the metric at the reference position, its mean over positions, and the cost multiplier (the model
+inputs the battery computed: pairs times windows, prompts, listwise calls; seconds stay in each audit's record).
 """
 
 from __future__ import annotations

@@ -1,0 +1,177 @@
+"""Shi et al.'s released judgments, converted once into records files, and the reproduction table: the figures the
+authors' pipeline printed (typed into `config/paper/judging_the_judges.yaml` as labelled reference rows) against the
+same figures recomputed here from the records, beside the metrics of `posbias.judges.metrics`.
+
+    posbias judges convert RELEASE OUT    # the release's judgment_data/ as records files, one per benchmark and set
+    posbias judges reproduce [--records DIR] [--reference FILE] --out results/judges/reproduction
+
+The converted files ship in the package (`posbias/judges/released/`, with their provenance in its README), so
+the table is made without the release; `convert` remakes them from a checkout of the release.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from pathlib import Path
+
+from posbias.errors import InputError
+from posbias.judges import metrics, release
+from posbias.judges.records import Judgment, judges_in, read_judgments, write_judgments
+
+log = logging.getLogger(__name__)
+
+RELEASED = Path(__file__).with_name("released")
+REFERENCE = Path("config") / "paper" / "judging_the_judges.yaml"  # under the workflow's root (posbias.workflow)
+COLUMNS = ("benchmark", "set", "judge", "repetition", "printed", "reproduced", "match", "position_consistency",
+           "pc_low", "pc_high", "preference_fairness", "pf_low", "pf_high", "order_kappa", "repetition_stability")
+
+
+def records_name(benchmark: str, judgment_set: str) -> str:
+    return f"{benchmark.lower()}-{judgment_set.replace('_', '-')}.jsonl.gz"
+
+
+def convert(release_dir: str | Path, out: str | Path) -> tuple[dict[str, int], list[str]]:
+    """Every run of the release as records files under `out` (one per benchmark and set, every judge and
+    repetition in it): the judgments written per file, and the runs whose answers the copy lacks (skipped, each
+    logged: a checkout without its large files)."""
+    grouped: dict = defaultdict(list)
+    missing = []
+    for run in release.runs(release_dir):
+        if not release.has_answers(run):
+            log.warning("%s: no answers in this copy of the release (record_*.tsv and tmp.pkl absent); skipped",
+                        run.directory)
+            missing.append(run.directory.name)
+            continue
+        grouped[records_name(run.benchmark, run.set)].extend(release.judgments(run))
+    Path(out).mkdir(parents=True, exist_ok=True)
+    return {name: write_judgments(Path(out) / name, found) for name, found in sorted(grouped.items())}, missing
+
+
+def printed_figures(release_dir: str | Path) -> list[dict]:
+    """What each run's log printed: the reference rows of the config (`consistent` of `read` answers)."""
+    rows = []
+    for run in release.runs(release_dir):
+        printed = release.printed_consistency(run)
+        if printed:
+            rows.append({"benchmark": run.benchmark, "set": run.set, "judge": run.judge,
+                         "repetition": run.repetition, "consistent": printed[0], "read": printed[1]})
+    return rows
+
+
+def reference_path() -> Path:
+    """The reference rows of the workflow this package runs (a checkout's, or the copy in the wheel)."""
+    from posbias.workflow import workflow_root
+
+    return workflow_root() / REFERENCE
+
+
+def _reference_rows(path: str | Path) -> list[dict]:
+    import yaml
+
+    try:
+        loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise InputError(f"{path}: not YAML ({str(err).splitlines()[0]})") from None
+    rows = loaded.get("printed") if isinstance(loaded, dict) else None
+    if not isinstance(rows, list) or not rows:
+        raise InputError(f"{path}: expected a list `printed` of the release's printed figures")
+    for index, row in enumerate(rows):
+        missing = {"benchmark", "set", "judge", "repetition", "consistent", "read"} - set(row or {})
+        if missing:
+            raise InputError(f"{path}: printed[{index}] lacks {', '.join(sorted(missing))}")
+    return rows
+
+
+def reproduction_rows(records_dir: str | Path = RELEASED, reference: str | Path | None = None,
+                      n_resamples: int = 1000, seed: int = 0) -> list[dict]:
+    """One row per printed figure: printed against reproduced (consistent answers of read answers, as the authors'
+    pipeline counts them: `release.released_consistent_answers`), and the run's PC, PF (with intervals over
+    questions), order kappa, and for a repetition set, the judge's repetition stability over its three runs."""
+    cache: dict = {}
+
+    def judged(benchmark: str, judgment_set: str, judge: str) -> list[Judgment] | None:
+        key = (benchmark, judgment_set, judge)
+        if key not in cache:
+            path = Path(records_dir) / records_name(benchmark, judgment_set)
+            if not path.exists():
+                raise InputError(f"{path}: no records file for {benchmark} {judgment_set} (posbias judges convert)")
+            cache[key] = read_judgments(path, judge) if judge in set(judges_in(path)) else None
+        return cache[key]
+
+    rows = []
+    for row in _reference_rows(reference or reference_path()):
+        printed = f"{row['consistent']}/{row['read']} ({100 * row['consistent'] / row['read']:.2f}%)"
+        shown = {"benchmark": row["benchmark"], "set": row["set"], "judge": row["judge"],
+                 "repetition": row["repetition"] + 1, "printed": printed}
+        everything = judged(row["benchmark"], row["set"], row["judge"])
+        if everything is None:
+            rows.append({**shown, "reproduced": "judgments not in the release's stored copy", "match": None})
+            continue
+        found = [judgment for judgment in everything if judgment.repetition == row["repetition"]]
+        consistent, read = release.released_consistent_answers(found)
+        summary = metrics.judge_summary(found, n_resamples=n_resamples, seed=seed)
+        rows.append({
+            **shown, "reproduced": f"{consistent}/{read} ({100 * consistent / read:.2f}%)" if read else "none read",
+            "match": (consistent, read) == (row["consistent"], row["read"]),
+            "position_consistency": summary["position_consistency"],
+            "pc_low": summary["position_consistency_interval"][0],
+            "pc_high": summary["position_consistency_interval"][1],
+            "preference_fairness": summary["preference_fairness"],
+            "pf_low": summary["preference_fairness_interval"][0], "pf_high": summary["preference_fairness_interval"][1],
+            "order_kappa": summary["order_kappa"],
+            "repetition_stability": metrics.repetition_stability(everything) if row["set"] == "repetition" else None,
+        })
+    return rows
+
+
+def write_reproduction(rows: list[dict], out: str | Path) -> list[Path]:
+    """`out`.csv (every number) and `out`.md (the table as a page shows it)."""
+    import pandas as pd
+
+    from posbias.io import atomic_write
+
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    csv_path, md_path = Path(f"{out}.csv"), Path(f"{out}.md")
+    csv_path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(csv_path) as handle:
+        frame.to_csv(handle, index=False)
+    shown = frame.copy()
+    for column in ("position_consistency", "preference_fairness", "order_kappa", "repetition_stability"):
+        shown[column] = shown[column].map(_number)
+    shown["PC [95% CI]"] = [_with_interval(*values) for values in
+                            zip(frame["position_consistency"], frame["pc_low"], frame["pc_high"])]
+    shown["PF [95% CI]"] = [_with_interval(*values) for values in
+                            zip(frame["preference_fairness"], frame["pf_low"], frame["pf_high"])]
+    shown["match"] = shown["match"].map({True: "yes", False: "**no**"}).fillna("")
+    table = shown[["benchmark", "set", "judge", "repetition", "printed", "reproduced", "match", "PC [95% CI]",
+                   "PF [95% CI]", "order_kappa", "repetition_stability"]]
+    matched = int((frame["match"] == True).sum())  # noqa: E712 (None: not reproducible here)
+    checked = int(frame["match"].notna().sum())
+    lines = [
+        "# Judging the Judges: the released judgments reproduced",
+        "",
+        f"{matched} of the {checked} figures that the released judgments let us recompute, of {len(frame)} the "
+        "authors' pipeline printed (consistent answers of the answers read, "
+        "in each run's log.txt; reference rows typed into config/paper/judging_the_judges.yaml) are reproduced "
+        "exactly from the released judgments (posbias/judges/released/). PC and PF are Shi et al.'s position "
+        "consistency and preference fairness over choice pairs (posbias.judges.metrics), with percentile bootstrap "
+        "intervals over questions; order kappa is Cohen's kappa between the two orders; repetition stability is "
+        "the judge's over the set's three runs.",
+        "",
+        table.to_markdown(index=False),
+        "",
+    ]
+    with atomic_write(md_path) as handle:
+        handle.write("\n".join(lines))
+    return [csv_path, md_path]
+
+
+def _number(value) -> str:
+    return "" if value is None or value != value else f"{value:.3f}"
+
+
+def _with_interval(value, low, high) -> str:
+    if value is None or value != value:
+        return ""
+    return f"{value:.3f} [{low:.3f}, {high:.3f}]"

@@ -24,6 +24,33 @@ if AUDIT_EXPORTS:
             "../scripts/audit_export.py"
 
 
+# A bi-encoder fine-tuned on position-balanced examples (posbias.audit.balanced_finetuning), the twin an entry
+# mitigated by position_balanced_finetuning audits; its directory is that job's input.
+if AUDIT_FINETUNED:
+
+    rule audit_finetune:
+        """`results/audit/finetuned/{name}/` (the base bi-encoder fine-tuned with the answer balanced over the
+        start, middle and end of documents, on questions disjoint from the audit's)
+
+        By hand: `posbias audit-finetune --config --name --out`"""
+        output:
+            directory(f"{AUDIT_OUT}/finetuned/{{name}}"),
+        params:
+            job=lambda wc: audit_finetune_job(wc.name),
+        wildcard_constraints:
+            name=alternatives(AUDIT_FINETUNED),
+        threads: 2
+        resources:
+            gpu=lambda wc: CFG.audit.gpu(wc.name),
+        priority: RUN_EARLY_PRIORITY  # before the audit job that reads it
+        conda:
+            "../envs/posbias.yaml"
+        log:
+            "logs/audit/finetune/{name}.log",
+        script:
+            "../scripts/audit_finetune.py"
+
+
 # The audit's real corpus (posbias.audit.corpus): NQ-open questions and Wikipedia passages from the file shipped
 # with the package, as the files a battery's `source` reads. Built only where a source names them.
 rule audit_corpus:
@@ -49,14 +76,14 @@ if AUDIT_JOBS:
 
         By hand: `posbias audit --config --name --battery --no-report`"""
         input:
-            lambda wc: CFG.audit.inputs(wc.name),
+            lambda wc: CFG.audit.inputs(wc.name) + audit_finetuned_inputs(wc.name),
         output:
             **audit_battery_outputs(),
         params:
             job=lambda wc: CFG.audit.job(wc.name),
         wildcard_constraints:
             name=alternatives(CFG.audit.models),
-            battery="sweep|probes|grid|reader|reader_grid|order",
+            battery="sweep|probes|grid|reader|reader_grid|order|judge",
         threads: 1
         # A local language model that decodes (SmolLM2 as a reader) shares the decoders' resource with Lost in the
         # Middle's predictions (rules/litm.smk): one at a time. The jobs need only their model (and a trained

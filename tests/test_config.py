@@ -1099,7 +1099,7 @@ def test_a_model_table_declares_its_layout_defaulted_by_the_schema():
 
 # --- the stages' registry ------------------------------------------------------------------------------------------
 
-REPORTING_STAGES = {"evaluation", "provenance", "litm", "probes", "sweep", "positions", "audit"}
+REPORTING_STAGES = {"evaluation", "provenance", "litm", "probes", "sweep", "positions", "audit", "judges"}
 
 
 def test_each_stage_s_rules_name_their_targets_as_the_snakefile_asks_for_them():

@@ -18,6 +18,10 @@ AUDIT_LEADERBOARD = leaderboard_files(AUDIT_OUT) if AUDIT_JOBS else {}
 AUDIT_GRIDS = [path for name, battery in AUDIT_JOBS if battery in GRID_BATTERIES
                for path in grid_files(AUDIT_OUT, name, battery).values()]
 AUDIT_MITIGATIONS = mitigation_files(AUDIT_OUT) if CFG.audit.mitigated() else {}
+# entries mitigated by position_balanced_finetuning whose twin is the workflow's to write (rule audit_finetune)
+AUDIT_FINETUNED = [name for name in CFG.audit.mitigated()
+                   if CFG.audit.job(name)["mitigation"]["kind"] == "position_balanced_finetuning"
+                   and CFG.audit.job(name)["mitigation"]["model"] == f"{AUDIT_OUT}/finetuned/{name}"]
 AUDIT_REPORTED = [*AUDIT_CARDS, *AUDIT_LEADERBOARD.values(), *AUDIT_GRIDS, *AUDIT_MITIGATIONS.values()]
 
 
@@ -30,3 +34,15 @@ def audit_battery_results():
     """Every battery's files: the report job reads the summaries and the curves."""
     return [str(path) for name, battery in AUDIT_JOBS for key, path in battery_files(AUDIT_OUT, name, battery).items()
             if key != "values"]
+
+
+def audit_finetuned_inputs(name):
+    """The fine-tuned twin a position_balanced_finetuning entry audits (rule audit_finetune, or a directory given)."""
+    mitigation = CFG.audit.job(name).get("mitigation") or {}
+    return [mitigation["model"]] if mitigation.get("kind") == "position_balanced_finetuning" else []
+
+
+def audit_finetune_job(name):
+    """What rule audit_finetune's script passes to posbias.audit.balanced_finetuning.finetune: the base model's
+    spec and the battery settings of the audit (its probes' world is held out too)."""
+    return {"spec": CFG.audit.spec(name), "settings": CFG.audit.settings(name)}

@@ -21,4 +21,4 @@ def test_every_battery_declares_its_run_card_sizing_and_calibration():
 
 def test_the_cards_list_the_batteries_in_their_declared_places():
     ordered = sorted(DECLARED, key=lambda name: DECLARED[name].card_order)
-    assert ordered == ["sweep", "probes", "grid", "reader", "reader_grid", "order"]
+    assert ordered == ["sweep", "probes", "grid", "reader", "reader_grid", "order", "judge"]

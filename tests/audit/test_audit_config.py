@@ -34,7 +34,12 @@ def test_the_demo_s_audit_as_jobs():
         == ["sweep"]
     assert audit.settings("mock_reader_ends")["reader"] == audit.settings("mock_reader")["reader"]
     assert set(audit.mitigated()) == {"exported_firstp_maxp", "longp_debiased_checkpoint", "mock_reader_ends",
-                                      "rankgpt_keep_order_psc", "smollm2_reader_qac"}
+                                      "rankgpt_keep_order_psc", "smollm2_reader_qac", "smollm2_reader_calibrated",
+                                      "smollm2_reader_mspoe", "smollm2_reader_sorted", "smollm2_reader_sorted_iter",
+                                      "minilm_calibrated", "minilm_balanced", "smollm2_judge_both_orders",
+                                      "gpt4_0613_judge_mtbench_both_orders"}
+    assert audit.local_decoder("smollm2_judge") == 1 and audit.gpu("gpt4_0613_judge_mtbench") == 0
+    assert audit.inputs("gpt4_0613_judge_mtbench")[0].endswith("judges/released/mtbench-position-bias.jsonl.gz")
     assert audit.local_decoder("smollm2_reader_qac") == 1  # SmolLM2 decodes: one decoder at a time
     assert audit.spec("firstp_cls_checkpoint") == "checkpoint:results/models/firstp_cls/seed1"
     assert audit.inputs("exported_firstp") == ["results/audit/exported/firstp_cls/seed1"]

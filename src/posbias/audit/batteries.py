@@ -71,9 +71,11 @@ def rank_swept(model, swept: list, extra: Mapping | None = None) -> list[dict]:
         others = scores[at + len(item.variants):at + len(item.variants) + len(item.distractors)]
         at += len(item.variants) + len(item.distractors)
         needle = model.count_tokens(item.question.needle)
+        # the document's length as the model counts it (the needle's place may move it by a token: the longest)
+        doc_length = max(variant.n_tokens for variant in item.variants)
         for variant, score in zip(item.variants, variant_scores):
             rows.append({"unit": item.question.qid, "position": variant.position, "tokens": variant.start,
-                         "end": variant.start + needle, **(extra or {}),
+                         "end": variant.start + needle, "doc_length": doc_length, **(extra or {}),
                          "value": expected_reciprocal_rank(score, others), "score": float(score)})
     return rows
 
@@ -90,7 +92,17 @@ def sweep_battery(model, settings: Mapping) -> BatteryResult:
              settings["n_positions"], doc_tokens, settings["n_distractors"])
     return BatteryResult("sweep", METRICS["sweep"], pd.DataFrame(rank_swept(model, swept)),
                          extra={"doc_tokens": doc_tokens, "n_distractors": settings["n_distractors"],
-                                "chance": chance(settings["n_distractors"])})
+                                "chance": chance(settings["n_distractors"]), **length_unit(model, settings)})
+
+
+def length_unit(model, settings: Mapping, unit: str | None = None) -> dict:
+    """On real text (a `source`), what the values' `doc_length` counts, so the result is also summarised per
+    document-length bucket (`posbias.audit.results.by_length`): the model's tokens, or words for a model known only
+    by its words; `unit` names another. The embedded world's documents are all built to one length: none."""
+    if not settings.get("source"):
+        return {}
+    counted = unit or ("model tokens" if getattr(model, "token_unit", "tokens") == "tokens" else "words")
+    return {"doc_length_unit": counted}
 
 
 def grid_lengths(window: int | None, settings: Mapping) -> list[int]:
@@ -126,7 +138,7 @@ def grid_battery(model, settings: Mapping) -> BatteryResult:
     return BatteryResult("grid", METRICS["grid"], pd.DataFrame(rows),
                          extra={"lengths": lengths, "depths": depths, "needles": settings["needles"],
                                 "n_distractors": settings["n_distractors"],
-                                "chance": chance(settings["n_distractors"])})
+                                "chance": chance(settings["n_distractors"]), **length_unit(model, settings)})
 
 
 def probe_queries(settings: Mapping) -> list:
@@ -181,13 +193,13 @@ def reader_battery(language_model, settings: Mapping) -> BatteryResult:
     cells = [(gold_index, example) for gold_index in range(k) for example in
              qa_examples([_context(record, k, gold_index, settings["arrange"]) for record in records],
                          variant=settings["prompt"])]
-    completions = _answers(language_model, [example for _, example in cells], decoding)
+    completions = _answers(language_model, [example for _, example in cells], decoding, settings.get("attention"))
     rows = [{"unit": str(example.example_index), "position": gold_index,
              "value": best_subspan_em(completion.text, example.record["answers"])}
             for (gold_index, example), completion in zip(cells, completions, strict=True)]
     return BatteryResult("reader", METRICS["reader"], pd.DataFrame(rows),
                          extra={"n_documents": k, "arrange": settings["arrange"], "prompt": settings["prompt"],
-                                "chance": READER_CHANCE,
+                                "chance": READER_CHANCE, **_attention_extra(settings, [k]),
                                 **retrieved_gold_ranks(records, k)})
 
 
@@ -237,7 +249,9 @@ def order_battery(language_model, settings: Mapping) -> BatteryResult:
             scores, calls = ranker.rank(order, str(position))
             outputs[position] = sorted(scores, key=lambda doc: (-scores[doc], doc))
             entered = next(i for i, (start, end) in enumerate(windows) if start <= position < end)
+            # the list's length in words: the gold passage is what differs between questions' lists
             rows.append({"unit": question.qid, "position": position, "entered_window": entered,
+                         "doc_length": sum(len(text.split()) for text in texts.values()),
                          "value": expected_reciprocal_rank(scores["gold"],
                                                            np.array([v for d, v in scores.items() if d != "gold"])),
                          **call_costs(calls)})
@@ -252,9 +266,12 @@ def order_battery(language_model, settings: Mapping) -> BatteryResult:
     costs = frame[list(COST_COLUMNS)].mean().to_dict()
     consistency = {key: settings[key] for key in settings if key.startswith("consistency_")}
     # the values stay what the curve reads: measured seconds would make two runs' files differ
-    return BatteryResult("order", METRICS["order"], frame[["unit", "position", "entered_window", "value"]],
+    return BatteryResult("order", METRICS["order"],
+                         frame[["unit", "position", "entered_window", "doc_length", "value"]],
                          extra={"n_candidates": size, "windows": [list(w) for w in windows],
                                 "chance": chance(size - 1),
+                                # the listwise model's tokenizer is not reachable through every backend
+                                **length_unit(language_model, settings, "words"),
                                 **{f"per_list_{k}": float(v) for k, v in costs.items()},
                                 **{f"kendall_tau_{kind}": float(np.mean(values)) for kind, values in taus.items()},
                                 **(consistency if settings["consistency_k"] > 1 else {})})
@@ -326,7 +343,7 @@ def reader_grid_battery(language_model, settings: Mapping) -> BatteryResult:
              for position, depth in enumerate(depths)
              for example in qa_examples([_context(record, k, round(depth * (k - 1)), settings["arrange"])
                                          for record in records], variant=settings["prompt"])]
-    completions = _answers(language_model, [example for *_, example in cells], decoding)
+    completions = _answers(language_model, [example for *_, example in cells], decoding, settings.get("attention"))
     frame = pd.DataFrame([{"unit": str(example.example_index), "position": position, "depth": depth, "k": k,
                            "prompt_tokens": completion.prompt_tokens,
                            "value": best_subspan_em(completion.text, example.record["answers"])}
@@ -336,13 +353,35 @@ def reader_grid_battery(language_model, settings: Mapping) -> BatteryResult:
     return BatteryResult("reader_grid", METRICS["reader_grid"], frame.drop(columns="prompt_tokens"),
                          extra={"n_documents": sorted(settings["n_documents"]), "depths": depths,
                                 "arrange": settings["arrange"], "prompt": settings["prompt"], "chance": READER_CHANCE,
+                                **_attention_extra(settings, [k for k, *_ in cells]),
                                 "lengths": sorted(frame["length"].unique().tolist())})
 
 
-def _answers(language_model, examples: list, decoding) -> list:
+def _answers(language_model, examples: list, decoding, attention: Mapping | None = None) -> list:
     """The model's completions of every example in one request list: a batching backend then fills its batches
-    across positions (sorted by prompt length), where one call per position would leave them part-empty."""
-    return language_model.generate([example.request() for example in examples], decoding)
+    across positions (sorted by prompt length), where one call per position would leave them part-empty. With an
+    attention mitigation each request carries it and its documents (`posbias.reading.attention_mitigations`; the
+    hf_causal backend reads them, and the mitigation enters the response cache's key)."""
+    requests = [example.request() for example in examples]
+    if attention:
+        from posbias.llm.types import Request
+
+        requests = [Request(prompt=request.prompt, meta={**request.meta, "attention": dict(attention),
+                                                         "documents": [dict(item) for item in example.items]})
+                    for request, example in zip(requests, examples, strict=True)]
+    return language_model.generate(requests, decoding)
+
+
+def _attention_extra(settings: Mapping, document_counts: list[int]) -> dict:
+    """With an attention mitigation, its setting and the model passes it takes per prompt (mean over prompts of
+    `document_counts` documents each): the mitigation table's cost multiplier counts them."""
+    attention = settings.get("attention")
+    if not attention:
+        return {}
+    from posbias.reading.attention_mitigations import passes_per_prompt
+
+    passes = [passes_per_prompt(attention, k) for k in document_counts]
+    return {"attention": dict(attention), "passes_per_prompt": sum(passes) / len(passes)}
 
 
 def _context(record: Mapping, k: int, rank: int, arrange: str) -> dict:

@@ -56,12 +56,12 @@ def source_files(source: Mapping | None) -> list[str]:
 CHOICES = {"test": ("t", "wilcoxon", "randomisation", "mcnemar"),
            "correction": ("none", "bonferroni", "holm", "fdr_bh"), "needles": ("lexical", "paraphrased"),
            "rest": ("paper", "authors"), "aggregate": ("max", "first"), "arrange": ("retrieval", "ends"),
-           "prompt": ("default", "query_aware"),
+           "prompt": ("default", "query_aware"), "combine": ("none", "both_orders"),
            "consistency_aggregate": ("borda", "rrf"), "consistency_orders": ("shuffles", "rotations")}
 
 # keys whose default is null: the type a value must have
 NULLABLE = {"doc_tokens": int, "lengths": list, "window": int, "step": int, "detect": float, "max_units": int}
-POSITIVE = ("detect", "max_units")  # keys whose value must be above 0
+POSITIVE = ("detect", "max_units", "repetitions")  # keys whose value must be above 0
 
 
 def settings_with(overrides: Mapping | None) -> dict:

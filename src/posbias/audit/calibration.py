@@ -11,6 +11,8 @@ in RankGPT's prompt), so the curve it makes is known in advance:
   expected reciprocal rank is a(r) + (1 - a(r)) x chance, so a drop of `size` in MRR is planted as
   a(r) = base - size x shape(r) / (1 - chance).
 - readers (`reader`, `reader_grid`, accuracy): the answer is right with probability a(r) = base - size x shape(r).
+- `judge` (win rate): the better answer wins with probability a(r) = base - size x shape(r), r = 0 read first, 1
+  read second (the planted judge answers from the asking's order, `PlantedJudge`).
 - `probes` (a raw score): the score is a standard normal draw less size x shape(r): `size` in the score's standard
   deviations.
 - the listwise `order` battery (MRR): a RankGPT request carries no meta for the gold item, so the planted list
@@ -57,7 +59,7 @@ from posbias.scoring.protocol import Scorer
 log = logging.getLogger(__name__)
 
 SHAPES = ("none", "drop", "slope", "u", "detectable")
-CALIBRATED = ("sweep", "grid", "probes", "reader", "reader_grid", "order")
+CALIBRATED = ("sweep", "grid", "probes", "reader", "reader_grid", "order", "judge")
 # Each battery runs with its own defaults (`--settings` changes them as the audit's does): a calibration measures
 # the tests as the cards use them.
 WINDOW = 32  # the planted scorer's window in words: short haystacks, as a calibration needs no long text
@@ -171,6 +173,33 @@ class PlantedReader:
         return [_Answer(str(m["answer"]) if ok else "I don't know.", 10 * m["n_items"]) for m, ok in zip(metas, right)]
 
 
+class PlantedJudge:
+    """A judge with a planted position effect: the subject answer (the better one) wins with probability base -
+    size x shape(r), r its place (0 read first, 1 second); otherwise the other answer wins (`comparisons` and
+    `judge`, as a judge answers the judge battery)."""
+
+    def __init__(self, plant: Plant):
+        self.plant, self.calls = plant, 0
+
+    def comparisons(self, settings: Mapping) -> list:
+        from posbias.judges.judging import both_orders
+
+        return [asking for q in range(settings["n_questions"])
+                for asking in both_orders(f"q{q}", "subject", "other", {"subject": "", "other": ""}, "",
+                                          settings["repetitions"])]
+
+    def judge(self, askings, max_new_tokens: int = 0, temperature: float = 0.0) -> list:
+        from posbias.judges.records import Judgment
+
+        self.calls += 1
+        rng = np.random.default_rng([self.plant.seed, self.calls])
+        places = [0 if asking.first == asking.subject else 1 for asking in askings]
+        wins = self.plant.succeeds([asking.question for asking in askings], places, rng)
+        return [Judgment("planted", asking.question, asking.first, asking.second, asking.subject,
+                         ("first", "second")[place if won else 1 - place], asking.repetition)
+                for asking, place, won in zip(askings, places, wins)]
+
+
 class PlantedListRanker:
     """A RankGPT model with a planted position effect: in each window it finds the gold passage (by its text, among
     the numbered passages of the prompt) and ranks it first with probability base - size x shape(r) / (1 - chance),
@@ -216,6 +245,10 @@ def planted_list_ranker(plant: Plant, settings: Mapping) -> "PlantedListRanker":
 
     questions, _ = questions_and_pool(settings["source"])
     return PlantedListRanker(plant, {q.qid: q.needle for q in questions}, chance(settings["n_candidates"] - 1))
+
+
+def planted_judge(plant: Plant, settings: Mapping) -> PlantedJudge:
+    return PlantedJudge(plant)
 
 
 def planted_reader(plant: Plant, settings: Mapping) -> "PlantedReader":

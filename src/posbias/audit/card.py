@@ -43,6 +43,13 @@ SUMMARY_FIELDS = [("reference_mean", "at the first position"), ("best", "best"),
                   ("reach_tokens", "reach (tokens)"), ("reach_fraction", "reach / window"),
                   ("reach_censored", "nothing dropped"), ("underpowered", "too few units")]
 TOKEN_FIELDS = ("tokens", "reach_tokens")  # shown in whole tokens
+# a curve on an axis (a grid's depths): its mean over positions weighted by the axis, and plain
+WEIGHTED_FIELDS = [("mean_weighted", "mean over depths (depth-weighted)"),
+                   ("mean_unweighted", "mean over depths (unweighted)")]
+# the by-length table's summary numbers (`length_table`)
+LENGTH_FIELDS = [("reference_mean", "first"), ("worst", "worst"), ("psi", "PSI"),
+                 ("psi_above_chance", "PSI above chance"), ("significant_drops", "drops"),
+                 ("reach", "reach (position)")]
 # every summary number, the relative ones included (the CSV); the other formats show the main ones
 LEADERBOARD_COLUMNS = ["name", "kind", "battery", "metric", *(key for key, _ in SUMMARY_FIELDS), "n_units"]
 
@@ -186,7 +193,11 @@ def _grid_section(record: Mapping, curve: pd.DataFrame) -> str:
     lengths = record["summary"]["lengths"]
     keys = [key for key, _ in SUMMARY_FIELDS  # the main numbers: the relative ones are in the battery's JSON
             if key not in ("best", "worst", "reach_censored", "underpowered") and not key.endswith("_relative")]
-    header = ["length (tokens)", *(label for key, label in SUMMARY_FIELDS if key in keys)]
+    labels = dict(SUMMARY_FIELDS)
+    if any("mean_weighted" in s for s in lengths.values()):  # records written before the weighted means lack them
+        keys += [key for key, _ in WEIGHTED_FIELDS]
+        labels.update(WEIGHTED_FIELDS)
+    header = ["length (tokens)", *(labels[key] for key in keys)]
     body = [[length, *(cell_text({**s, "reach": reach_text(s)}.get(key), 0 if key in TOKEN_FIELDS else 3)
                        for key in keys)] for length, s in lengths.items()]
     stats = record["settings"]["statistics"]
@@ -194,10 +205,54 @@ def _grid_section(record: Mapping, curve: pd.DataFrame) -> str:
                f"{stats['correction']} over each length's depths, alpha {stats['alpha']}: one family per length, "
                f"none across lengths, so with {len(lengths)} lengths a drop somewhere on the grid is more likely "
                f"than alpha by chance); primacy and recency against the middle weighted by the depth each "
-               f"position stands for; {record['extra'].get('needles', 'gold')} needles.")
+               f"position stands for (the trapezoid rule over the interior depths); the mean over depths "
+               f"weighted the same way over the whole axis (each depth half the gaps to its neighbours, the weights "
+               f"summing to one), beside the plain mean over the positions, which the depths bunched near both ends "
+               f"pull towards the ends; {record['extra'].get('needles', 'gold')} needles.")
     figure = inline_png(heatmap(curve, record), f"{record['battery']} heatmap", 640)
     return "\n".join([f"<h2>{html.escape(DECLARED[record['battery']].title)}</h2>", figure, sizing_note(record),
-                      html_table(header, body, caption)])
+                      html_table(header, body, caption), length_table(record)])
+
+
+def length_table(record: Mapping) -> str:
+    """The curve's summary per document-length bucket beside the pooled one (`posbias.audit.results.by_length`,
+    PosIR's buckets), as a compact table; empty for a battery without them (the embedded world's)."""
+    found = record["summary"].get("by_length")
+    if not found:
+        return ""
+    weighted = any((row["summary"] or {}).get("mean_weighted") is not None for row in found["buckets"])
+    fields = LENGTH_FIELDS + (WEIGHTED_FIELDS[:1] if weighted else [])
+    header = [f"document length ({found['unit']})", "units", "lengths", *(label for _, label in fields)]
+    body = []
+    for row in found["buckets"]:
+        summary = row["summary"] or {}
+        units = f"{row['units']}" + (" †" if row["few_units"] and row["units"] else "")
+        span = (f"{number(row['min_length'], 0)}–{number(row['max_length'], 0)}" if row["units"] else "–")
+        body.append([row["bucket"], units, span, *(_length_cell(summary, key) for key, _ in fields)])
+    caption = (f"Length-controlled curves: the units grouped by their document's length in {found['unit']} into "
+               f"PosIR's buckets (Zeng et al. 2026, arXiv 2601.08363: up to {', '.join(map(str, found['bounds']))} "
+               f"and above, right-closed), the metric suite run on each bucket's units alone, beside every unit "
+               f"pooled (all), so a position effect that only long documents have is not averaged away by short "
+               f"ones." + (" A grid's unit is a question at one of its lengths." if "lengths" in record["summary"]
+                          else "") +
+               (" PosIR's bounds are in tokens; these lengths are words, about three quarters as many as a "
+                "subword tokenizer counts in English text." if found["unit"] == "words" else "") +
+               f" †: fewer than {found['min_units']} units, shown but not to be read as a verdict: a percentile "
+               f"bootstrap over so few units draws too narrow an interval, and the corrected tests have little "
+               f"power (*: none can reach significance). Position 1 is the first.")
+    return "\n".join(["<h3>By document length</h3>", html_table(header, body, caption)])
+
+
+def _length_cell(summary: Mapping, key: str) -> str:
+    """A by-length cell: the reach counted from 1, the drops starred where none can be significant; an empty
+    bucket's cells a dash."""
+    if not summary:
+        return "–"
+    if key == "reach":
+        return reach_text(summary)
+    if key == "significant_drops":
+        return f"{summary[key]}" + ("*" if summary.get("underpowered") else "")
+    return cell_text(summary.get(key))
 
 
 def sizing_note(record: Mapping) -> str:
@@ -271,7 +326,7 @@ def _battery_section(record: Mapping, curve: pd.DataFrame) -> str:
     parts = [f"<h2>{html.escape(title)}</h2>", curve_figure(curve, record),
              html_table(["summary", ""], summary_rows(record, curve), intervals).replace("<table>",
                                                                                         '<table class="summary">', 1),
-             sizing_note(record), '<div class="details">', "<h3>Details</h3>"]
+             sizing_note(record), length_table(record), '<div class="details">', "<h3>Details</h3>"]
     shown = {**summary, "reach": reach_text(summary)}
     rows = [[label, cell_text(shown.get(key), 0 if key in TOKEN_FIELDS else 3)] for key, label in SUMMARY_FIELDS
             if key in summary]
@@ -288,11 +343,38 @@ def _battery_section(record: Mapping, curve: pd.DataFrame) -> str:
         parts.append(html_table(["first vs last", "value"], [[k, cell_text(v)] for k, v in first_last.items()],
                                 "The evidence sentence first or last in the same document: paired t-test over "
                                 "pairs (positive t: first preferred), and the share of pairs preferring first."))
-    extra = {k: v for k, v in record.get("extra", {}).items() if k != "first_last"}
+    judged = record.get("extra", {}).get("judge_metrics")
+    if judged:
+        parts.append(judge_table(judged))
+    extra = {k: v for k, v in record.get("extra", {}).items() if k not in ("first_last", "judge_metrics")}
     if extra:
         parts.append(html_table(["battery details", "value"], [[k, cell_text(v)] for k, v in extra.items()], ""))
     parts.append("</div>")
     return "\n".join(parts)
+
+
+def judge_table(judged: Mapping) -> str:
+    """Shi et al.'s metrics of a judge (`posbias.judges.metrics`), as the judge battery measured them before any
+    combination of its orders."""
+    def interval(key: str) -> str:
+        low, high = judged.get(f"{key}_interval") or (None, None)
+        return f"{cell_text(judged[key])} [{cell_text(low)}, {cell_text(high)}]" if low is not None else cell_text(
+            judged[key])
+
+    pairs = judged["pairs"]
+    rows = [["position consistency (PC)", interval("position_consistency")],
+            ["preference fairness (PF; + recency, - primacy)", interval("preference_fairness")],
+            ["order kappa (Cohen's, subject-first vs subject-second)", cell_text(judged["order_kappa"])],
+            ["repetition stability (RS)", cell_text(judged["repetition_stability"]) if judged["repetition_stability"]
+             is not None else "not measured (one asking each)"],
+            ["choice pairs: consistent / primacy / recency / other / unread",
+             " / ".join(str(pairs[key]) for key in ("consistent", "primacy", "recency", "undirected", "unread"))],
+            ["questions, comparisons, judgments", f"{judged['n_questions']}, {judged['n_pairs']}, "
+                                                  f"{judged['n_judgments']}"]]
+    caption = (f"The judge's position bias as Shi et al. measure it (arXiv 2406.07791), each order's verdict as "
+               f"given; brackets: {judged['interval']['confidence']:.0%} percentile bootstrap intervals over "
+               f"questions, resampled whole.")
+    return html_table(["judge metric", "value"], rows, caption)
 
 
 def source_label(record: Mapping) -> str:

@@ -13,6 +13,7 @@
     posbias audit compare audits/my-reranker audits/my-reranker-maxp --out audits/compare/maxp
     posbias export-hf --checkpoint results/models/firstp_cls/seed1 --out exported/firstp_cls
     posbias audit-corpus --out corpora/nq
+    posbias audit-finetune --config config.yaml --name minilm_balanced --out results/audit/finetuned/minilm_balanced
     posbias calibration --out results/calibration --battery sweep --units 12 24 48
 
 Each run writes its batteries' files under `<out>/<name>/` and then every card and the leaderboard of `<out>`
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import yaml
 
+from posbias.audit.battery_settings import DECLARED
 from posbias.audit.calibration import CALIBRATED, SHAPES
 from posbias.command_flags import POSITIVE, SEED, add_command, integer, number, read_config_object, reads
 from posbias.errors import InputError
@@ -44,12 +46,14 @@ def register(commands) -> None:
                                        "of audit.models)")
     parser.add_argument("--out", help="directory of the audits (one subdirectory per model); required")
     parser.add_argument("--battery", action="append",
-                        choices=("sweep", "probes", "grid", "reader", "reader_grid", "order"),
+                        choices=tuple(DECLARED),
                         help="run only this battery (repeatable); default: every battery the model takes")
     parser.add_argument("--mitigation", help="audit the model as a mitigation changes it, KIND[?key=value&...]: "
                                              "window_aggregation, permutation_self_consistency, "
                                              "relevance_ordered_context, query_aware_contextualization, "
-                                             "debiased_training (posbias.audit.mitigations)")
+                                             "debiased_training, attention_calibration, "
+                                             "position_balanced_finetuning, found_in_the_middle, ms_poe, "
+                                             "attention_sorting, both_orders (posbias.audit.mitigations)")
     parser.add_argument("--mitigates", help="with --mitigation: the name of the audit (in --out) it is compared with")
     reads(parser, "--settings",
           help="YAML of battery settings, {battery: {key: value}} (posbias.audit.battery_settings)")
@@ -106,6 +110,22 @@ def register(commands) -> None:
     corpus.add_argument("--pool", type=integer(1), default=400, help="haystack passages (other questions' gold)")
     corpus.add_argument("--depth", type=integer(2), default=20, help="retrieved distractors per reader question")
 
+    finetune = add_command(commands, "audit-finetune", handler=finetune_command, usage_check=_finetune_usage,
+                           help="a bi-encoder fine-tuned on position-balanced examples disjoint from the audit's "
+                                "units, the twin position_balanced_finetuning audits "
+                                "(posbias.audit.balanced_finetuning)")
+    finetune.add_argument("--model", help="the bi-encoder to fine-tune, bi-encoder:DIR-OR-NAME")
+    finetune.add_argument("--config", help="a workflow config whose audit.models entry --name mitigates its base with "
+                                            "position_balanced_finetuning (its base's model and battery settings)")
+    finetune.add_argument("--name", help="with --config: the mitigated entry of audit.models")
+    finetune.add_argument("--out", required=True, help="the twin's directory (a sentence-transformers model)")
+    finetune.add_argument("--questions", type=integer(1), default=48, help="training questions (3 examples each)")
+    finetune.add_argument("--epochs", type=integer(1), default=1)
+    finetune.add_argument("--batch-size", type=integer(2), default=16)
+    finetune.add_argument("--learning-rate", type=number(0, 1, low_open=True), default=3e-5)
+    finetune.add_argument("--seed", type=SEED, default=0)
+    finetune.add_argument("--device", default="auto", help="auto, cpu or cuda")
+
     export = add_command(commands, "export-hf", handler=export_command,
                          help="a trained FirstP checkpoint (pooling: cls) as a Hugging Face sequence-classification "
                               "model (posbias.audit.export)")
@@ -148,6 +168,30 @@ def corpus_command(args) -> None:
 
     for path in build_corpus(args.out, args.questions, args.pool, args.depth).values():
         print(path)
+
+
+def _finetune_usage(args) -> str | None:
+    if bool(args.config) == bool(args.model) or bool(args.config) != bool(args.name):
+        return "give --model, or --config with --name"
+    return None
+
+
+def finetune_command(args) -> None:
+    from posbias.audit.balanced_finetuning import finetune
+    from posbias.device import pick_device
+
+    model, settings = args.model, None
+    if args.config:
+        from posbias.audit.config import entry_of
+
+        cfg = read_config_object(args.config)
+        entry = entry_of(cfg.data, args.name) if args.name in cfg.audit.models else {}
+        if entry.get("mitigation", {}).get("kind") != "position_balanced_finetuning":
+            raise InputError(f"audit.models.{args.name}: not an entry mitigated by position_balanced_finetuning")
+        model, settings = cfg.audit.spec(args.name), cfg.audit.settings(args.name)
+    finetune(model, args.out, settings, str(pick_device(args.device)), n_questions=args.questions,
+             epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate, seed=args.seed)
+    print(args.out)
 
 
 def export_command(args) -> None:

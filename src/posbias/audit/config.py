@@ -181,7 +181,7 @@ class Audit:
         from posbias.llm.spec import LOCAL_BACKENDS
 
         ref = parse_model_spec(self.spec(name))
-        return int(ref.kind in ("rankgpt", "reader") and ref.backend in LOCAL_BACKENDS)
+        return int(ref.kind in ("rankgpt", "reader", "judge") and ref.backend in LOCAL_BACKENDS)
 
     def gpu(self, name: str) -> int:
         """The GPUs a job of the model asks for (the rules' resource `gpu`): none for a language model behind an API
@@ -190,6 +190,8 @@ class Audit:
         from posbias.llm.spec import LOCAL_BACKENDS
 
         ref = parse_model_spec(self.spec(name))
+        if ref.kind == "judge-replay":  # recorded judgments: nothing runs
+            return 0
         return int(ref.kind not in LLM_KINDS or ref.backend in LOCAL_BACKENDS)
 
     def inputs(self, name: str) -> list[str]:
@@ -197,8 +199,15 @@ class Audit:
         batteries' real sources (files the workflow may make, such as the FarRelevant passage collection)."""
         from posbias.audit.battery_settings import source_files
 
+        from posbias.audit.spec import parse_model_spec
+
         settings = self.settings(name)
-        sources = [path for battery in self.batteries(name) for path in source_files(settings[battery]["source"])]
+        sources = [path for battery in self.batteries(name) for path in source_files(settings[battery].get("source"))]
+        ref = parse_model_spec(self.spec(name))
+        if ref.kind == "judge-replay":  # the recorded judgments it replays
+            from posbias.judges.judging import records_path
+
+            sources.insert(0, records_path(ref.target))
         trained = entry_of(self._cfg.data, name).get("trained")
         if not trained:
             return sources

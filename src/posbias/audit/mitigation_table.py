@@ -82,9 +82,14 @@ def mitigation_frame(out: str | Path, found: Mapping[str, Sequence[Mapping]]) ->
 
 
 def _per_unit(record: Mapping) -> float | None:
-    """The model inputs a battery computed per unit: two audits sized to different units compare per unit."""
-    inputs = record["extra"].get("model_inputs")
-    return inputs / record["n_units"] if inputs is not None and record.get("n_units") else None
+    """The model inputs a battery computed per unit: two audits sized to different units compare per unit. A
+    reader's attention mitigation passes over each prompt more than once (`passes_per_prompt`): each pass counts. A
+    judge's are the prompts its verdicts cost in use (`decision_inputs`: one per comparison, two when asked both
+    ways), not the two orders its battery asks every judge to measure it."""
+    inputs = record["extra"].get("decision_inputs", record["extra"].get("model_inputs"))
+    if inputs is None or not record.get("n_units"):
+        return None
+    return inputs * record["extra"].get("passes_per_prompt", 1) / record["n_units"]
 
 
 def _ratio(after, before) -> float:
@@ -107,7 +112,8 @@ def write_mitigations(out: str | Path, found: Mapping[str, Sequence[Mapping]], o
                "moves the gold document through every rank alike, so a rearranged context (the best documents at "
                "both ends) cannot change the plain mean or PSI of a reader that only minds where the gold document "
                "sits, and shows its effect only where real contexts put the gold document; the cost multiplier is "
-               "the ratio of the inputs the model computed per unit (pairs times windows, prompts, listwise calls; "
+               "the ratio of the inputs the model computed per unit (pairs times windows, prompts times a reader's "
+               "passes over each prompt, listwise calls; "
                "cached answers count, as a fresh run pays for them). A grid has a row per length. Seconds are not in "
                "the table (a measured time differs on every run): each audit's <name>/<battery>.json records its "
                "own.")

@@ -51,7 +51,8 @@ def load_pair_model(ref: ModelRef, cache_dir: str, cache_mode: str, device: str 
 
         return SentenceTransformerScorer(str(_local_directory(ref) or resolve(ref.target)), ref.target, device,
                                          options.get("trust_remote_code", False), options.get("revision"),
-                                         options.get("max_length"), options.get("batch_size", 32))
+                                         options.get("max_length"), options.get("batch_size", 32),
+                                         _calibration(options))
     if ref.kind == "checkpoint":
         from posbias.scoring.ranker import RankerScorer
 
@@ -63,6 +64,17 @@ def load_pair_model(ref: ModelRef, cache_dir: str, cache_mode: str, device: str 
 
         return PointwiseLLM(open_language_model(ref, cache_dir, cache_mode))
     raise InputError(f"model spec {ref.spec!r}: a {ref.kind} does not score (query, document) pairs")
+
+
+def _calibration(options: dict):
+    """A bi-encoder's attention calibration (`posbias.scoring.embedder_calibration`) when its spec asks for one."""
+    from posbias.audit.spec import CALIBRATION
+
+    if not any(key in options for key in CALIBRATION):
+        return None
+    from posbias.scoring.embedder_calibration import Calibration
+
+    return Calibration(**{key.removeprefix("calibration_"): options[key] for key in CALIBRATION if key in options})
 
 
 DEFAULT_WRAPPERS = {"hf_causal": "chat_template", "openai_chat": "messages", "anthropic_messages": "messages"}

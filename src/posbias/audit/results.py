@@ -1,6 +1,7 @@
 """A battery's result and its summary: one value per (unit, position), made into the curve and the summary by the
-metric suite every position curve shares (`posbias.stats.position_curve`), a grid's curve per length; and the
-needle's reciprocal rank among its distractors (ties averaged) with its chance level."""
+metric suite every position curve shares (`posbias.stats.position_curve`), a grid's curve per length, and on real
+text the curve per document-length bucket (PosIR's, `by_length`); and the needle's reciprocal rank among its
+distractors (ties averaged) with its chance level."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from posbias.audit.battery_declarations import DECLARATIONS
 if TYPE_CHECKING:
     import pandas as pd
 
-RATIO_SCALE = ("MRR", "accuracy")  # metrics with a true zero: PSI and the relative numbers mean something
+RATIO_SCALE = ("MRR", "accuracy", "win rate")  # metrics with a true zero: PSI and the relative numbers mean something
 METRICS = {declaration.name: declaration.metric for declaration in DECLARATIONS}  # each battery's, as declared
 
 
@@ -79,8 +80,13 @@ def battery_test(battery: str, statistics: Mapping) -> str:
 
 
 def summarise_result(result: BatteryResult, statistics: Mapping, window: int | None, test: str) -> BatteryResult:
-    """The curve and summary of a battery's result: one curve, or a grid's curve per length."""
-    return (summarise_grid if "length" in result.values else summarise)(result, statistics, window, test)
+    """The curve and summary of a battery's result: one curve, or a grid's curve per length; for a battery on real
+    text (its values carry each unit's `doc_length`, its extra the length's unit), also the curve and summary per
+    document-length bucket (`by_length`, under the summary's `by_length`)."""
+    result = (summarise_grid if "length" in result.values else summarise)(result, statistics, window, test)
+    if "doc_length" in result.values and result.extra.get("doc_length_unit"):
+        result.summary["by_length"] = by_length(result, statistics, window, test)
+    return result
 
 
 def summarise_grid(result: BatteryResult, statistics: Mapping, window: int | None = None,
@@ -97,6 +103,81 @@ def summarise_grid(result: BatteryResult, statistics: Mapping, window: int | Non
     result.curve = pd.concat(curves, ignore_index=True)
     result.summary = {**summaries[str(max(result.values["length"]))], "lengths": summaries}
     return result
+
+
+# Length control (PosIR, Zeng et al. 2026, arXiv 2601.08363; its analysis script ndcg_PSI_analysis.py): the queries
+# grouped by the length of their relevant document in tokens, in (0, 512], (512, 1024], (1024, 1536] and above
+# 1536, and positions compared within each group, so a long document's late needle is not set against a short one's
+LENGTH_BOUNDS = (512, 1024, 1536)
+# Fewer units than this and a bucket's numbers are shown but marked: a percentile bootstrap over so few units draws
+# too narrow an interval, and a Holm-corrected sign-flip test of the sweep's 5 later positions cannot reach 0.05
+# below 8 units
+MIN_BUCKET_UNITS = 10
+BUCKET_CURVE = ["position", "n", "mean", "ci_low", "ci_high", "p_adjusted", "drop"]  # what the JSON keeps per bucket
+
+
+def length_bucket(length: float, bounds=LENGTH_BOUNDS) -> str:
+    """The bucket of a document `length`: right-closed intervals between the `bounds`, open above the last."""
+    for low, high in zip((0, *bounds), bounds):
+        if length <= high:
+            return f"({low}, {high}]"
+    return f"({bounds[-1]}, ∞)"
+
+
+def length_buckets(bounds=LENGTH_BOUNDS) -> list[str]:
+    """Every bucket's label, shortest first."""
+    return [length_bucket(high, bounds) for high in bounds] + [length_bucket(math.inf, bounds)]
+
+
+def length_units(values: pd.DataFrame) -> pd.DataFrame:
+    """The values with one unit per document: a grid measures each question at each of its lengths, so its unit is
+    the (question, length) pair; each is measured at every position, as the metric suite pairs them."""
+    if "length" not in values:
+        return values
+    return values.assign(unit=values["unit"].astype(str) + "@" + values["length"].astype(str))
+
+
+def by_length(result: BatteryResult, statistics: Mapping, window: int | None = None, test: str | None = None,
+              bounds=LENGTH_BOUNDS) -> dict:
+    """The curve and summary of the units in each document-length bucket (`length_bucket` of each unit's
+    `doc_length`; a unit's documents share one length), beside the pooled curve of every unit: the metric suite
+    (`summarise`) on the bucket's rows, so a position effect that length alone makes (a needle late in long
+    documents only) shows apart from one at every length. A bucket of fewer than `MIN_BUCKET_UNITS` units is marked
+    `few_units`; an empty one, or one unit (no paired test), has no curve."""
+    values = length_units(result.values)
+    lengths = values.groupby("unit")["doc_length"].max()  # one length per unit: its longest document
+    buckets = lengths.map(lambda n: length_bucket(n, bounds))
+    # the pooled curve: a single curve's own; a grid's, its lengths pooled by unit
+    pooled = (None if "length" in result.values else
+              {"summary": dict(result.summary), "curve": _curve_records(result.curve)})
+    rows = [_bucket_row("all", values, lengths, result, statistics, window, test, pooled)]
+    for label in length_buckets(bounds):
+        units = buckets.index[buckets == label]
+        rows.append(_bucket_row(label, values[values["unit"].isin(units)], lengths.loc[units], result, statistics,
+                                window, test, pooled=rows[0] if len(units) == len(lengths) else None))
+    return {"unit": result.extra["doc_length_unit"], "bounds": list(bounds), "min_units": MIN_BUCKET_UNITS,
+            "buckets": rows}
+
+
+def _bucket_row(label: str, values: pd.DataFrame, lengths: pd.Series, result: BatteryResult, statistics: Mapping,
+                window: int | None, test: str | None, pooled: dict | None = None) -> dict:
+    row = {"bucket": label, "units": int(len(lengths)), "few_units": bool(len(lengths) < MIN_BUCKET_UNITS),
+           "min_length": float(lengths.min()) if len(lengths) else math.nan,
+           "max_length": float(lengths.max()) if len(lengths) else math.nan, "summary": None, "curve": None}
+    if pooled is not None:  # every unit in one bucket: its curve is the pooled one, computed once
+        return {**row, "summary": pooled["summary"], "curve": pooled["curve"]}
+    if len(lengths) < 2:
+        return row
+    # the grid's lengths are pooled by unit; the reach's window check reads the longest document instead
+    part = values.drop(columns=[c for c in ("length",) if c in values]).reset_index(drop=True)
+    one = summarise(BatteryResult(result.battery, result.metric, part,
+                                  extra={"chance": result.extra.get("chance"), "doc_tokens": float(lengths.max())}),
+                    statistics, window, test)
+    return {**row, "summary": one.summary, "curve": _curve_records(one.curve)}
+
+
+def _curve_records(curve: pd.DataFrame) -> list[dict]:
+    return curve[[c for c in BUCKET_CURVE if c in curve]].to_dict(orient="records")
 
 
 def expected_reciprocal_rank(target: float, others: np.ndarray) -> float:

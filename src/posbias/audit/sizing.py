@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 
 # The setting that counts each battery's units (questions, probe queries)
 UNIT_SETTING = {"sweep": "n_queries", "grid": "n_queries", "probes": "n", "reader": "n_questions",
-                "reader_grid": "n_questions", "order": "n_queries"}
+                "reader_grid": "n_questions", "order": "n_queries", "judge": "n_questions"}
 
 
 def _headline_values(result):
@@ -77,6 +77,13 @@ def probe_units(own: Mapping) -> int:
     from posbias.docred.position import sweep_candidates
 
     return len(sweep_candidates(probe_queries(own), own["positions"], own["rest"]))
+
+
+def judge_units(own: Mapping) -> int:
+    """A live judge's: the embedded world's questions, one comparison each (a replay's are its records')."""
+    from posbias.audit.haystack import WORLD
+
+    return int(WORLD["n_farrelevant_queries"])
 
 
 def reader_units(own: Mapping) -> int:

@@ -6,14 +6,21 @@
   options `revision`, `trust_remote_code`, `max_length`, `batch_size`, and `window`/`stride`/`aggregate` (max or
   first) to read a document window by window with the same model (zero-shot MaxP);
 - `bi-encoder:DIR-OR-HUB-ID`: a sentence-transformers model with its own modules (pooling, normalisation) and
-  similarity; options `revision`, `trust_remote_code`, `max_length`, `batch_size`;
+  similarity; options `revision`, `trust_remote_code`, `max_length`, `batch_size`, and `calibration_basket`/
+  `calibration_strength`/`calibration_depth` to encode with its attention calibrated
+  (`posbias.scoring.embedder_calibration`; any one of them turns it on, the others keep their defaults);
 - `checkpoint:DIR`: a ranker posbias trained (`posbias train`); option `batch_size`;
 - `llm-ranker:BACKEND:MODEL`: a language model asked whether the document is relevant, scored pointwise;
 - `rankgpt:BACKEND:MODEL`: the same language models as listwise rerankers (RankGPT's sliding window);
-- `reader:BACKEND:MODEL`: a language model answering questions over retrieved documents (Lost in the Middle).
+- `reader:BACKEND:MODEL`: a language model answering questions over retrieved documents (Lost in the Middle);
+- `judge:BACKEND:MODEL`: a language model judging which of two answers is better, asked in both orders
+  (`posbias.judges`);
+- `judge-replay:FILE`: a judge's recorded judgments (a `posbias.judges.records` file) answering again; option
+  `judge` names the judge where the file holds several; `judge-replay:released:NAME` replays the
+  Judging-the-Judges records shipped with the package (`posbias/judges/released/NAME.jsonl.gz`).
 
-For the last three, BACKEND is a `posbias.llm` backend (hf_causal, hf_seq2seq, openai_chat, openai_completions,
-anthropic_messages, mock) and MODEL what that backend loads or calls; options `wrapper`, `revision`, `base_url`,
+For the language-model kinds (llm-ranker, rankgpt, reader, judge), BACKEND is a `posbias.llm` backend (hf_causal,
+hf_seq2seq, openai_chat, openai_completions, anthropic_messages, mock) and MODEL what that backend loads or calls; options `wrapper`, `revision`, `base_url`,
 `api_key_env`, `context`, `dtype`, `device`, `batch_size`, `trust_remote_code`, and for an API or a server
 `max_retries` (a whole number, 0 or more), `retry_wait_s` (seconds, 0 or more) and `timeout_s` (seconds, more
 than 0), as a language model's config block has them (`posbias.llm.spec.ModelSpec`). Every kind takes `name` (the
@@ -32,14 +39,17 @@ from posbias.llm.spec import BACKENDS, check_setting
 
 # What each kind can be asked to do: score (query, document) pairs, rerank a list, or answer from documents.
 CAPABILITIES = {"cross-encoder": "pairs", "bi-encoder": "pairs", "checkpoint": "pairs", "llm-ranker": "pairs",
-                "rankgpt": "list", "reader": "reader"}
-LLM_KINDS = ("llm-ranker", "rankgpt", "reader")
+                "rankgpt": "list", "reader": "reader", "judge": "judge", "judge-replay": "judge"}
+LLM_KINDS = ("llm-ranker", "rankgpt", "reader", "judge")
 _HF = ("revision", "trust_remote_code", "max_length", "batch_size")
 _LLM = ("wrapper", "revision", "base_url", "api_key_env", "context", "dtype", "device", "batch_size",
         "trust_remote_code", "max_retries", "retry_wait_s", "timeout_s")
-OPTIONS = {"cross-encoder": (*_HF, "window", "stride", "aggregate"), "bi-encoder": _HF, "checkpoint": ("batch_size",),
-           "llm-ranker": _LLM, "rankgpt": _LLM, "reader": _LLM}
-INTEGERS = ("max_length", "batch_size", "window", "stride", "context")
+CALIBRATION = ("calibration_basket", "calibration_strength", "calibration_depth")  # a bi-encoder's attention
+OPTIONS = {"cross-encoder": (*_HF, "window", "stride", "aggregate"), "bi-encoder": (*_HF, *CALIBRATION),
+           "checkpoint": ("batch_size",),
+           "llm-ranker": _LLM, "rankgpt": _LLM, "reader": _LLM, "judge": _LLM, "judge-replay": ("judge",)}
+INTEGERS = ("max_length", "batch_size", "window", "stride", "context", "calibration_basket")
+SHARES = ("calibration_strength", "calibration_depth")  # numbers in (0, 1]
 BOOLEANS = ("trust_remote_code",)
 # How long a language model's API call may keep failing: (smallest value, above it only, a whole number)
 RETRY_SETTINGS = {"max_retries": (0, False, True), "retry_wait_s": (0, False, False), "timeout_s": (0, True, False)}
@@ -127,6 +137,14 @@ def _value(key: str, value: str, where: str):
             number = value  # refused below, by name
         check_setting(f"{where}: option {key}", number, smallest, above, whole)
         return number
+    if key in SHARES:
+        try:
+            share = float(value)
+        except ValueError:
+            share = -1.0
+        if not 0 < share <= 1:
+            raise InputError(f"{where}: option {key} must be a number in (0, 1], got {value!r}")
+        return share
     if key in INTEGERS:
         if not value.isdigit() or int(value) < 1:
             raise InputError(f"{where}: option {key} must be a positive whole number, got {value!r}")

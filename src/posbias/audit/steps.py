@@ -51,6 +51,14 @@ def load_model(ref: ModelRef, cache_dir: str, cache_mode: str, device: str):
 
     if ref.capability == "pairs":
         return load_pair_model(ref, cache_dir, cache_mode, device)
+    if ref.kind == "judge-replay":
+        from posbias.judges.judging import ReplayJudge
+
+        return ReplayJudge(ref.target, ref.options.get("judge"))
+    if ref.kind == "judge":
+        from posbias.judges.judging import LiveJudge
+
+        return LiveJudge(open_language_model(ref, cache_dir, cache_mode), ref.name)
     return open_language_model(ref, cache_dir, cache_mode)
 
 
@@ -72,6 +80,10 @@ class CountedModel:
     def generate(self, requests, *args, **kwargs):
         self.inputs += len(requests)
         return self.model.generate(requests, *args, **kwargs)
+
+    def judge(self, askings, *args, **kwargs):  # a judge's prompts (a replay's: the recorded judgments it reads)
+        self.inputs += len(askings)
+        return self.model.judge(askings, *args, **kwargs)
 
 
 def run_battery(model, ref: ModelRef, battery: str, settings: Mapping, out: str | Path,

@@ -37,6 +37,7 @@ STAGES = (
     "sweep",
     "positions",
     "audit",
+    "judges",
 )
 SECTION_MODULES = (  # the sections every stage reads, before the stages' own
     "posbias.config.sections.experiment",

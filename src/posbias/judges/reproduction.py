@@ -1,6 +1,6 @@
 """Shi et al.'s released judgments, converted once into records files, and the reproduction table: the figures the
-authors' pipeline printed (typed into `config/paper/judging_the_judges.yaml` as labelled reference rows) against the
-same figures recomputed here from the records, beside the metrics of `posbias.judges.metrics`.
+authors' pipeline printed (typed into `config/reference/judging_the_judges.yaml` as labelled reference rows)
+against the same figures recomputed here from the records, beside the metrics of `posbias.judges.metrics`.
 
     posbias judges convert RELEASE OUT    # the release's judgment_data/ as records files, one per benchmark and set
     posbias judges reproduce [--records DIR] [--reference FILE] --out results/judges/reproduction
@@ -22,7 +22,7 @@ from posbias.judges.records import Judgment, judges_in, read_judgments, write_ju
 log = logging.getLogger(__name__)
 
 RELEASED = Path(__file__).with_name("released")
-REFERENCE = Path("config") / "paper" / "judging_the_judges.yaml"  # under the workflow's root (posbias.workflow)
+REFERENCE = Path("config") / "reference" / "judging_the_judges.yaml"  # under the workflow's root
 COLUMNS = ("benchmark", "set", "judge", "repetition", "printed", "reproduced", "match", "position_consistency",
            "pc_low", "pc_high", "preference_fairness", "pf_low", "pf_high", "order_kappa", "repetition_stability")
 
@@ -153,7 +153,7 @@ def write_reproduction(rows: list[dict], out: str | Path) -> list[Path]:
         "",
         f"{matched} of the {checked} figures that the released judgments let us recompute, of {len(frame)} the "
         "authors' pipeline printed (consistent answers of the answers read, "
-        "in each run's log.txt; reference rows typed into config/paper/judging_the_judges.yaml) are reproduced "
+        "in each run's log.txt; reference rows typed into config/reference/judging_the_judges.yaml) are reproduced "
         "exactly from the released judgments (posbias/judges/released/). PC and PF are Shi et al.'s position "
         "consistency and preference fairness over choice pairs (posbias.judges.metrics), with percentile bootstrap "
         "intervals over questions; order kappa is Cohen's kappa between the two orders; repetition stability is "

@@ -11,7 +11,9 @@ One idea per module:
 - `synthetic_qa`: NQ-shaped retrieval records from the embedded synthetic world (the offline stand-in);
 - `kv`: the key-value retrieval data (seeded generator, the authors' files, moving the target);
 - `predict`: examples into `posbias.llm` requests and completions into prediction records (authors' layout);
-- `metric`: the authors' QA metric (`best_subspan_em`) and KV accuracy, quirks included.
+- `metric`: the authors' QA metric (`best_subspan_em`) and KV accuracy, quirks included;
+- `attention_mitigations`: reader mitigations that change a local model's attention (found-in-the-middle
+  calibration, Ms-PoE, attention sorting), for the audit's mitigation table.
 
 Which of the authors' quirks each module replicates or fixes is said in its docstring (spec `litm.md` §6).
 """

@@ -1,6 +1,7 @@
 """An outside bi-encoder: a sentence-transformers model as it comes (its own modules pool and normalise, its own
 similarity function scores), each side encoded with the model's own prompt for it; vectors are kept by text, so a
-sweep's distractors, which recur at every position, are encoded once."""
+sweep's distractors, which recur at every position, are encoded once. With a `calibration`
+(`posbias.scoring.embedder_calibration.Calibration`) every text is encoded with its attention calibrated."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ class SentenceTransformerScorer(Scorer):
     """A sentence-transformers model as it comes: its modules pool and normalise, its own similarity scores."""
 
     def __init__(self, path: str, name: str | None = None, device: str = "auto", trust_remote_code: bool = False,
-                 revision: str | None = None, max_length: int | None = None, batch_size: int = 32):
+                 revision: str | None = None, max_length: int | None = None, batch_size: int = 32,
+                 calibration=None):
         from sentence_transformers import SentenceTransformer
 
         from posbias.device import pick_device
@@ -29,7 +31,7 @@ class SentenceTransformerScorer(Scorer):
                              f"{str(err).splitlines()[0]}") from None
         if max_length is not None:
             self.model.max_seq_length = min(max_length, self.model.max_seq_length)
-        self.batch_size = batch_size
+        self.batch_size, self.calibration = batch_size, calibration
         self.window = self.model.max_seq_length - self.model.tokenizer.num_special_tokens_to_add(pair=False)
         # by side and text: a sweep's distractors recur at every position
         self._vectors: dict[tuple, np.ndarray] = {}
@@ -39,7 +41,13 @@ class SentenceTransformerScorer(Scorer):
         side (E5's "query: ", a BGE instruction), when the model has one."""
         new = [text for text in dict.fromkeys(texts) if (encode.__name__, text) not in self._vectors]
         if new:
-            vectors = encode(new, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False)
+            options = dict(batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False)
+            if self.calibration is None:
+                vectors = encode(new, **options)
+            else:
+                from posbias.scoring.embedder_calibration import encode_calibrated
+
+                vectors = encode_calibrated(self.model, self.calibration, encode, new, **options)
             self._vectors.update(((encode.__name__, text), vector) for text, vector in zip(new, vectors))
         return np.stack([self._vectors[(encode.__name__, text)] for text in texts])
 
@@ -57,4 +65,5 @@ class SentenceTransformerScorer(Scorer):
     def describe(self) -> dict:
         modules = [type(module).__name__ for module in self.model]
         return {"modules": " > ".join(modules), "similarity": str(self.model.similarity_fn_name),
-                "max_seq_length": self.model.max_seq_length, "window": self.window}
+                "max_seq_length": self.model.max_seq_length, "window": self.window,
+                **({"calibration": vars(self.calibration)} if self.calibration else {})}

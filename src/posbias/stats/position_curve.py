@@ -34,6 +34,9 @@ position, so positions are compared pairwise on the same units. From it:
     of a continuous axis spaced unevenly (a grid's depths, denser near the ends), `coordinates` gives them, and
     the middle is the curve's mean over the interior of that axis by the trapezoid rule, so that four depths
     within 0.1 of the ends do not outweigh the one at 0.5.
+  - with `coordinates`, also `mean_weighted`: the curve's mean over the whole axis (`coordinate_weights`: the
+    trapezoid rule's weights, summing to one), beside `mean_unweighted`, the plain mean over positions, and the
+    `middle` primacy and recency are taken against.
   - `reach`: the effective reach, the last position before the first significant drop below the reference
     (scanning positions in order from the reference; a drop is a corrected p below alpha with a lower mean),
     or the last position when none drops (`reach_censored`: the model may read further than the positions go);
@@ -129,6 +132,35 @@ def _middle(interior: pd.Series, coordinates: "pd.Series | None") -> float:
     return float(np.trapezoid(interior.to_numpy(dtype=float), x) / np.ptp(x))
 
 
+def coordinate_weights(coordinates) -> np.ndarray:
+    """Weights summing to one for points of a continuous axis, in axis order: each point stands for half the gap to
+    either neighbour (an end point for half of its one gap), the trapezoid rule's weights over the axis's span. A
+    weighted mean with them is the curve's mean over the axis, so points bunched near the ends (a grid's depths
+    0, 0.05, 0.1, ...) share the weight of the span they cover instead of outvoting the middle. Points all at one
+    place, or a single point, weigh alike."""
+    x = np.asarray(coordinates, dtype=float)
+    if np.any(np.diff(x) < 0):
+        raise ValueError(f"coordinates must be in axis order (non-decreasing), got {x.tolist()}")
+    if len(x) < 2 or np.ptp(x) == 0:
+        return np.full(len(x), 1.0 / max(len(x), 1))
+    weights = np.zeros(len(x))
+    weights[:-1] += np.diff(x) / 2
+    weights[1:] += np.diff(x) / 2
+    return weights / weights.sum()
+
+
+def weighted_summary(curve: pd.DataFrame, coordinates: "pd.Series") -> dict:
+    """The curve's mean over its positions plain (`mean_unweighted`) and over the axis the positions stand for
+    (`mean_weighted`, `coordinate_weights`), and the middle primacy and recency are taken against (`middle`: the
+    interior positions' mean over their span of the axis, trapezoid rule)."""
+    means = curve.set_index("position")["mean"]
+    x = coordinates.loc[means.index]
+    interior = means.iloc[1:-1]
+    return {"mean_unweighted": float(means.mean()),
+            "mean_weighted": float(np.dot(coordinate_weights(x.to_numpy()), means.to_numpy(dtype=float))),
+            "middle": _middle(interior, coordinates) if len(interior) else math.nan}
+
+
 def _ratio(value: float, reference: float) -> float:
     """`value` as a share of a positive reference; NaN otherwise (a share of a negative score means nothing)."""
     return value / reference if reference > 0 else math.nan
@@ -155,7 +187,8 @@ def curve_summary(curve: pd.DataFrame, window: float | None = None,
     """The curve's summary numbers (see the module docstring) from `position_curve`'s table; `window` is the
     model's input length in the positions' unit (tokens), for `reach_fraction`; `coordinates` (position -> its
     place on a continuous axis, such as a depth) weights the middle for primacy and recency; `chance` is the
-    metric's chance floor, for `psi_above_chance`."""
+    metric's chance floor, for `psi_above_chance`. With `coordinates` the summary also holds the curve's mean over
+    positions, plain and weighted by the axis (`weighted_summary`), and the `middle` itself."""
     reference = curve.attrs.get("reference", curve["position"].iloc[0])
     means = curve.set_index("position")["mean"]
     ref, best, worst = float(means[reference]), float(means.max()), float(means.min())
@@ -173,6 +206,8 @@ def curve_summary(curve: pd.DataFrame, window: float | None = None,
     after = curve[curve["position"] >= reference].reset_index(drop=True)
     dropped = after.index[after["drop"]]
     reach = (after["position"].iloc[dropped[0] - 1] if len(dropped) else after["position"].iloc[-1]).item()
+    # only a curve on an axis gains the weighted means: the other callers' tables keep their columns
+    weighted = weighted_summary(curve, coordinates) if coordinates is not None else {}
     return {
         "reference": reference, "reference_mean": ref, "best": best, "worst": worst,
         "psi": psi, "psi_above_chance": above_chance,
@@ -183,4 +218,5 @@ def curve_summary(curve: pd.DataFrame, window: float | None = None,
         "significant_drops": int(curve["drop"].sum()),
         # censored: nothing dropped, so the reach is only where the positions end
         "reach": reach, "reach_censored": not len(dropped), "reach_fraction": reach / window if window else math.nan,
+        **weighted,
     }

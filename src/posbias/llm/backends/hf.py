@@ -257,7 +257,16 @@ class HFCausal(_HFBackend):
         limit = getattr(self.config, "max_position_embeddings", None) or getattr(self.config, "n_positions", None)
         self._check_context(prompt_tokens, prompt_tokens + decoding.max_new_tokens, limit)
 
+    def key_fields(self, request: Request) -> dict:
+        """A reader's attention mitigation (`meta["attention"]`) changes the answer: it enters the key."""
+        attention = (request.meta or {}).get("attention")
+        return {"attention_mitigation": dict(attention)} if attention else {}
+
     def complete(self, sent: str, decoding: Decoding, meta: Mapping | None = None) -> Answer:
+        if (meta or {}).get("attention"):  # posbias.reading.attention_mitigations: one prompt at a time
+            from posbias.reading.attention_mitigations import mitigated_answer
+
+            return mitigated_answer(self, sent, decoding, meta)
         [prompt_tokens], _, output, config = self._generate(sent, decoding)
         answer = self._answer(output[prompt_tokens:], config, decoding)
         return Answer(answer.text, answer.finish_reason, prompt_tokens, answer.completion_tokens)
@@ -294,8 +303,8 @@ class HFCausal(_HFBackend):
         return np.concatenate(rows) if rows else np.empty((0, len(words)))
 
     def complete_batch(self, sents: list[str], decoding: Decoding, metas: list[Mapping | None]) -> list[Answer]:
-        if len(sents) == 1:
-            return [self.complete(sents[0], decoding, metas[0])]
+        if len(sents) == 1 or any((meta or {}).get("attention") for meta in metas):
+            return [self.complete(sent, decoding, meta) for sent, meta in zip(sents, metas, strict=True)]
         lengths, padded, output, config = self._generate(list(sents), decoding)
         answers = []
         for length, row in zip(lengths, output, strict=True):

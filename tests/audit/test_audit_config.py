@@ -37,7 +37,8 @@ def test_the_demo_s_audit_as_jobs():
                                       "rankgpt_keep_order_psc", "smollm2_reader_qac", "smollm2_reader_calibrated",
                                       "smollm2_reader_mspoe", "smollm2_reader_sorted", "smollm2_reader_sorted_iter",
                                       "minilm_calibrated", "minilm_balanced", "smollm2_judge_both_orders",
-                                      "gpt4_0613_judge_mtbench_both_orders"}
+                                      "gpt4_0613_judge_mtbench_both_orders", "gpt4_0613_judge_mtbench_psc",
+                                      "smollm2_judge_psc"}
     assert audit.local_decoder("smollm2_judge") == 1 and audit.gpu("gpt4_0613_judge_mtbench") == 0
     assert audit.inputs("gpt4_0613_judge_mtbench")[0].endswith("judges/released/mtbench-position-bias.jsonl.gz")
     assert audit.local_decoder("smollm2_reader_qac") == 1  # SmolLM2 decodes: one decoder at a time

@@ -217,7 +217,7 @@ def test_window_aggregation_is_swept_over_its_base_s_documents(tiny_backbone, tm
 @pytest.mark.parametrize("mitigation, spec, message", [
     ({"kind": "shuffle"}, "rankgpt:mock:identity", r"--mitigation: expected a mitigation \{kind: ...\} with kind one"),
     ({"kind": "permutation_self_consistency"}, "reader:mock:u_curve",
-     r"permutation_self_consistency applies to models of capability list, not to a reader"),
+     r"permutation_self_consistency applies to models of capability list or judge, not to a reader"),
     ({"kind": "window_aggregation", "window": 8}, "bi-encoder:offline:x",
      r"window_aggregation applies to cross-encoder, not to a bi-encoder"),
     ({"kind": "window_aggregation"}, "cross-encoder:offline:x", r"window_aggregation needs window"),

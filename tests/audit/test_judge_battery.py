@@ -110,3 +110,28 @@ def test_a_live_judge_asked_again_samples_with_a_seed_per_repetition(tmp_path, t
 def test_combine_takes_its_choices_only(tmp_path):
     with pytest.raises(InputError, match="'all' is not one of none, both_orders"):
         run(tmp_path, "judge:mock:oracle?wrapper=none", "x", settings={"judge": {"combine": "all"}})
+
+
+@pytest.mark.parametrize("k, orders, mean", [(2, "rotations", 0.75), (3, "rotations", 1.0)])
+def test_permutation_self_consistency_takes_the_majority_of_the_drawn_orders(tmp_path, k, orders, mean):
+    # the half-biased judge: read both ways it disagrees with itself on half the questions; two rotated orders tie
+    # there (as both_orders does), three (subject first, second, first) give the subject two votes of three
+    primacy_records(tmp_path / "records.jsonl", share_biased=0.5)
+    spec = f"judge-replay:{tmp_path / 'records.jsonl'}"
+    run(tmp_path, spec, "plain")
+    (mitigated,) = run(tmp_path, spec, "psc", mitigates="plain",
+                       mitigation={"kind": "permutation_self_consistency", "k": k, "orders": orders})
+    assert mitigated["summary"]["psi"] == 0 and mitigated["summary"]["reference_mean"] == pytest.approx(mean)
+    assert mitigated["extra"]["decision_inputs"] == k * QUESTIONS
+
+
+def test_shuffled_orders_are_drawn_per_comparison_and_seeded(tmp_path):
+    from posbias.audit.judge_battery import drawn_orders
+    from posbias.judges.metrics import ChoicePair
+
+    settings = {"consistency_k": 5, "consistency_orders": "shuffles", "consistency_seed": 0}
+    pairs = [ChoicePair(f"q{q}", ("o", "s"), 0, None, None) for q in range(20)]
+    drawn = [drawn_orders(settings)(pair) for pair in pairs]
+    assert drawn == [drawn_orders(settings)(pair) for pair in pairs]  # seeded
+    assert len({tuple(d) for d in drawn}) > 1 and all(len(d) == 5 and set(d) <= {0, 1} for d in drawn)
+    assert drawn != [drawn_orders({**settings, "consistency_seed": 1})(pair) for pair in pairs]

@@ -56,7 +56,7 @@ def source_files(source: Mapping | None) -> list[str]:
 CHOICES = {"test": ("t", "wilcoxon", "randomisation", "mcnemar"),
            "correction": ("none", "bonferroni", "holm", "fdr_bh"), "needles": ("lexical", "paraphrased"),
            "rest": ("paper", "authors"), "aggregate": ("max", "first"), "arrange": ("retrieval", "ends"),
-           "prompt": ("default", "query_aware"), "combine": ("none", "both_orders"),
+           "prompt": ("default", "query_aware"), "combine": ("none", "both_orders", "permutation_self_consistency"),
            "consistency_aggregate": ("borda", "rrf"), "consistency_orders": ("shuffles", "rotations")}
 
 # keys whose default is null: the type a value must have

@@ -6,7 +6,8 @@ metrics with their intervals over questions (`posbias.judges.metrics.judge_summa
 
 `combine: both_orders` (the both_orders mitigation) makes both orders' verdicts one (the same candidate preferred
 both times: that one; else a tie), the verdict then standing at both places: what a judge asked both ways
-reports, at twice the prompts."""
+reports, at twice the prompts. `combine: permutation_self_consistency` (that mitigation, as Tang et al. apply it to
+listwise rankers) draws `consistency_k` orders per comparison and takes the majority of their verdicts."""
 
 from __future__ import annotations
 
@@ -14,12 +15,18 @@ from typing import Mapping
 
 from posbias.audit.results import METRICS, BatteryResult
 
-JUDGE_CHANCE = 0.5  # a judge that reads neither answer picks a place: the subject wins half the time
+# A judge that reads neither answer wins the subject half its comparisons, but a win rate has no chance floor: a
+# subject worse than the other answer honestly wins less than half the time, so no margin above 0.5 is measured
+# (PSI above chance stays empty) and the win rate of the worse answer is not "below chance"
+JUDGE_CHANCE = None
+PROMPTS_PER_VERDICT = {"none": 1, "both_orders": 2}  # permutation self-consistency: its k
 
 
-def combined(judgments: list) -> list:
-    """Each comparison's two verdicts (per repetition) made one and given to both askings (`combine: both_orders`):
-    the same win both times stands, a disagreement is a tie, an unread order leaves both unread."""
+def combined(judgments: list, draws=None, majority: bool = False) -> list:
+    """Each comparison's verdicts (per repetition) made one and given to both its askings. `draws(pair)` names the
+    askings that vote (0: the subject read first, 1: second; default both once); `majority`: the mean vote decides
+    (permutation self-consistency: more wins than losses a win, as many a tie), else only a unanimous vote stands
+    and any disagreement is a tie (both orders). An unread vote leaves the verdict unread."""
     from dataclasses import replace
 
     from posbias.judges.metrics import choice_pairs
@@ -27,13 +34,37 @@ def combined(judgments: list) -> list:
     out = []
     for pair in choice_pairs(judgments):
         sides = [side for side in (pair.subject_first, pair.subject_second) if side is not None]
-        wins = {side.subject_wins for side in sides}
-        if len(sides) < 2 or None in wins:
+        votes = [(pair.subject_first, pair.subject_second)[slot] for slot in (draws(pair) if draws else (0, 1))]
+        wins = [None if vote is None else vote.subject_wins for vote in votes]
+        if None in wins:
             out += [replace(side, choice=None) for side in sides]
             continue
-        agreed = wins.pop() if len(wins) == 1 else 0.5
+        if majority:
+            mean = sum(wins) / len(wins)
+            agreed = 0.5 if mean == 0.5 else float(mean > 0.5)
+        else:
+            agreed = wins[0] if len(set(wins)) == 1 else 0.5
         out += [replace(side, choice=_choice_giving(side, agreed)) for side in sides]
     return out
+
+
+def drawn_orders(settings: Mapping):
+    """The permutation self-consistency's draws: `consistency_k` orders per comparison, shuffled (each order drawn
+    at random from a generator seeded by the seed and the comparison) or rotated (the subject first, then second,
+    in turn)."""
+    import zlib
+
+    import numpy as np
+
+    k, seed = settings["consistency_k"], settings["consistency_seed"]
+
+    def draws(pair) -> list[int]:
+        if settings["consistency_orders"] == "rotations":
+            return [i % 2 for i in range(k)]
+        key = zlib.crc32("|".join((pair.question, *pair.candidates, str(pair.repetition))).encode())
+        return np.random.default_rng([seed, key]).integers(0, 2, size=k).tolist()
+
+    return draws
 
 
 def _choice_giving(side, subject_wins: float) -> str:
@@ -54,6 +85,8 @@ def judge_battery(judge, settings: Mapping) -> BatteryResult:
     raw = judge_summary(judgments)
     if settings["combine"] == "both_orders":
         judgments = combined(judgments)
+    elif settings["combine"] == "permutation_self_consistency":
+        judgments = combined(judgments, drawn_orders(settings), majority=True)
     rows = [{"comparison": "|".join(judgment.pair), "question": judgment.question, "position": judgment.subject_slot,
              "value": judgment.subject_wins} for judgment in judgments]
     frame = pd.DataFrame(rows, columns=["comparison", "question", "position", "value"])
@@ -67,8 +100,13 @@ def judge_battery(judge, settings: Mapping) -> BatteryResult:
     extra = {"chance": JUDGE_CHANCE, "combine": settings["combine"], "judge_metrics": _plain(raw),
              "unread_judgments": int(frame["value"].isna().sum()), "judgments": len(frame),
              "comparisons_read_at_one_place_only": int(read.loc[~both, "comparison"].nunique()),
-             # what the verdicts cost in use (posbias.audit.mitigation_table): a prompt per comparison, or two
-             "decision_inputs": len(askings) // (1 if settings["combine"] == "both_orders" else 2)}
+             # what the verdicts cost in use (posbias.audit.mitigation_table): a prompt per comparison, two asked
+             # both ways, k for k drawn orders (a drawn order's verdict is asked once here and reused: the cost
+             # counts what a judge asking k orders pays)
+             "decision_inputs": len(askings) // 2 * PROMPTS_PER_VERDICT.get(settings["combine"],
+                                                                            settings["consistency_k"]),
+             **({key: settings[key] for key in settings if key.startswith("consistency_")}
+                if settings["combine"] == "permutation_self_consistency" else {})}
     return BatteryResult("judge", METRICS["judge"], values[["unit", "position", "value"]], extra=extra)
 
 

@@ -7,7 +7,9 @@ A mitigation is `{kind: KIND, key: value, ...}` (a config's `audit.models.<name>
   `aggregate` (max: zero-shot MaxP): spec options `window`, `stride`, `aggregate`;
 - `permutation_self_consistency` (listwise rerankers): each list ranked in `k` input orders drawn from the candidate
   set alone and the rankings aggregated by `aggregate` (Borda or reciprocal-rank fusion;
-  `posbias.rankers.listwise.aggregate`): the order battery's `consistency_*` settings;
+  `posbias.rankers.listwise.aggregate`): the order battery's `consistency_*` settings; for a pairwise judge, `k`
+  orders of its two answers drawn, each drawn order's verdict a vote, the majority the verdict (a tie when even;
+  with two candidates Borda and reciprocal-rank fusion agree): the judge battery's `consistency_*` settings;
 - `relevance_ordered_context` (readers): the retrieved documents placed with the best at both ends of the context
   (ranks 1, 3, 5, ... from the start, 2, 4, ... from the end: "Lost in the Middle"'s advice), the reader batteries'
   `arrange: ends`; the curve's position stays the gold document's retrieval rank;
@@ -15,6 +17,8 @@ A mitigation is `{kind: KIND, key: value, ...}` (a config's `audit.models.<name>
   "Lost in the Middle", section 4.2: the authors' `--query-aware-contextualization` template), the reader batteries'
   `prompt: query_aware`; the documents and their order stay as they were, so the cost is the prompt's second copy
   of the question (the same number of prompts);
+- `both_orders` (judges): each comparison's verdicts in both orders made one, the same preference both times or
+  else a tie, at two prompts a verdict (the judge battery's `combine: both_orders`);
 - `debiased_training` (trained rankers): the twin trained on de-biased documents (`models.<twin>.debias`); in a
   config the mitigated entry audits `model` (the twin) where its base audits the original;
 - `attention_calibration` (bi-encoders): the same weights, the attention the pooled tokens pay spread evenly over
@@ -50,7 +54,7 @@ from posbias.errors import InputError
 
 @dataclass(frozen=True)
 class Kind:
-    capability: str  # the capability of the models it applies to (posbias.audit.spec.CAPABILITIES)
+    capability: str | tuple  # the capabilities of the models it applies to (posbias.audit.spec.CAPABILITIES)
     params: Mapping  # its parameters and defaults (None: required)
     choices: Mapping = None  # parameter -> allowed values
     model_kinds: tuple = ()  # restricted to these model kinds (empty: every kind of the capability)
@@ -60,7 +64,7 @@ class Kind:
 KINDS = {
     "window_aggregation": Kind("pairs", {"window": None, "stride": None, "aggregate": "max"},
                                {"aggregate": ("max", "first")}, ("cross-encoder",)),
-    "permutation_self_consistency": Kind("list", {"k": 5, "aggregate": "borda", "orders": "shuffles", "seed": 0},
+    "permutation_self_consistency": Kind(("list", "judge"), {"k": 5, "aggregate": "borda", "orders": "shuffles", "seed": 0},
                                          {"aggregate": ("borda", "rrf"), "orders": ("shuffles", "rotations")}),
     "relevance_ordered_context": Kind("reader", {}),
     "query_aware_contextualization": Kind("reader", {}),
@@ -104,8 +108,9 @@ def checked(mitigation: Mapping, ref: ModelRef, where: str) -> dict:
         raise InputError(f"{where}: expected a mitigation {{kind: ...}} with kind one of {', '.join(KINDS)}, "
                          f"got {mitigation!r}")
     kind = KINDS[mitigation["kind"]]
-    if ref.capability != kind.capability or (kind.model_kinds and ref.kind not in kind.model_kinds):
-        takers = ", ".join(kind.model_kinds) or f"models of capability {kind.capability}"
+    capabilities = kind.capability if isinstance(kind.capability, tuple) else (kind.capability,)
+    if ref.capability not in capabilities or (kind.model_kinds and ref.kind not in kind.model_kinds):
+        takers = ", ".join(kind.model_kinds) or f"models of capability {' or '.join(capabilities)}"
         raise InputError(f"{where}: {mitigation['kind']} applies to {takers}, not to a {ref.kind}")
     if kind.backends and ref.backend not in kind.backends:
         raise InputError(f"{where}: {mitigation['kind']} changes a model's attention, so it needs a reader on the "
@@ -164,8 +169,11 @@ def apply(ref: ModelRef, settings: Mapping, mitigation: Mapping | None, where: s
         windowed = parse_model_spec(spec)
         ref = ModelRef(windowed.kind, windowed.target, windowed.options, ref.name, spec)
     elif kind == "permutation_self_consistency":
-        settings["order"].update(consistency_k=mitigation["k"], consistency_aggregate=mitigation["aggregate"],
+        battery = "judge" if ref.capability == "judge" else "order"
+        settings[battery].update(consistency_k=mitigation["k"], consistency_aggregate=mitigation["aggregate"],
                                  consistency_orders=mitigation["orders"], consistency_seed=mitigation["seed"])
+        if battery == "judge":
+            settings["judge"]["combine"] = "permutation_self_consistency"
     elif kind == "relevance_ordered_context":
         for battery in ("reader", "reader_grid"):
             settings[battery]["arrange"] = "ends"

@@ -9,9 +9,13 @@ BATTERIES = (BatteryDeclaration(
     # `n_questions`: the embedded world's questions a live judge compares answers to (a replay: its first
     # questions); `repetitions`: each asking judged again, and `temperature`: above 0, each repetition sampled
     # with its own seed (an API backend; a local one decodes greedily only, and greedy answers repeat, so their
-    # repetition stability is 1 by construction); `combine`: each order's verdict as it is, or both orders'
-    # verdicts made one, a disagreement a tie (the both_orders mitigation)
-    {"n_questions": 12, "repetitions": 1, "temperature": 0.0, "max_new_tokens": 8, "combine": "none", **SIZED},
+    # repetition stability is 1 by construction); `combine`: each order's verdict as it is, both orders' verdicts
+    # made one, a disagreement a tie (the both_orders mitigation), or the majority of `consistency_k` drawn orders
+    # (shuffles: each order drawn at random, seeded; rotations: the two in turn; the permutation_self_consistency
+    # mitigation, `consistency_aggregate` borda or rrf, alike for two candidates)
+    {"n_questions": 12, "repetitions": 1, "temperature": 0.0, "max_new_tokens": 8, "combine": "none",
+     "consistency_k": 1, "consistency_aggregate": "borda", "consistency_orders": "shuffles", "consistency_seed": 0,
+     **SIZED},
     (), title="A judge: the better answer read first or second", card_order=7,
     units="posbias.audit.sizing:judge_units", planted="posbias.audit.calibration:planted_judge",
     subject="the subject answer", unit_noun="questions"),)

@@ -36,7 +36,7 @@ if AUDIT_FINETUNED:
         output:
             directory(f"{AUDIT_OUT}/finetuned/{{name}}"),
         params:
-            job=lambda wc: audit_finetune_job(wc.name),
+            job=lambda wc: CFG.audit.finetune_job(wc.name),
         wildcard_constraints:
             name=alternatives(AUDIT_FINETUNED),
         threads: 2
@@ -76,7 +76,7 @@ if AUDIT_JOBS:
 
         By hand: `posbias audit --config --name --battery --no-report`"""
         input:
-            lambda wc: CFG.audit.inputs(wc.name) + audit_finetuned_inputs(wc.name),
+            lambda wc: CFG.audit.inputs(wc.name) + CFG.audit.finetuned_inputs(wc.name),
         output:
             **audit_battery_outputs(),
         params:

@@ -4,6 +4,9 @@
 # consistency, preference fairness, order kappa and repetition stability of every judge. A judge is audited like
 # any other model (rules/audit.smk, the judge battery). One local job of seconds, in every run that audits.
 
+from posbias.judges.reproduction import REFERENCE as JUDGES_REFERENCE
+from posbias.workflow import workflow_root
+
 JUDGES_OUT = f"{OUT}/judges"
 JUDGES_REPRODUCTION = {"csv": f"{JUDGES_OUT}/reproduction.csv", "md": f"{JUDGES_OUT}/reproduction.md"}
 JUDGES_REPORTED = list(JUDGES_REPRODUCTION.values()) if AUDIT_JOBS else []
@@ -15,7 +18,8 @@ rule judges_reproduction:
     By hand: `posbias judges reproduce`"""
     localrule: True
     input:
-        reference="config/reference/judging_the_judges.yaml",
+        # the workflow's own copy (a checkout's or the wheel's), wherever the run directory is
+        reference=str(workflow_root() / JUDGES_REFERENCE),
     output:
         **JUDGES_REPRODUCTION,
     conda:

@@ -5,7 +5,7 @@ stages share lives in the domain layer).
 
     foundation     errors, disk_space, io, logs, device, gpu_pool, settings, names, backbones, loaded_weights,
                    remote_code, outputs, plugins, staging
-    domain         data, retrieval, rankers, training, llm, stats, evaluation, reading, docred, scoring
+    domain         data, retrieval, rankers, training, llm, stats, evaluation, reading, docred, scoring, judges
     reporting      reporting
     analyses       each analysis stage's own modules (litm, probes, positions, sweep, audit, farrelevant, rerank: a
                    stage folder not placed above), regression, reproduction, expected_values
@@ -44,7 +44,7 @@ LAYERS = (  # the top-level units of each layer; the stages' folders and role mo
     ("foundation", {"errors", "disk_space", "io", "logs", "device", "gpu_pool", "settings", "names", "backbones",
                     "loaded_weights", "remote_code", "outputs", "plugins", "staging"}),
     ("domain", {"data", "retrieval", "rankers", "training", "llm", "stats", "evaluation", "reading", "docred",
-                "scoring"}),
+                "scoring", "judges"}),
     ("reporting", {"reporting"}),
     ("analyses", {"regression", "reproduction", "expected_values"}),
     ("orchestration", {"config", "provenance", "workflow_lock", "planning", "workflow"}),

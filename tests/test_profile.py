@@ -13,7 +13,7 @@ PROFILE_DIR = ROOT / "profiles" / "slurm"
 # Every rule that fits or encodes a model: one GPU each.
 GPU_RULES = ("train", "finetune", "cross_validate_fold", "cross_validate_checkpoint", "rerank", "rerank_checkpoint",
              "rerank_zero_shot", "rerank_zero_shot_model", "dense_encode", "hybrid_retrieve", "probes_score",
-             "audit_battery", "litm_predict_qa", "litm_predict_kv")
+             "audit_battery", "audit_finetune", "litm_predict_qa", "litm_predict_kv")
 # Rules that run language models: a GPU only when one of them decodes here (an hf_* backend), none for APIs and mocks.
 LANGUAGE_MODEL_RULES = ("rerank_listwise", "positions_dense", "probes_rag")
 RULE_HEADER = re.compile(r"^[ \t]*(?:rule|checkpoint)(?:[ \t]+(\w+))?[ \t]*:", re.MULTILINE)
@@ -141,7 +141,8 @@ def test_the_long_jobs_beside_the_rankers_and_every_job_before_them_go_first():
     early = {name for path in (ROOT / "rules").glob("*.smk") for name, body in rule_blocks(path).items()
              if "priority: RUN_EARLY_PRIORITY" in body}
     assert early == {"litm_synthetic_qa", "litm_build_qa", "litm_build_kv", "litm_predict_{_task}",
-                     "probes_synthetic", "probes_build", "probes_score", "audit_corpus", "audit_battery"}
+                     "probes_synthetic", "probes_build", "probes_score", "audit_corpus", "audit_battery",
+                     "audit_finetune"}
 
 
 def test_a_local_decoder_takes_the_resource_and_a_model_behind_an_api_does_not(tmp_path):

@@ -35,14 +35,3 @@ def audit_battery_results():
     return [str(path) for name, battery in AUDIT_JOBS for key, path in battery_files(AUDIT_OUT, name, battery).items()
             if key != "values"]
 
-
-def audit_finetuned_inputs(name):
-    """The fine-tuned twin a position_balanced_finetuning entry audits (rule audit_finetune, or a directory given)."""
-    mitigation = CFG.audit.job(name).get("mitigation") or {}
-    return [mitigation["model"]] if mitigation.get("kind") == "position_balanced_finetuning" else []
-
-
-def audit_finetune_job(name):
-    """What rule audit_finetune's script passes to posbias.audit.balanced_finetuning.finetune: the base model's
-    spec and the battery settings of the audit (its probes' world is held out too)."""
-    return {"spec": CFG.audit.spec(name), "settings": CFG.audit.settings(name)}

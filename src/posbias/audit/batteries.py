@@ -364,6 +364,7 @@ def _answers(language_model, examples: list, decoding, attention: Mapping | None
     hf_causal backend reads them, and the mitigation enters the response cache's key)."""
     requests = [example.request() for example in examples]
     if attention:
+        import posbias.reading.attention_mitigations  # noqa: F401 (registers the backend's answerer)
         from posbias.llm.types import Request
 
         requests = [Request(prompt=request.prompt, meta={**request.meta, "attention": dict(attention),

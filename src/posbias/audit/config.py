@@ -194,6 +194,17 @@ class Audit:
             return 0
         return int(ref.kind not in LLM_KINDS or ref.backend in LOCAL_BACKENDS)
 
+    def finetuned_inputs(self, name: str) -> list[str]:
+        """The fine-tuned twin a position_balanced_finetuning entry audits (rule audit_finetune writes it, or a
+        directory the entry names)."""
+        mitigation = self.job(name).get("mitigation") or {}
+        return [mitigation["model"]] if mitigation.get("kind") == "position_balanced_finetuning" else []
+
+    def finetune_job(self, name: str) -> dict:
+        """What rule audit_finetune passes to `posbias.audit.balanced_finetuning`: the base model's spec and the
+        audit's battery settings (its probes' world is held out of the training questions too)."""
+        return {"spec": self.spec(name), "settings": self.settings(name)}
+
     def inputs(self, name: str) -> list[str]:
         """The files the model's jobs read: a trained checkpoint or the cross-encoder exported from it, and the
         batteries' real sources (files the workflow may make, such as the FarRelevant passage collection)."""

@@ -48,6 +48,20 @@ def combined(judgments: list, draws=None, majority: bool = False) -> list:
     return out
 
 
+def embedded_comparisons(settings: Mapping) -> list:
+    """The embedded world's first `n_questions` questions, each with its answering passage (the subject: the better
+    answer) against the passage its retrieval ranks highest among those that do not answer it, asked both ways."""
+    from posbias.audit.batteries import _embedded_qa_records  # the reader batteries' records, retrieved once
+    from posbias.judges.judging import both_orders
+
+    askings = []
+    for index, record in enumerate(_embedded_qa_records(settings["n_questions"], 50)):
+        other = next(ctx for ctx in record["ctxs"] if not ctx["hasanswer"])
+        texts = {"gold": record["nq_annotated_gold"]["long_answer"], "distractor": other["text"]}
+        askings += both_orders(str(index), "gold", "distractor", texts, record["question"], settings["repetitions"])
+    return askings
+
+
 def drawn_orders(settings: Mapping):
     """The permutation self-consistency's draws: `consistency_k` orders per comparison, shuffled (each order drawn
     at random from a generator seeded by the seed and the comparison) or rotated (the subject first, then second,
@@ -80,7 +94,8 @@ def judge_battery(judge, settings: Mapping) -> BatteryResult:
 
     from posbias.judges.metrics import judge_summary
 
-    askings = judge.comparisons(settings)
+    # a replay (or a planted judge) has its own comparisons; a live judge is asked the embedded world's
+    askings = judge.comparisons(settings) if judge.comparisons is not None else embedded_comparisons(settings)
     judgments = judge.judge(askings, settings["max_new_tokens"], settings["temperature"])
     raw = judge_summary(judgments)
     if settings["combine"] == "both_orders":

@@ -43,9 +43,11 @@ def convert_command(args) -> None:
 
 
 def reproduce_command(args) -> None:
-    from posbias.judges.reproduction import RELEASED, reproduction_rows, write_reproduction
+    from posbias.judges.reproduction import REFERENCE, RELEASED, reproduction_rows, write_reproduction
+    from posbias.workflow import workflow_root
 
-    rows = reproduction_rows(args.records or RELEASED, args.reference, args.resamples, args.seed)
+    rows = reproduction_rows(args.records or RELEASED, args.reference or workflow_root() / REFERENCE, args.resamples,
+                             args.seed)
     for path in write_reproduction(rows, args.out):
         print(path)
     checked = [row for row in rows if row["match"] is not None]

@@ -1,7 +1,8 @@
-"""Judges behind one interface: `comparisons(settings)` lists what to ask (each comparison of a question's two
-candidates, in both orders, once per repetition) and `judge(askings)` answers a list of askings with judgments
-(`posbias.judges.records.Judgment`). A live judge asks a language model (`posbias.llm`: any backend, through the
-response cache); a replay answers from a records file."""
+"""Judges behind one interface: `judge(askings)` answers a list of askings (a question's two candidates in the
+order read) with judgments (`posbias.judges.records.Judgment`), and a judge with comparisons of its own lists them
+(`comparisons(settings)`: each comparison in both orders, once per repetition). A live judge asks a language model
+(`posbias.llm`: any backend, through the response cache) what it is given; a replay answers from a records file
+the comparisons it recorded."""
 
 from __future__ import annotations
 
@@ -33,9 +34,10 @@ def both_orders(question: str, subject: str, other: str, texts: Mapping[str, str
 
 
 class LiveJudge:
-    """A language model asked the pairwise prompt (`posbias.judges.prompts`); the comparisons are the embedded
-    world's questions, each with its answering passage (the subject: the better answer) against the passage its
-    retrieval ranks highest among those that do not answer it."""
+    """A language model asked the pairwise prompt (`posbias.judges.prompts`) of each asking it is given; it has no
+    comparisons of its own (the audit's judge battery asks it the embedded world's: `comparisons` is None)."""
+
+    comparisons = None
 
     def __init__(self, language_model, name: str = ""):
         self.language_model, self.name = language_model, name or getattr(language_model, "name", "judge")
@@ -43,17 +45,6 @@ class LiveJudge:
     @property
     def spec(self):  # what the audit records of the model (`posbias.audit.steps._language_model`)
         return self.language_model.spec
-
-    def comparisons(self, settings: Mapping) -> list[Asking]:
-        from posbias.audit.batteries import _embedded_qa_records  # the reader batteries' records, retrieved once
-
-        askings = []
-        for index, record in enumerate(_embedded_qa_records(settings["n_questions"], 50)):
-            other = next(ctx for ctx in record["ctxs"] if not ctx["hasanswer"])
-            texts = {"gold": record["nq_annotated_gold"]["long_answer"], "distractor": other["text"]}
-            askings += both_orders(str(index), "gold", "distractor", texts, record["question"],
-                                   settings["repetitions"])
-        return askings
 
     def judge(self, askings: Sequence[Asking], max_new_tokens: int = 8, temperature: float = 0.0
               ) -> list[Judgment]:

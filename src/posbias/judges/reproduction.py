@@ -22,7 +22,7 @@ from posbias.judges.records import Judgment, judges_in, read_judgments, write_ju
 log = logging.getLogger(__name__)
 
 RELEASED = Path(__file__).with_name("released")
-REFERENCE = Path("config") / "reference" / "judging_the_judges.yaml"  # under the workflow's root
+REFERENCE = Path("config") / "reference" / "judging_the_judges.yaml"  # under the workflow's root (posbias.workflow)
 COLUMNS = ("benchmark", "set", "judge", "repetition", "printed", "reproduced", "match", "position_consistency",
            "pc_low", "pc_high", "preference_fairness", "pf_low", "pf_high", "order_kappa", "repetition_stability")
 
@@ -59,13 +59,6 @@ def printed_figures(release_dir: str | Path) -> list[dict]:
     return rows
 
 
-def reference_path() -> Path:
-    """The reference rows of the workflow this package runs (a checkout's, or the copy in the wheel)."""
-    from posbias.workflow import workflow_root
-
-    return workflow_root() / REFERENCE
-
-
 def _reference_rows(path: str | Path) -> list[dict]:
     import yaml
 
@@ -83,7 +76,7 @@ def _reference_rows(path: str | Path) -> list[dict]:
     return rows
 
 
-def reproduction_rows(records_dir: str | Path = RELEASED, reference: str | Path | None = None,
+def reproduction_rows(records_dir: str | Path, reference: str | Path,
                       n_resamples: int = 1000, seed: int = 0) -> list[dict]:
     """One row per printed figure: printed against reproduced (consistent answers of read answers, as the authors'
     pipeline counts them: `release.released_consistent_answers`), and the run's PC, PF (with intervals over
@@ -100,7 +93,7 @@ def reproduction_rows(records_dir: str | Path = RELEASED, reference: str | Path 
         return cache[key]
 
     rows = []
-    for row in _reference_rows(reference or reference_path()):
+    for row in _reference_rows(reference):
         printed = f"{row['consistent']}/{row['read']} ({100 * row['consistent'] / row['read']:.2f}%)"
         shown = {"benchmark": row["benchmark"], "set": row["set"], "judge": row["judge"],
                  "repetition": row["repetition"] + 1, "printed": printed}

@@ -344,3 +344,14 @@ def mitigated_answer(backend, sent: str, decoding, meta: Mapping):
                               dummy_baseline(model, tokenizer, sent, documents, special), attention["scale"])
     with intervened(model, calibration=calibration):
         return backend.complete(sent, decoding)
+
+
+def _register_answerer() -> None:
+    """The hf_causal backend answers an attention-mitigated request through `mitigated_answer` (it cannot import
+    this module: the reading layer sits above the language-model layer)."""
+    from posbias.llm.backends.hf import register_attention_answerer
+
+    register_attention_answerer(mitigated_answer)
+
+
+_register_answerer()

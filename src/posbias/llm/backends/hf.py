@@ -249,6 +249,17 @@ class _HFBackend(Backend):
         return Answer(text, "stop" if stopped else finish, None, len(ids))
 
 
+# What answers a request that changes how the model attends (`meta["attention"]`): registered by the module that
+# knows the request's documents (`posbias.reading.attention_mitigations`, on import), so this layer imports nothing
+# above it; `(backend, sent, decoding, meta) -> Answer`.
+ATTENTION_ANSWERER = None
+
+
+def register_attention_answerer(answerer) -> None:
+    global ATTENTION_ANSWERER
+    ATTENTION_ANSWERER = answerer
+
+
 class HFCausal(_HFBackend):
     LOADER = "AutoModelForCausalLM"
     GPU_BATCH = 8  # a GPU decodes 8 prompts about as fast as one: the weights are read once per token for all
@@ -263,10 +274,11 @@ class HFCausal(_HFBackend):
         return {"attention_mitigation": dict(attention)} if attention else {}
 
     def complete(self, sent: str, decoding: Decoding, meta: Mapping | None = None) -> Answer:
-        if (meta or {}).get("attention"):  # posbias.reading.attention_mitigations: one prompt at a time
-            from posbias.reading.attention_mitigations import mitigated_answer
-
-            return mitigated_answer(self, sent, decoding, meta)
+        if (meta or {}).get("attention"):  # one prompt at a time, by the answerer registered for it
+            if ATTENTION_ANSWERER is None:
+                raise InputError(f"model {self.spec.model!r}: a request asks for an attention mitigation, but none "
+                                 f"is registered (import posbias.reading.attention_mitigations first)")
+            return ATTENTION_ANSWERER(self, sent, decoding, meta)
         [prompt_tokens], _, output, config = self._generate(sent, decoding)
         answer = self._answer(output[prompt_tokens:], config, decoding)
         return Answer(answer.text, answer.finish_reason, prompt_tokens, answer.completion_tokens)

@@ -1,6 +1,7 @@
 # The names and paths of rules/audit.smk (Snakemake's lint keeps functions out of a file with rules).
 
-from posbias.audit.card import CARD, grid_files, leaderboard_files
+from posbias.audit.card import CARD, grid_files
+from posbias.audit.leaderboard import leaderboard_files
 from posbias.audit.mitigation_table import mitigation_files
 from posbias.audit.config import EXPORTED
 from posbias.audit.battery_settings import GRID_BATTERIES

@@ -112,7 +112,7 @@ def judge_battery(judge, settings: Mapping) -> BatteryResult:
     both = read.groupby("comparison")["position"].transform("nunique") == 2
     values = (read[both].groupby(["question", "position"], as_index=False)["value"].mean()
               .rename(columns={"question": "unit"}))
-    extra = {"chance": JUDGE_CHANCE, "combine": settings["combine"], "judge_metrics": _plain(raw),
+    extra = {"chance": JUDGE_CHANCE, "combine": settings["combine"], "judge_metrics": raw,
              "unread_judgments": int(frame["value"].isna().sum()), "judgments": len(frame),
              "comparisons_read_at_one_place_only": int(read.loc[~both, "comparison"].nunique()),
              # what the verdicts cost in use (posbias.audit.mitigation_table): a prompt per comparison, two asked
@@ -123,16 +123,3 @@ def judge_battery(judge, settings: Mapping) -> BatteryResult:
              **({key: settings[key] for key in settings if key.startswith("consistency_")}
                 if settings["combine"] == "permutation_self_consistency" else {})}
     return BatteryResult("judge", METRICS["judge"], values[["unit", "position", "value"]], extra=extra)
-
-
-def _plain(summary: dict) -> dict:
-    """The summary with its intervals as lists and NaN as None (JSON)."""
-    def clean(value):
-        if isinstance(value, float) and value != value:
-            return None
-        if isinstance(value, tuple):
-            return [clean(item) for item in value]
-        if isinstance(value, dict):
-            return {key: clean(item) for key, item in value.items()}
-        return value
-    return clean(summary)

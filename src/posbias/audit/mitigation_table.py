@@ -11,7 +11,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from posbias.audit.card import table_files
+from posbias.outputs import table_files
 from posbias.reporting.render import Table, number, write_tables
 
 log = logging.getLogger(__name__)
@@ -121,4 +121,4 @@ def write_mitigations(out: str | Path, found: Mapping[str, Sequence[Mapping]], o
 
 
 def mitigation_files(out: str | Path) -> dict[str, str]:
-    return table_files(out, "mitigations")
+    return table_files(str(out), "mitigations")

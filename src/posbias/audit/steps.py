@@ -166,8 +166,8 @@ def audit(job: AuditJob) -> list[dict]:
 def write_reports(out: str | Path, jobs: list[tuple[str, str]] | None = None) -> list[Path]:
     """Every audited model's card, each grid's heatmap and table, the leaderboard of `out` and, where an audit
     mitigates another, the mitigation table (restricted to the (name, battery) `jobs` when given)."""
-    from posbias.audit.card import (beside, leaderboard_files, read_records, write_card, write_grid_files,
-                                    write_leaderboard)
+    from posbias.audit.card import beside, read_records, write_card, write_grid_files
+    from posbias.audit.leaderboard import leaderboard_files, write_leaderboard
     from posbias.audit.mitigation_table import mitigation_files, write_mitigations
     from posbias.provenance.manifest import environment_rows
 

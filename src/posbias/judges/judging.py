@@ -103,8 +103,8 @@ class ReplayJudge:
     def comparisons(self, settings: Mapping) -> list[Asking]:
         askings = [Asking(j.question, j.first, j.second, j.subject, j.repetition) for j in self.recorded.values()]
         if settings.get("n_questions"):
-            kept = sorted({asking.question for asking in askings})[:settings["n_questions"]]
-            askings = [asking for asking in askings if asking.question in set(kept)]
+            kept = set(sorted({asking.question for asking in askings})[:settings["n_questions"]])
+            askings = [asking for asking in askings if asking.question in kept]
         return askings
 
     def judge(self, askings: Sequence[Asking], max_new_tokens: int = 0, temperature: float = 0.0

@@ -148,10 +148,10 @@ def judge_summary(judgments: Sequence[Judgment], confidence: float = 0.95, n_res
     pairs = choice_pairs(judgments)
     counts = kind_counts(pairs)
     consistency, fairness = consistency_and_fairness(counts)
-    questions = sorted({pair.question for pair in pairs})
+    questions = {question: row for row, question in enumerate(sorted({pair.question for pair in pairs}))}
     per_question = np.zeros((len(questions), len(KINDS)))
     for pair in pairs:
-        per_question[questions.index(pair.question), KINDS.index(pair.kind)] += 1
+        per_question[questions[pair.question], KINDS.index(pair.kind)] += 1
 
     def pc(rows):
         return consistency_and_fairness(dict(zip(KINDS, rows.sum(axis=0))))[0]

@@ -82,8 +82,9 @@ def has_answers(run: ReleasedRun) -> bool:
     return any(run.directory.glob("record_*.tsv")) or (run.directory / "tmp.pkl").exists()
 
 
-def answers(run: ReleasedRun) -> dict[str, str]:
-    """The judge's answer per `cmp_index`: from the record TSV, else from tmp.pkl."""
+def answers(run: ReleasedRun) -> tuple[dict[str, str], dict[str, str]]:
+    """The judge's answer per `cmp_index`, and its task where the file names one: from the record TSV (read once),
+    else from tmp.pkl (answers only)."""
     import pandas as pd
 
     records = sorted(run.directory.glob("record_*.tsv"))
@@ -91,7 +92,8 @@ def answers(run: ReleasedRun) -> dict[str, str]:
         frame = pd.read_csv(records[0], sep="\t", dtype=str, keep_default_na=False)
         if "cmp_index" not in frame or run.judge not in frame:
             raise InputError(f"{records[0]}: expected columns cmp_index and {run.judge!r}")
-        return dict(zip(frame["cmp_index"], frame[run.judge]))
+        tasks = dict(zip(frame["cmp_index"], frame["task"])) if "task" in frame else {}
+        return dict(zip(frame["cmp_index"], frame[run.judge])), tasks
     pickled = run.directory / "tmp.pkl"
     if not pickled.exists():
         raise InputError(f"{run.directory}: neither a record_*.tsv nor tmp.pkl (is the release's copy complete? "
@@ -100,18 +102,7 @@ def answers(run: ReleasedRun) -> dict[str, str]:
     if not isinstance(loaded, dict) or not all(isinstance(key, str) and isinstance(value, str)
                                                for key, value in loaded.items()):
         raise InputError(f"{pickled}: expected a dict of cmp_index -> answer text")
-    return loaded
-
-
-def tasks(run: ReleasedRun) -> dict[str, str]:
-    """The task of each `cmp_index` where the record TSV names it (tmp.pkl does not)."""
-    import pandas as pd
-
-    records = sorted(run.directory.glob("record_*.tsv"))
-    if not records:
-        return {}
-    frame = pd.read_csv(records[0], sep="\t", dtype=str, keep_default_na=False, usecols=["cmp_index", "task"])
-    return dict(zip(frame["cmp_index"], frame["task"]))
+    return loaded, {}
 
 
 def read_verdict(answer: str, benchmark: str) -> str | None:
@@ -123,9 +114,9 @@ def read_verdict(answer: str, benchmark: str) -> str | None:
 def judgments(run: ReleasedRun) -> list[Judgment]:
     """The run's judgments: one per answered comparison (identical-answer pairs, never judged, are left out)."""
     reference = REFERENCE[run.benchmark].lower()
-    task_of = tasks(run)
+    answered, task_of = answers(run)
     found = []
-    for cmp_index, answer in answers(run).items():
+    for cmp_index, answer in answered.items():
         if answer == EXACT_MATCH:
             continue
         parts = cmp_index.split(";")

@@ -51,6 +51,37 @@ def test_a_run_read_as_judgments(tmp_path, as_pickle):
     assert release.released_consistent_answers(found) == (3, 5) == release.printed_consistency(run)
 
 
+def write_question_table(root, columns=("index", "task")):
+    table = root / "QA_data" / "full_data" / "MTBench"
+    table.mkdir(parents=True)
+    rows = {"index": [81, 82, 83, 84], "task": ["writing", "writing", "math", "math"], "question_1": ["..."] * 4}
+    pd.DataFrame({column: rows[column] for column in (*columns, "question_1")}).to_excel(table / "MTBench_data.xlsx",
+                                                                                         index=False)
+
+
+def test_a_pickled_run_takes_its_tasks_from_the_question_table(tmp_path):
+    write_release(tmp_path, as_pickle=True)
+    write_question_table(tmp_path)
+    tasks = release.question_tasks(tmp_path, "MTBench")
+    assert tasks == {"81": "writing", "82": "writing", "83": "math", "84": "math"}
+    found = release.judgments(next(release.runs(tmp_path)), tasks)
+    assert {(j.question, j.task) for j in found} == {("81", "writing"), ("82", "writing"), ("83", "math")}
+    # the record TSV's own task wins over the table's
+    assert release.question_tasks(tmp_path / "judgment_data", "MTBench") == tasks  # judgment_data/ given works too
+
+
+def test_a_release_without_its_question_table_gives_no_tasks(tmp_path, caplog):
+    write_release(tmp_path, as_pickle=True)
+    assert release.question_tasks(tmp_path, "MTBench") == {}
+    assert "no QA_data/full_data/MTBench/*.xlsx" in caplog.text
+
+
+def test_a_question_table_without_tasks_is_one_error(tmp_path):
+    write_question_table(tmp_path, columns=("index",))
+    with pytest.raises(InputError, match=r"MTBench_data.xlsx: expected columns index and task"):
+        release.question_tasks(tmp_path, "MTBench")
+
+
 def test_a_pickle_with_objects_is_refused(tmp_path):
     run = write_release(tmp_path, as_pickle=True)
     (run / "tmp.pkl").write_bytes(pickle.dumps({"x": pd.Timestamp(0)}))
@@ -68,7 +99,64 @@ def test_convert_and_reproduce(tmp_path):
     (row,) = reproduction.reproduction_rows(tmp_path / "records", reference, n_resamples=20)
     assert row["match"] is True and row["reproduced"] == row["printed"] == "3/5 (60.00%)"
     paths = reproduction.write_reproduction([row], tmp_path / "out" / "reproduction")
-    assert "1 of the 1 figures" in paths[1].read_text()
+    assert "1 of the 1 figures" in paths[-1].read_text()
+
+
+PRINTED = ("printed:\n- {benchmark: MTBench, set: position_bias, judge: judge-x, repetition: 0, consistent: 3, "
+           "read: 5}\n")
+
+
+def converted(tmp_path):
+    write_release(tmp_path / "release", as_pickle=False)
+    reproduction.convert(tmp_path / "release", tmp_path / "records")
+    (tmp_path / "records" / "devbench-position-bias.jsonl.gz").write_bytes(  # no DevBench judge in this release
+        (tmp_path / "records" / "mtbench-position-bias.jsonl.gz").read_bytes())
+    return tmp_path / "records"
+
+
+@pytest.mark.parametrize("typed, within", [(0.5, True), (0.54, True), (0.56, False)])
+def test_a_paper_figure_is_checked_within_its_rounding(tmp_path, typed, within):
+    # judge-x: 81 consistent, 82 primacy, 83 unread -> PC 1/2 as the authors aggregate
+    reference = tmp_path / "reference.yaml"
+    reference.write_text(PRINTED + f"paper:\n- {{benchmark: MTBench, judge: judge-x, position_consistency: {typed}, "
+                                   f"rounding: 0.1, source: 'a table'}}\n- {{benchmark: MTBench, judge: judge-y, "
+                                   f"preference_fairness: 0.1, rounding: 0.01, source: 'a table'}}\n")
+    rows = reproduction.cell_average_rows(converted(tmp_path), reference)
+    by_judge = {(row["benchmark"], row["judge"]): row for row in rows}
+    assert by_judge[("MTBench", "judge-x")]["position_consistency"] == 0.5
+    assert by_judge[("MTBench", "judge-x")]["pc_within_rounding"] is within
+    assert "pf_within_rounding" not in by_judge[("MTBench", "judge-x")]  # the row gives no PF
+    assert "position_consistency" not in by_judge[("MTBench", "judge-y")]  # typed, but not in the records
+    paths = reproduction.write_reproduction(reproduction.reproduction_rows(tmp_path / "records", reference, 20),
+                                            tmp_path / "out" / "reproduction", rows)
+    assert [path.name for path in paths] == ["reproduction.csv", "reproduction.averages.csv", "reproduction.md"]
+    page = paths[2].read_text()
+    assert f"{int(within)} of the 1 paper figures typed in" in page
+    assert f"| {typed:g} ({'yes' if within else '**no**'})" in page
+
+
+@pytest.mark.parametrize("row, message", [
+    ("{benchmark: MTBench, judge: judge-x, position_consistency: 0.5, source: s}", r"paper\[0\] lacks rounding"),
+    ("{benchmark: AlpacaEval, judge: judge-x, rounding: 0.01, source: s}", r"paper\[0\].benchmark 'AlpacaEval'"),
+    ("{benchmark: MTBench, judge: judge-x, rounding: 1, source: s}", r"paper\[0\].rounding must be"),
+    ("{benchmark: MTBench, judge: judge-x, rounding: 0.01, source: s, position_consistency: high}",
+     r"paper\[0\].position_consistency must be a number"),
+])
+def test_a_malformed_paper_row_is_one_error(tmp_path, row, message):
+    reference = tmp_path / "reference.yaml"
+    reference.write_text(PRINTED + f"paper:\n- {row}\n")
+    with pytest.raises(InputError, match=message):
+        reproduction.cell_average_rows(converted(tmp_path), reference)
+
+
+def test_the_shipped_records_aggregate_every_position_bias_judge():
+    reference = Path(__file__).resolve().parents[2] / reproduction.REFERENCE
+    rows = reproduction.cell_average_rows(reproduction.RELEASED, reference)
+    assert [(row["benchmark"], row["n_cells"]) for row in rows] == [("MTBench", 240)] * 3 + [("DevBench", 140)] * 5
+    pooled = {(row["benchmark"], row["judge"]): row for row in reproduction.reproduction_rows(reproduction.RELEASED, reference, 20)
+              if row["set"] == "position_bias" and row["match"] is not None}
+    for row in rows:  # no verdict of "neither" in the release: the pooled PC is the authors' PC
+        assert row["position_consistency"] == pytest.approx(pooled[(row["benchmark"], row["judge"])]["position_consistency"])
 
 
 def test_the_shipped_records_reproduce_every_printed_figure_they_hold():

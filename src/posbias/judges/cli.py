@@ -43,13 +43,20 @@ def convert_command(args) -> None:
 
 
 def reproduce_command(args) -> None:
-    from posbias.judges.reproduction import REFERENCE, RELEASED, reproduction_rows, write_reproduction
+    from posbias.judges.reproduction import (REFERENCE, RELEASED, cell_average_rows, reproduction_rows,
+                                             write_reproduction)
     from posbias.workflow import workflow_root
 
-    rows = reproduction_rows(args.records or RELEASED, args.reference or workflow_root() / REFERENCE, args.resamples,
-                             args.seed)
-    for path in write_reproduction(rows, args.out):
+    records, reference = args.records or RELEASED, args.reference or workflow_root() / REFERENCE
+    rows = reproduction_rows(records, reference, args.resamples, args.seed)
+    averages = cell_average_rows(records, reference)
+    for path in write_reproduction(rows, args.out, averages):
         print(path)
     checked = [row for row in rows if row["match"] is not None]
     print(f"{sum(bool(row['match']) for row in checked)} of {len(checked)} recomputable printed figures reproduced "
           f"({len(rows) - len(checked)} without released judgments)")
+    compared = [row[key] for row in averages for key in ("pc_within_rounding", "pf_within_rounding")
+                if row.get(key) is not None]
+    print(f"{len(averages)} judges aggregated as the paper aggregates; "
+          + (f"{sum(compared)} of {len(compared)} typed paper figures within their rounding" if compared
+             else "no paper figure typed in to compare (config: paper)"))

@@ -16,7 +16,10 @@ set and judge:
   that refuses every object but plain containers and strings: a pickle can run code);
 - `log.txt`: what the authors' pipeline printed, among it "K out of N answers are consistent", the figure the
   reproduction table checks (`posbias.judges.reproduction`);
-- the repetition sets are `Repetition<1|2|3>-...` directories: the same sampled comparisons judged three times.
+- the repetition sets are `Repetition<1|2|3>-...` directories: the same sampled comparisons judged three times;
+- `QA_data/full_data/<benchmark>/*.xlsx` (beside `judgment_data/`): the benchmark's questions, one row per
+  question with its `index` (the question of a `cmp_index`) and `task`, which gives a `tmp.pkl` run its tasks
+  (read with pandas' `read_excel`, which needs openpyxl: `pip install 'posbias[judges]'`).
 
 Every comparison pairs a model with the benchmark's reference (vicuna-13b-v1.3 on MT-Bench, the human answer on
 DevBench): the other model is the comparison's subject, Shi et al.'s "model of interest". A verdict is read from
@@ -27,6 +30,7 @@ form) on DevBench; A is the first-read answer, B the second, C a tie, D neither;
 from __future__ import annotations
 
 import io
+import logging
 import pickle
 import re
 from dataclasses import dataclass
@@ -43,6 +47,7 @@ _DIRECTORY = re.compile(r"^(?:Repetition(?P<repetition>\d+)-)?.*_record0_(?P<jud
 _CONSISTENT_LINE = re.compile(r"(\d+) out of (\d+) answers are consistent")
 _EXTRACTED_LINE = re.compile(r"Extracted (\d+) answers from the responses")
 EXACT_MATCH = "EM"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -105,16 +110,40 @@ def answers(run: ReleasedRun) -> tuple[dict[str, str], dict[str, str]]:
     return loaded, {}
 
 
+def question_tasks(release: str | Path, benchmark: str) -> dict[str, str]:
+    """The task of every question of the benchmark (`index` -> `task`), from the release's question table; empty,
+    with a warning, where the copy has none (its runs then keep the tasks their own files name, if any)."""
+    import pandas as pd
+
+    root = Path(release)
+    root = root.parent if root.name == "judgment_data" else root
+    tables = sorted((root / "QA_data" / "full_data" / benchmark).glob("*.xlsx"))
+    if not tables:
+        log.warning("%s: no QA_data/full_data/%s/*.xlsx beside judgment_data/; runs without a record TSV get no "
+                    "tasks", release, benchmark)
+        return {}
+    try:
+        frame = pd.read_excel(tables[0], dtype=str)
+    except ImportError:
+        raise InputError(f"{tables[0]}: reading the release's question table needs openpyxl: "
+                         f"pip install 'posbias[judges]' (or pip install openpyxl)") from None
+    if not {"index", "task"} <= set(frame.columns):
+        raise InputError(f"{tables[0]}: expected columns index and task, found {', '.join(map(str, frame.columns))}")
+    return dict(zip(frame["index"].str.strip(), frame["task"].fillna("").str.strip()))
+
+
 def read_verdict(answer: str, benchmark: str) -> str | None:
     """The verdict the answer gives (first, second, tie, neither), None when it gives none."""
     found = VERDICT_PATTERNS[benchmark].search(answer)
     return LETTERS[found.group(1)] if found else None
 
 
-def judgments(run: ReleasedRun) -> list[Judgment]:
-    """The run's judgments: one per answered comparison (identical-answer pairs, never judged, are left out)."""
+def judgments(run: ReleasedRun, question_task: dict[str, str] | None = None) -> list[Judgment]:
+    """The run's judgments: one per answered comparison (identical-answer pairs, never judged, are left out); the
+    task from the run's record TSV, else from `question_task` (`question_tasks`)."""
     reference = REFERENCE[run.benchmark].lower()
     answered, task_of = answers(run)
+    question_task = question_task or {}
     found = []
     for cmp_index, answer in answered.items():
         if answer == EXACT_MATCH:
@@ -125,7 +154,7 @@ def judgments(run: ReleasedRun) -> list[Judgment]:
         question, first, second = parts
         subject = second if first.lower() == reference else first
         found.append(Judgment(run.judge, question, first, second, subject, read_verdict(answer, run.benchmark),
-                              run.repetition, task_of.get(cmp_index, "")))
+                              run.repetition, task_of.get(cmp_index) or question_task.get(question, "")))
     return found
 
 

@@ -1,6 +1,11 @@
-"""Shi et al.'s released judgments, converted once into records files, and the reproduction table: the figures the
-authors' pipeline printed (typed into `config/reference/judging_the_judges.yaml` as labelled reference rows)
-against the same figures recomputed here from the records, beside the metrics of `posbias.judges.metrics`.
+"""Shi et al.'s released judgments, converted once into records files, and the reproduction tables:
+
+- the figures the authors' pipeline printed (typed into `config/reference/judging_the_judges.yaml`, `printed`, as
+  labelled reference rows) against the same figures recomputed here from the records, beside the metrics of
+  `posbias.judges.metrics`;
+- every judge's position consistency and preference fairness on each benchmark's position-bias set, aggregated
+  as the authors aggregate them for the paper's tables (`posbias.judges.cell_averages`), beside the paper's own
+  figures where they are typed into the same file (`paper`: none are yet; see there).
 
     posbias judges convert RELEASE OUT    # the release's judgment_data/ as records files, one per benchmark and set
     posbias judges reproduce [--records DIR] [--reference FILE] --out results/judges/reproduction
@@ -16,7 +21,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from posbias.errors import InputError
-from posbias.judges import metrics, release
+from posbias.judges import cell_averages, metrics, release
 from posbias.judges.records import Judgment, judges_in, read_judgments, write_judgments
 
 log = logging.getLogger(__name__)
@@ -25,6 +30,10 @@ RELEASED = Path(__file__).with_name("released")
 REFERENCE = Path("config") / "reference" / "judging_the_judges.yaml"  # under the workflow's root (posbias.workflow)
 COLUMNS = ("benchmark", "set", "judge", "repetition", "printed", "reproduced", "match", "position_consistency",
            "pc_low", "pc_high", "preference_fairness", "pf_low", "pf_high", "order_kappa", "repetition_stability")
+AVERAGE_COLUMNS = ("benchmark", *cell_averages.COLUMNS, "paper_position_consistency", "paper_preference_fairness",
+                   "paper_rounding", "paper_source", "pc_within_rounding", "pf_within_rounding")
+PAPER_KEYS = ("benchmark", "judge", "position_consistency", "preference_fairness", "rounding", "source")
+BENCHMARKS = tuple(release.REFERENCE)
 
 
 def records_name(benchmark: str, judgment_set: str) -> str:
@@ -37,13 +46,16 @@ def convert(release_dir: str | Path, out: str | Path) -> tuple[dict[str, int], l
     logged: a checkout without its large files)."""
     grouped: dict = defaultdict(list)
     missing = []
+    tasks: dict = {}
     for run in release.runs(release_dir):
         if not release.has_answers(run):
             log.warning("%s: no answers in this copy of the release (record_*.tsv and tmp.pkl absent); skipped",
                         run.directory)
             missing.append(run.directory.name)
             continue
-        grouped[records_name(run.benchmark, run.set)].extend(release.judgments(run))
+        if run.benchmark not in tasks:
+            tasks[run.benchmark] = release.question_tasks(release_dir, run.benchmark)
+        grouped[records_name(run.benchmark, run.set)].extend(release.judgments(run, tasks[run.benchmark]))
     Path(out).mkdir(parents=True, exist_ok=True)
     return {name: write_judgments(Path(out) / name, found) for name, found in sorted(grouped.items())}, missing
 
@@ -59,14 +71,18 @@ def printed_figures(release_dir: str | Path) -> list[dict]:
     return rows
 
 
-def _reference_rows(path: str | Path) -> list[dict]:
+def _reference(path: str | Path) -> dict:
     import yaml
 
     try:
         loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except yaml.YAMLError as err:
         raise InputError(f"{path}: not YAML ({str(err).splitlines()[0]})") from None
-    rows = loaded.get("printed") if isinstance(loaded, dict) else None
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def _reference_rows(path: str | Path) -> list[dict]:
+    rows = _reference(path).get("printed")
     if not isinstance(rows, list) or not rows:
         raise InputError(f"{path}: expected a list `printed` of the release's printed figures")
     for index, row in enumerate(rows):
@@ -118,17 +134,72 @@ def reproduction_rows(records_dir: str | Path, reference: str | Path,
     return rows
 
 
-def write_reproduction(rows: list[dict], out: str | Path) -> list[Path]:
-    """`out`.csv (every number) and `out`.md (the table as a page shows it)."""
+def _paper_rows(path: str | Path) -> list[dict]:
+    """The paper's own figures typed into the reference file's `paper` list (none is no error: the list is empty
+    until someone types them from the paper)."""
+    rows = _reference(path).get("paper") or []
+    if not isinstance(rows, list):
+        raise InputError(f"{path}: `paper` must be a list of rows ({', '.join(PAPER_KEYS)})")
+    for index, row in enumerate(rows):
+        missing = {"benchmark", "judge", "rounding", "source"} - set(row or {})
+        if missing:
+            raise InputError(f"{path}: paper[{index}] lacks {', '.join(sorted(missing))}")
+        if row["benchmark"] not in BENCHMARKS:
+            raise InputError(f"{path}: paper[{index}].benchmark {row['benchmark']!r} is not one of "
+                             f"{', '.join(BENCHMARKS)}")
+        if not isinstance(row["rounding"], (int, float)) or not 0 < row["rounding"] < 1:
+            raise InputError(f"{path}: paper[{index}].rounding must be the figures' last digit's step, e.g. 0.01")
+        for key in ("position_consistency", "preference_fairness"):
+            if row.get(key) is not None and not isinstance(row[key], (int, float)):
+                raise InputError(f"{path}: paper[{index}].{key} must be a number (or left out)")
+    return rows
+
+
+def cell_average_rows(records_dir: str | Path, reference: str | Path) -> list[dict]:
+    """Every judge of each benchmark's position-bias set, aggregated as the authors aggregate for the paper
+    (`cell_averages`), with the paper's figure beside it where the reference file's `paper` list has one; a paper
+    row for a judge whose judgments the records lack is a row without ours."""
+    paper = {(row["benchmark"], row["judge"]): row for row in _paper_rows(reference)}
+    rows = []
+    for benchmark in BENCHMARKS:
+        path = Path(records_dir) / records_name(benchmark, "position_bias")
+        if not path.exists():
+            raise InputError(f"{path}: no records file for {benchmark} position_bias (posbias judges convert)")
+        judged = [judgment for judge in judges_in(path) for judgment in read_judgments(path, judge)]
+        ours = {row["judge"]: row for row in cell_averages.judge_cell_averages(judged)}
+        for judge in sorted(set(ours) | {name for bench, name in paper if bench == benchmark}):
+            row = {"benchmark": benchmark, "judge": judge, **ours.get(judge, {})}
+            typed = paper.get((benchmark, judge))
+            if typed:
+                row.update(paper_position_consistency=typed.get("position_consistency"),
+                           paper_preference_fairness=typed.get("preference_fairness"),
+                           paper_rounding=typed["rounding"], paper_source=typed["source"])
+                for ours_key, theirs_key, within in (
+                        ("position_consistency", "paper_position_consistency", "pc_within_rounding"),
+                        ("preference_fairness", "paper_preference_fairness", "pf_within_rounding")):
+                    if row.get(ours_key) is not None and row[theirs_key] is not None:
+                        # a figure rounded to a step is within half a step of the value (plus float slack)
+                        row[within] = abs(round(row[ours_key] - row[theirs_key], 12)) <= typed["rounding"] / 2
+            rows.append(row)
+    return rows
+
+
+def write_reproduction(rows: list[dict], out: str | Path, averages: list[dict] | None = None) -> list[Path]:
+    """`out`.csv (every printed figure's number), `out`.averages.csv (the authors' aggregation, with the paper's
+    figures where typed) and `out`.md (both tables as a page shows them)."""
     import pandas as pd
 
     from posbias.io import atomic_write
 
     frame = pd.DataFrame(rows, columns=COLUMNS)
     csv_path, md_path = Path(f"{out}.csv"), Path(f"{out}.md")
+    averages_path = Path(f"{out}.averages.csv")
     csv_path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(csv_path) as handle:
         frame.to_csv(handle, index=False)
+    averaged = pd.DataFrame(averages or [], columns=AVERAGE_COLUMNS)
+    with atomic_write(averages_path) as handle:
+        averaged.to_csv(handle, index=False)
     shown = frame.copy()
     for column in ("position_consistency", "preference_fairness", "order_kappa", "repetition_stability"):
         shown[column] = shown[column].map(_number)
@@ -154,10 +225,55 @@ def write_reproduction(rows: list[dict], out: str | Path) -> list[Path]:
         "",
         table.to_markdown(index=False),
         "",
+        *_averages_section(averaged),
     ]
     with atomic_write(md_path) as handle:
         handle.write("\n".join(lines))
-    return [csv_path, md_path]
+    return [csv_path, averages_path, md_path]
+
+
+def _averages_section(averaged) -> list[str]:
+    if averaged.empty:
+        return []
+    typed = averaged["paper_source"].notna()
+    shown = averaged[["benchmark", "judge"]].copy()
+    shown["PC (std)"] = [f"{value:.3f} ({spread:.3f})" if value == value else "" for value, spread in
+                         zip(averaged["position_consistency"], averaged["position_consistency_std"])]
+    shown["PF (std)"] = [f"{value:.3f} ({spread:.3f})" if value == value else "" for value, spread in
+                         zip(averaged["preference_fairness"], averaged["preference_fairness_std"])]
+    shown["extraction"] = averaged["extraction_rate"].map(_number)
+    shown["pairs"] = averaged["n_pairs"].map(lambda value: "" if value != value else f"{int(value)}")
+    verdict = {True: "yes", False: "**no**"}
+    shown["paper PC"] = [_paper_figure(value, within, verdict) for value, within in
+                         zip(averaged["paper_position_consistency"], averaged["pc_within_rounding"])]
+    shown["paper PF"] = [_paper_figure(value, within, verdict) for value, within in
+                         zip(averaged["paper_preference_fairness"], averaged["pf_within_rounding"])]
+    if typed.any():
+        compared = averaged[["pc_within_rounding", "pf_within_rounding"]].stack().dropna()
+        status = (f"{int((compared == True).sum())} of the {len(compared)} paper figures typed in "  # noqa: E712
+                  f"(`paper` in config/reference/judging_the_judges.yaml, with their sources) are reproduced within "
+                  f"their rounding.")
+    else:
+        status = ("The paper's own figures are not typed in yet (`paper` in config/reference/judging_the_judges.yaml "
+                  "is empty: its tables were not reachable where this table was made), so the paper columns are "
+                  "empty.")
+    return [
+        "## Every judge as the paper aggregates it (position-bias sets)",
+        "",
+        "Position consistency pooled over the judge's comparisons, preference fairness the mean over (subject, task) "
+        "cells of the recency-minus-primacy score rescaled per cell, each with its standard deviation over the "
+        "cells, and the share of verdicts read: the aggregation of the authors' released analysis "
+        "(posbias.judges.cell_averages), which makes the figures of the paper's tables. " + status,
+        "",
+        shown.to_markdown(index=False),
+        "",
+    ]
+
+
+def _paper_figure(value, within, verdict) -> str:
+    if value is None or value != value:
+        return ""
+    return f"{value:g}" + (f" ({verdict[bool(within)]})" if within == within and within is not None else "")
 
 
 def _number(value) -> str:

@@ -82,6 +82,17 @@ def test_a_question_table_without_tasks_is_one_error(tmp_path):
         release.question_tasks(tmp_path, "MTBench")
 
 
+def test_a_question_table_without_openpyxl_is_one_error_naming_the_extra(tmp_path, monkeypatch):
+    write_question_table(tmp_path)
+
+    def without_openpyxl(*args, **kwargs):
+        raise ImportError("Missing optional dependency 'openpyxl'")
+
+    monkeypatch.setattr(pd, "read_excel", without_openpyxl)
+    with pytest.raises(InputError, match=r"MTBench_data.xlsx: reading .* needs openpyxl: pip install 'posbias\[judges\]'"):
+        release.question_tasks(tmp_path, "MTBench")
+
+
 def test_a_pickle_with_objects_is_refused(tmp_path):
     run = write_release(tmp_path, as_pickle=True)
     (run / "tmp.pkl").write_bytes(pickle.dumps({"x": pd.Timestamp(0)}))

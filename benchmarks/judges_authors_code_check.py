@@ -9,7 +9,10 @@ their standard deviations over cells, and extraction rate.
 consistency_preference_calculation.py) is loaded from that clone at run time; nothing of it is kept here. Its input,
 one frame per benchmark and set with a column `extracted_<judge>` of letters (A, B, C, D, or N where no verdict was
 read), is built here from the release's answers (`posbias.judges.release`), and ours from the same answers as
-records. Prints the largest difference per benchmark and set; exits 1 if any exceeds 1e-12.
+records. Prints the largest difference per benchmark and set; exits 1 if any exceeds 1e-12. An identical-answer
+pair (`EM`) or an asking one judge lacks is an unread comparison to the authors and no comparison to us
+(`posbias.judges.cell_averages` says so): on a release holding either, the two differ by construction; the stored
+copy holds neither.
 """
 
 from __future__ import annotations

@@ -2,8 +2,10 @@
 
 import math
 
+import numpy as np
 import pytest
 
+from posbias.errors import InputError
 from posbias.judges import metrics
 from posbias.judges.cell_averages import judge_cell_averages
 from posbias.judges.records import Judgment
@@ -50,6 +52,14 @@ def test_the_cells_span_every_judge_given():
     assert rows["J"] == judge_cell_averages(JUDGMENTS)[0]
 
 
-def test_a_comparison_missing_its_swapped_asking_is_left_out():
-    (row,) = judge_cell_averages(JUDGMENTS + [Judgment("J", "q6", "s2", "ref", "s2", "first", 0, "t2")])
+def test_a_comparison_missing_its_swapped_asking_is_left_out_but_its_cell_kept():
+    (row,) = judge_cell_averages(JUDGMENTS + [Judgment("J", "q6", "s3", "ref", "s3", "first", 0, "t2")])
     assert row["n_pairs"] == 5
+    assert row["n_cells"] == 6  # s3 is a subject of the benchmark: two more cells of PC 0
+    assert row["position_consistency_std"] == pytest.approx(float(np.std([0.5, 0, 0, 0, 0, 0])))
+
+
+def test_several_repetitions_are_refused():
+    again = [Judgment(j.judge, j.question, j.first, j.second, j.subject, j.choice, 1, j.task) for j in JUDGMENTS]
+    with pytest.raises(InputError, match=r"one repetition at a time, got repetitions \[0, 1\]"):
+        judge_cell_averages(JUDGMENTS + again)

@@ -17,7 +17,13 @@ that our numbers can stand beside the paper's:
 A comparison counts towards its task's comparisons when both its askings are present, whether or not a verdict
 was read from them; its read and unread verdicts make the extraction rate (a pair with one unread verdict counts
 one failure and no success, as the authors count it). The cells are every subject times every task found among
-all the judgments given (the authors pass every judge of a benchmark together): pass one benchmark's judgments.
+all the judgments given, an asking without its twin included (the authors pass every judge of a benchmark
+together): pass one benchmark's judgments, of one repetition.
+
+Two differences remain, neither met in the release's stored copy (no identical-answer pair, no missing asking):
+the authors' analysis reads an identical-answer pair (`EM`, never sent to the judge, left out of the records) and
+an asking missing for one judge as unread comparisons, counting them among the task's comparisons and as
+extraction failures; here neither is a comparison.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from typing import Sequence
 
 import numpy as np
 
+from posbias.errors import InputError
 from posbias.judges.metrics import choice_pairs, pair_kind
 from posbias.judges.records import Judgment
 
@@ -44,6 +51,9 @@ def _kind(first_choice: str | None, second_choice: str | None) -> str | None:
 
 def judge_cell_averages(judgments: Sequence[Judgment]) -> list[dict]:
     """One row per judge (sorted): the `COLUMNS`, aggregated as the module docstring says."""
+    repetitions = sorted({judgment.repetition for judgment in judgments})
+    if len(repetitions) > 1:  # the authors aggregate each run on its own; pooled runs would count pairs 3 times
+        raise InputError(f"the authors' aggregation takes one repetition at a time, got repetitions {repetitions}")
     subjects = sorted({judgment.subject for judgment in judgments})
     tasks = sorted({judgment.task for judgment in judgments})
     by_judge: dict = defaultdict(list)

@@ -57,6 +57,8 @@ def reproduce_command(args) -> None:
           f"({len(rows) - len(checked)} without released judgments)")
     compared = [row[key] for row in averages for key in ("pc_within_rounding", "pf_within_rounding")
                 if row.get(key) is not None]
-    print(f"{len(averages)} judges aggregated as the paper aggregates; "
-          + (f"{sum(compared)} of {len(compared)} typed paper figures within their rounding" if compared
-             else "no paper figure typed in to compare (config: paper)"))
+    typed = sum(row.get(key) is not None for row in averages
+                for key in ("paper_position_consistency", "paper_preference_fairness"))
+    print(f"{sum('n_pairs' in row for row in averages)} judges aggregated as the paper aggregates; "
+          + (f"{sum(compared)} of the {len(compared)} recomputable paper figures ({typed} typed in) within their "
+             f"rounding" if typed else "no paper figure typed in to compare (config: paper)"))

@@ -111,8 +111,10 @@ def answers(run: ReleasedRun) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def question_tasks(release: str | Path, benchmark: str) -> dict[str, str]:
-    """The task of every question of the benchmark (`index` -> `task`), from the release's question table; empty,
-    with a warning, where the copy has none (its runs then keep the tasks their own files name, if any)."""
+    """The task of every question of the benchmark (`index` -> `task`), from the release's question tables (every
+    `QA_data/full_data/<benchmark>/*.xlsx`); empty, with a warning, where the copy has none (its runs then keep the
+    tasks their own files name, if any). These tables hold the position-bias sets' questions; the repetition sets'
+    sampled questions come with their record TSVs."""
     import pandas as pd
 
     root = Path(release)
@@ -121,15 +123,17 @@ def question_tasks(release: str | Path, benchmark: str) -> dict[str, str]:
     if not tables:
         log.warning("%s: no QA_data/full_data/%s/*.xlsx beside judgment_data/; runs without a record TSV get no "
                     "tasks", release, benchmark)
-        return {}
-    try:
-        frame = pd.read_excel(tables[0], dtype=str)
-    except ImportError:
-        raise InputError(f"{tables[0]}: reading the release's question table needs openpyxl: "
-                         f"pip install 'posbias[judges]' (or pip install openpyxl)") from None
-    if not {"index", "task"} <= set(frame.columns):
-        raise InputError(f"{tables[0]}: expected columns index and task, found {', '.join(map(str, frame.columns))}")
-    return dict(zip(frame["index"].str.strip(), frame["task"].fillna("").str.strip()))
+    tasks: dict[str, str] = {}
+    for table in tables:
+        try:
+            frame = pd.read_excel(table, dtype=str)
+        except ImportError:
+            raise InputError(f"{table}: reading the release's question table needs openpyxl: "
+                             f"pip install 'posbias[judges]' (or pip install openpyxl)") from None
+        if not {"index", "task"} <= set(frame.columns):
+            raise InputError(f"{table}: expected columns index and task, found {', '.join(map(str, frame.columns))}")
+        tasks.update(zip(frame["index"].str.strip(), frame["task"].fillna("").str.strip()))
+    return tasks
 
 
 def read_verdict(answer: str, benchmark: str) -> str | None:
@@ -140,11 +144,14 @@ def read_verdict(answer: str, benchmark: str) -> str | None:
 
 def judgments(run: ReleasedRun, question_task: dict[str, str] | None = None) -> list[Judgment]:
     """The run's judgments: one per answered comparison (identical-answer pairs, never judged, are left out); the
-    task from the run's record TSV, else from `question_task` (`question_tasks`)."""
+    task from the run's record TSV, else from `question_task` (`question_tasks`; a question it lacks is logged and
+    gets no task). Every comparison pairs a model with the benchmark's reference, as the authors' analysis assumes
+    (the subject is the other model); one that does not is refused."""
     reference = REFERENCE[run.benchmark].lower()
     answered, task_of = answers(run)
     question_task = question_task or {}
     found = []
+    untasked = set()
     for cmp_index, answer in answered.items():
         if answer == EXACT_MATCH:
             continue
@@ -152,9 +159,18 @@ def judgments(run: ReleasedRun, question_task: dict[str, str] | None = None) -> 
         if len(parts) != 3:
             raise InputError(f"{run.directory}: cmp_index {cmp_index!r} is not question;model A;model B")
         question, first, second = parts
+        if reference not in (first.lower(), second.lower()):
+            raise InputError(f"{run.directory}: cmp_index {cmp_index!r} does not compare with the reference "
+                             f"{REFERENCE[run.benchmark]!r}")
         subject = second if first.lower() == reference else first
+        task = task_of.get(cmp_index) or question_task.get(question, "")
+        if not task and question_task:
+            untasked.add(question)
         found.append(Judgment(run.judge, question, first, second, subject, read_verdict(answer, run.benchmark),
-                              run.repetition, task_of.get(cmp_index) or question_task.get(question, "")))
+                              run.repetition, task))
+    if untasked:
+        log.warning("%s: %d questions in no question table (e.g. %s); their judgments have no task", run.directory,
+                    len(untasked), min(untasked))
     return found
 
 

@@ -17,6 +17,7 @@ the table is made without the release; `convert` remakes them from a checkout of
 from __future__ import annotations
 
 import logging
+import math
 from collections import defaultdict
 from pathlib import Path
 
@@ -136,23 +137,43 @@ def reproduction_rows(records_dir: str | Path, reference: str | Path,
 
 def _paper_rows(path: str | Path) -> list[dict]:
     """The paper's own figures typed into the reference file's `paper` list (none is no error: the list is empty
-    until someone types them from the paper)."""
+    until someone types them from the paper); a malformed row is one error naming it."""
     rows = _reference(path).get("paper") or []
     if not isinstance(rows, list):
         raise InputError(f"{path}: `paper` must be a list of rows ({', '.join(PAPER_KEYS)})")
+    seen = set()
     for index, row in enumerate(rows):
-        missing = {"benchmark", "judge", "rounding", "source"} - set(row or {})
+        where = f"{path}: paper[{index}]"
+        if not isinstance(row, dict):
+            raise InputError(f"{where} must be a mapping of {', '.join(PAPER_KEYS)}")
+        unknown = set(row) - set(PAPER_KEYS)
+        if unknown:
+            raise InputError(f"{where} has unknown keys {', '.join(sorted(map(str, unknown)))} "
+                             f"(known: {', '.join(PAPER_KEYS)})")
+        missing = {"benchmark", "judge", "rounding", "source"} - set(row)
         if missing:
-            raise InputError(f"{path}: paper[{index}] lacks {', '.join(sorted(missing))}")
+            raise InputError(f"{where} lacks {', '.join(sorted(missing))}")
         if row["benchmark"] not in BENCHMARKS:
-            raise InputError(f"{path}: paper[{index}].benchmark {row['benchmark']!r} is not one of "
-                             f"{', '.join(BENCHMARKS)}")
-        if not isinstance(row["rounding"], (int, float)) or not 0 < row["rounding"] < 1:
-            raise InputError(f"{path}: paper[{index}].rounding must be the figures' last digit's step, e.g. 0.01")
-        for key in ("position_consistency", "preference_fairness"):
-            if row.get(key) is not None and not isinstance(row[key], (int, float)):
-                raise InputError(f"{path}: paper[{index}].{key} must be a number (or left out)")
+            raise InputError(f"{where}.benchmark {row['benchmark']!r} is not one of {', '.join(BENCHMARKS)}")
+        for key in ("judge", "source"):
+            if not isinstance(row[key], str) or not row[key].strip():
+                raise InputError(f"{where}.{key} must be a non-empty string")
+        if not _finite_number(row["rounding"]) or not 0 < row["rounding"] < 1:
+            raise InputError(f"{where}.rounding must be the figures' last digit's step, e.g. 0.01")
+        figures = [key for key in ("position_consistency", "preference_fairness") if row.get(key) is not None]
+        if not figures:
+            raise InputError(f"{where} gives neither position_consistency nor preference_fairness")
+        for key in figures:
+            if not _finite_number(row[key]):
+                raise InputError(f"{where}.{key} must be a number (or left out)")
+        if (row["benchmark"], row["judge"]) in seen:
+            raise InputError(f"{where} repeats {row['benchmark']} {row['judge']}")
+        seen.add((row["benchmark"], row["judge"]))
     return rows
+
+
+def _finite_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def cell_average_rows(records_dir: str | Path, reference: str | Path) -> list[dict]:
@@ -197,7 +218,7 @@ def write_reproduction(rows: list[dict], out: str | Path, averages: list[dict] |
     csv_path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(csv_path) as handle:
         frame.to_csv(handle, index=False)
-    averaged = pd.DataFrame(averages or [], columns=AVERAGE_COLUMNS)
+    averaged = pd.DataFrame(averages or [], columns=AVERAGE_COLUMNS).astype({"n_pairs": "Int64", "n_cells": "Int64"})
     with atomic_write(averages_path) as handle:
         averaged.to_csv(handle, index=False)
     shown = frame.copy()
@@ -233,6 +254,8 @@ def write_reproduction(rows: list[dict], out: str | Path, averages: list[dict] |
 
 
 def _averages_section(averaged) -> list[str]:
+    import pandas as pd
+
     if averaged.empty:
         return []
     typed = averaged["paper_source"].notna()
@@ -242,7 +265,7 @@ def _averages_section(averaged) -> list[str]:
     shown["PF (std)"] = [f"{value:.3f} ({spread:.3f})" if value == value else "" for value, spread in
                          zip(averaged["preference_fairness"], averaged["preference_fairness_std"])]
     shown["extraction"] = averaged["extraction_rate"].map(_number)
-    shown["pairs"] = averaged["n_pairs"].map(lambda value: "" if value != value else f"{int(value)}")
+    shown["pairs"] = ["" if pd.isna(value) else f"{int(value)}" for value in averaged["n_pairs"]]
     verdict = {True: "yes", False: "**no**"}
     shown["paper PC"] = [_paper_figure(value, within, verdict) for value, within in
                          zip(averaged["paper_position_consistency"], averaged["pc_within_rounding"])]
@@ -250,9 +273,12 @@ def _averages_section(averaged) -> list[str]:
                          zip(averaged["paper_preference_fairness"], averaged["pf_within_rounding"])]
     if typed.any():
         compared = averaged[["pc_within_rounding", "pf_within_rounding"]].stack().dropna()
-        status = (f"{int((compared == True).sum())} of the {len(compared)} paper figures typed in "  # noqa: E712
-                  f"(`paper` in config/reference/judging_the_judges.yaml, with their sources) are reproduced within "
-                  f"their rounding.")
+        within = int((compared == True).sum())  # noqa: E712 (a column of objects: True, False, None)
+        figures = int(averaged[["paper_position_consistency", "paper_preference_fairness"]].notna().sum().sum())
+        status = (f"{within} of the {len(compared)} paper figures that the released "
+                  f"judgments let us recompute, of {figures} typed in (`paper` in "
+                  f"config/reference/judging_the_judges.yaml, with their sources), are reproduced within their "
+                  f"rounding.")
     else:
         status = ("The paper's own figures are not typed in yet (`paper` in config/reference/judging_the_judges.yaml "
                   "is empty: its tables were not reachable where this table was made), so the paper columns are "

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from posbias.errors import InputError
-from posbias.judges.records import Judgment, read_judgments, write_judgments
+from posbias.judges.records import Judgment, judgments_by_judge, read_judgments, write_judgments
 
 
 def test_round_trip(tmp_path):
@@ -45,3 +45,14 @@ def test_a_judgment_twice_is_refused(tmp_path):
     write_judgments(path, [Judgment("a", "q", "x", "y", "x", "first")] * 2)
     with pytest.raises(InputError, match="more than once"):
         read_judgments(path)
+
+
+def test_every_judge_read_at_once(tmp_path):
+    path = tmp_path / "j.jsonl"
+    mixed = [Judgment("a", "q", "x", "y", "x", "first"), Judgment("b", "q", "x", "y", "x", "second"),
+             Judgment("a", "q", "y", "x", "x", "tie")]
+    write_judgments(path, mixed)
+    assert judgments_by_judge(path) == {"a": [mixed[0], mixed[2]], "b": [mixed[1]]}
+    write_judgments(path, mixed + [mixed[1]])
+    with pytest.raises(InputError, match="judge 'b' judged question 'q'"):
+        judgments_by_judge(path)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable
 
 from posbias.errors import InputError
 from posbias.io import FormatError, json_objects, write_jsonl
@@ -97,6 +97,17 @@ def read_judgments(path: str | Path, judge: str | None = None) -> list[Judgment]
     return chosen
 
 
+def judgments_by_judge(path: str | Path) -> dict[str, list[Judgment]]:
+    """Every judge's judgments in a records file, read once (a malformed line or a repeated judgment is one error)."""
+    grouped: dict[str, list[Judgment]] = {}
+    for line_no, record in json_objects(path):
+        judgment = _judgment(record, path, line_no)
+        grouped.setdefault(judgment.judge, []).append(judgment)
+    for found in grouped.values():
+        _check_duplicates(found, path)
+    return grouped
+
+
 def _check_duplicates(judgments: Iterable[Judgment], path) -> None:
     seen = set()
     for judgment in judgments:
@@ -111,10 +122,3 @@ def write_judgments(path: str | Path, judgments: Iterable[Judgment]) -> int:
     """Write judgments as a records file (atomically); returns how many."""
     return write_jsonl(path, (asdict(judgment) for judgment in judgments))
 
-
-def judges_in(path: str | Path) -> Iterator[str]:
-    """The judges a records file holds, in the order they first appear."""
-    seen: dict = {}
-    for _, record in json_objects(path):
-        seen.setdefault(record.get("judge"), None)
-    return iter(seen)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from posbias.errors import InputError
 from posbias.judges import cell_averages, metrics, release
-from posbias.judges.records import Judgment, judges_in, read_judgments, write_judgments
+from posbias.judges.records import Judgment, judgments_by_judge, write_judgments
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +72,13 @@ def printed_figures(release_dir: str | Path) -> list[dict]:
     return rows
 
 
+def _records(records_dir: str | Path, benchmark: str, judgment_set: str) -> dict[str, list[Judgment]]:
+    path = Path(records_dir) / records_name(benchmark, judgment_set)
+    if not path.exists():
+        raise InputError(f"{path}: no records file for {benchmark} {judgment_set} (posbias judges convert)")
+    return judgments_by_judge(path)
+
+
 def _reference(path: str | Path) -> dict:
     import yaml
 
@@ -101,13 +108,9 @@ def reproduction_rows(records_dir: str | Path, reference: str | Path,
     cache: dict = {}
 
     def judged(benchmark: str, judgment_set: str, judge: str) -> list[Judgment] | None:
-        key = (benchmark, judgment_set, judge)
-        if key not in cache:
-            path = Path(records_dir) / records_name(benchmark, judgment_set)
-            if not path.exists():
-                raise InputError(f"{path}: no records file for {benchmark} {judgment_set} (posbias judges convert)")
-            cache[key] = read_judgments(path, judge) if judge in set(judges_in(path)) else None
-        return cache[key]
+        if (benchmark, judgment_set) not in cache:
+            cache[(benchmark, judgment_set)] = _records(records_dir, benchmark, judgment_set)
+        return cache[(benchmark, judgment_set)].get(judge)
 
     rows = []
     for row in _reference_rows(reference):
@@ -183,10 +186,8 @@ def cell_average_rows(records_dir: str | Path, reference: str | Path) -> list[di
     paper = {(row["benchmark"], row["judge"]): row for row in _paper_rows(reference)}
     rows = []
     for benchmark in BENCHMARKS:
-        path = Path(records_dir) / records_name(benchmark, "position_bias")
-        if not path.exists():
-            raise InputError(f"{path}: no records file for {benchmark} position_bias (posbias judges convert)")
-        judged = [judgment for judge in judges_in(path) for judgment in read_judgments(path, judge)]
+        judged = [judgment for found in _records(records_dir, benchmark, "position_bias").values()
+                  for judgment in found]
         ours = {row["judge"]: row for row in cell_averages.judge_cell_averages(judged)}
         for judge in sorted(set(ours) | {name for bench, name in paper if bench == benchmark}):
             row = {"benchmark": benchmark, "judge": judge, **ours.get(judge, {})}
